@@ -1,0 +1,113 @@
+"""Codec interfaces.
+
+A codec is parsed from its JSON form (``from_json``), serialised back (``to_json``) and, for a
+given chunk representation (:class:`ChunkSpec`), validated and resolved to the representation it
+encodes to (``resolve``).  The three kinds follow the spec: array->array, array->bytes and
+bytes->bytes.  Decoded arrays are always C-contiguous numpy arrays in native byte order.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ..metadata.dtypes import DataType
+
+CodecKind = Literal["array_to_array", "array_to_bytes", "bytes_to_bytes"]
+
+
+@dataclass(frozen=True)
+class ChunkSpec:
+    """The representation of a chunk at one point of the codec chain."""
+
+    shape: tuple[int, ...]
+    dtype: DataType
+    fill_value: Any  # numpy scalar of dtype.numpy_dtype (np.void for raw types)
+
+    @property
+    def nbytes(self) -> int:
+        n = self.dtype.itemsize
+        for s in self.shape:
+            n *= s
+        return n
+
+
+class Codec(ABC):
+    """Base class of all codecs.  Subclasses are immutable after construction."""
+
+    name: ClassVar[str]
+    aliases: ClassVar[tuple[str, ...]] = ()
+    kind: ClassVar[CodecKind]
+
+    @classmethod
+    @abstractmethod
+    def from_json(cls, configuration: dict[str, Any] | None) -> Codec:
+        """Build from the ``configuration`` member; raise MetadataError when it is invalid."""
+
+    @abstractmethod
+    def to_json(self) -> dict[str, Any]:
+        """``{"name": ..., "configuration": {...}}`` (configuration omitted when it has none)."""
+
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+        """Check this codec supports ``spec`` (MetadataError if not); return the encoded spec.
+
+        For array->bytes and bytes->bytes codecs the returned spec is the input spec.
+        """
+        return spec
+
+    def encoded_size(self, decoded_nbytes: int) -> int | None:
+        """Byte size of the encoded form of ``decoded_nbytes`` input bytes, or None if variable."""
+        return None
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self.to_json() == other.to_json()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(repr(self.to_json()))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.to_json().get('configuration', {})!r})"
+
+
+class ArrayToArrayCodec(Codec):
+    kind: ClassVar[CodecKind] = "array_to_array"
+
+    @abstractmethod
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec: ...
+
+    @abstractmethod
+    def encode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        """``array`` has the decoded ``spec``; returns an array of the resolved spec."""
+
+    @abstractmethod
+    def decode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        """``array`` has the resolved spec; returns an array of the decoded ``spec``."""
+
+
+class ArrayToBytesCodec(Codec):
+    kind: ClassVar[CodecKind] = "array_to_bytes"
+
+    @abstractmethod
+    def encode(self, array: np.ndarray, spec: ChunkSpec) -> bytes | bytearray | memoryview: ...
+
+    @abstractmethod
+    def decode(self, data: bytes | bytearray | memoryview, spec: ChunkSpec) -> np.ndarray:
+        """Return a C-contiguous native-endian array of ``spec.shape`` / ``spec.dtype``.
+
+        Raises CorruptChunkError when ``data`` does not decode to exactly that."""
+
+
+class BytesToBytesCodec(Codec):
+    kind: ClassVar[CodecKind] = "bytes_to_bytes"
+
+    @abstractmethod
+    def encode(self, data: bytes | bytearray | memoryview, spec: ChunkSpec) -> bytes | bytearray | memoryview: ...
+
+    @abstractmethod
+    def decode(self, data: bytes | bytearray | memoryview, spec: ChunkSpec) -> bytes | bytearray | memoryview:
+        """``spec`` is the array spec of the chunk (its ``nbytes`` bounds decoded sizes where the
+        chain makes them fixed).  Raises CorruptChunkError / ChecksumError on bad data."""
