@@ -20,13 +20,25 @@ if TYPE_CHECKING:
 CodecKind = Literal["array_to_array", "array_to_bytes", "bytes_to_bytes"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ChunkSpec:
-    """The representation of a chunk at one point of the codec chain."""
+    """The representation of a chunk at one point of the codec chain.
+
+    Equality and hashing compare the fill value bit for bit (so NaN fill values compare equal
+    to themselves and specs can key caches)."""
 
     shape: tuple[int, ...]
     dtype: DataType
     fill_value: Any  # numpy scalar of dtype.numpy_dtype (np.void for raw types)
+
+    def _key(self) -> tuple:
+        return (self.shape, self.dtype, np.asarray(self.fill_value).tobytes())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ChunkSpec) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
     @property
     def nbytes(self) -> int:

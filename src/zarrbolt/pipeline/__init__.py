@@ -1,0 +1,1 @@
+"""The codec pipeline: chain validation and binding, chunk encode/decode, batching."""
