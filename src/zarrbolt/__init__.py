@@ -1,0 +1,93 @@
+"""zarrbolt: a fast Zarr v3 implementation whose hot paths run in C with the GIL released.
+
+Drop-in for the common zarr-python 3 calls::
+
+    import zarrbolt as zarr
+    z = zarr.create_array("data.zarr", shape=(1000, 1000), chunks=(100, 100), dtype="uint16")
+    z[:10] = 1
+    zarr.open_array("data.zarr", mode="r")[:10, :10]
+"""
+
+from __future__ import annotations
+
+from . import config, errors
+from ._version import __version__
+from .api import (
+    array,
+    create,
+    create_array,
+    create_group,
+    empty,
+    full,
+    group,
+    load,
+    ones,
+    open,
+    open_array,
+    open_consolidated,
+    open_group,
+    save_array,
+    zeros,
+)
+from .array import Array
+from .group import Group
+from .storage import LocalStore, MemoryStore, Store
+
+__all__ = [
+    "Array",
+    "Group",
+    "LocalStore",
+    "MemoryStore",
+    "Store",
+    "__version__",
+    "array",
+    "config",
+    "create",
+    "create_array",
+    "create_group",
+    "empty",
+    "errors",
+    "full",
+    "group",
+    "load",
+    "ones",
+    "open",
+    "open_array",
+    "open_consolidated",
+    "open_group",
+    "save_array",
+    "show_versions",
+    "zeros",
+]
+
+
+def _versions() -> dict[str, str]:
+    import platform
+    import sys
+
+    import numpy as np
+
+    from ._ext import _blosc1, _blosc2, _codecs
+
+    out = {
+        "zarrbolt": __version__,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "numpy": np.__version__,
+    }
+    out.update(_codecs.library_versions())
+    out["c-blosc2 (decode)"] = _blosc2.library_version()
+    out["c-blosc (encode)"] = _blosc1.library_version()
+    from . import kernels
+
+    out["crc32c implementation"] = kernels.crc32c_implementations()[0]
+    out["threads"] = str(config.get("threads"))
+    return out
+
+
+def show_versions() -> None:
+    """Print zarrbolt's version and the versions of the compiled C libraries it uses."""
+    v = _versions()
+    w = max(len(k) for k in v)
+    for k, val in v.items():
+        print(f"{k:<{w}} : {val}")

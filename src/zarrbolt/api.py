@@ -1,0 +1,385 @@
+"""The zarr-python 3 compatible entry points: open, open_array, open_group, create_array, ..."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .array import Array, _check_json_attributes, _load_metadata, _meta_key
+from .codecs import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, parse_codecs
+from .codecs.registry import parse_codec
+from .errors import (
+    ArrayNotFoundError,
+    ContainsArrayError,
+    ContainsGroupError,
+    GroupNotFoundError,
+    MetadataError,
+    NodeNotFoundError,
+)
+from .group import Group, ensure_parent_groups, erase_node, normalize_node_path
+from .metadata import ArrayMetadata, GroupMetadata
+from .metadata.chunk_grid import RegularChunkGrid
+from .metadata.chunk_key import DefaultChunkKeyEncoding, parse_chunk_key_encoding
+from .metadata.dtypes import DataType
+from .storage import Store, make_store
+
+_MODES = ("r", "r+", "a", "w", "w-")
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in _MODES:
+        raise MetadataError(f"invalid mode {mode!r}; expected one of {_MODES}")
+
+
+def _resolve(store: Any, mode: str, path: str | None) -> tuple[Store, str]:
+    _check_mode(mode)
+    st, base = make_store(store, mode=mode)
+    full = "/".join(p for p in (normalize_node_path(base), normalize_node_path(path)) if p)
+    return st, full
+
+
+# ---------------------------------------------------------------------------- creation
+def _normalize_shape(shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape),)
+    try:
+        out = tuple(int(s) for s in shape)
+    except (TypeError, ValueError):
+        raise MetadataError(f"shape must be an int or a sequence of ints, got {shape!r}") from None
+    for s, orig in zip(out, shape):
+        if isinstance(orig, (bool, np.bool_)) or (isinstance(orig, float) and not float(orig).is_integer()):
+            raise MetadataError(f"shape must hold integers, got {shape!r}")
+    if any(s < 0 for s in out):
+        raise MetadataError(f"shape must not be negative: {out}")
+    return out
+
+
+def guess_chunks(shape: tuple[int, ...], itemsize: int, target_bytes: int = 1 << 20) -> tuple[int, ...]:
+    """A chunk shape of about ``target_bytes`` (at most ~4 MiB), halving the largest dims first."""
+    if not shape:
+        return ()
+    chunks = [max(1, s) for s in shape]
+    while math.prod(chunks) * itemsize > 4 * target_bytes or (
+        math.prod(chunks) * itemsize > target_bytes and max(chunks) > 1
+    ):
+        i = int(np.argmax(chunks))
+        if chunks[i] == 1:
+            break
+        chunks[i] = math.ceil(chunks[i] / 2)
+    return tuple(chunks)
+
+
+def _normalize_chunks(chunks: Any, shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
+        return guess_chunks(shape, itemsize)
+    if isinstance(chunks, bool):
+        raise MetadataError(f"invalid chunks {chunks!r}")
+    if isinstance(chunks, (int, np.integer)):
+        chunks = (int(chunks),) * len(shape)
+    try:
+        out = [int(c) for c in chunks]
+    except (TypeError, ValueError):
+        raise MetadataError(f"chunks must be 'auto', an int or a sequence of ints, got {chunks!r}") from None
+    if len(out) != len(shape):
+        raise MetadataError(f"chunks {tuple(out)} must have one entry per dimension of shape {shape}")
+    # -1 / None-like means the full dimension (zarr-python convention)
+    out = [s if c == -1 else c for c, s in zip(out, shape)]
+    out = [max(c, 1) if s == 0 and c == 0 else c for c, s in zip(out, shape)]
+    if any(c < 1 for c in out):
+        raise MetadataError(f"chunk sizes must be positive, got {tuple(out)}")
+    return tuple(out)
+
+
+def _as_codec_list(obj: Any, what: str) -> list[Codec]:
+    if obj is None:
+        return []
+    if isinstance(obj, (str, dict, Codec)):
+        obj = [obj]
+    if not isinstance(obj, (list, tuple)):
+        raise MetadataError(f"{what} must be a codec, a codec JSON object or a list of them, got {obj!r}")
+    out = []
+    for o in obj:
+        c = parse_codec(o)
+        if c is not None:
+            out.append(c)
+    return out
+
+
+def _default_compressors(dtype: DataType) -> list[Codec]:
+    # zarr-python 3 writes zstd level 0 by default for v3 arrays
+    return list(parse_codecs([{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]))
+
+
+def _default_serializer(dtype: DataType) -> Codec:
+    if dtype.itemsize == 1:
+        return parse_codecs(["bytes"])[0]
+    return parse_codecs([{"name": "bytes", "configuration": {"endian": "little"}}])[0]
+
+
+def _build_codecs(
+    dtype: DataType, filters: Any, serializer: Any, compressors: Any, codecs: Any
+) -> tuple[Codec, ...]:
+    if codecs is not None:
+        return parse_codecs(codecs)
+    flt = [] if (filters is None or (isinstance(filters, str) and filters == "auto")) else _as_codec_list(filters, "filters")
+    for c in flt:
+        if not isinstance(c, ArrayToArrayCodec):
+            raise MetadataError(f"filters must be array->array codecs, got {c.name!r}")
+    if isinstance(serializer, str) and serializer == "auto":
+        ser = _default_serializer(dtype)
+    else:
+        sers = _as_codec_list(serializer, "serializer")
+        if len(sers) != 1 or not isinstance(sers[0], ArrayToBytesCodec):
+            raise MetadataError(f"serializer must be one array->bytes codec, got {serializer!r}")
+        ser = sers[0]
+    if isinstance(compressors, str) and compressors == "auto":
+        comp = _default_compressors(dtype)
+    else:
+        comp = _as_codec_list(compressors, "compressors")
+    for c in comp:
+        if not isinstance(c, BytesToBytesCodec):
+            raise MetadataError(f"compressors must be bytes->bytes codecs, got {c.name!r}")
+    return (*flt, ser, *comp)
+
+
+def _parse_dimension_names(dimension_names: Any, ndim: int) -> tuple[str | None, ...] | None:
+    if dimension_names is None:
+        return None
+    if isinstance(dimension_names, str):
+        raise MetadataError("dimension_names must be a sequence of strings or None, not a string")
+    names = tuple(dimension_names)
+    if len(names) != ndim:
+        raise MetadataError(f"dimension_names {names} must have {ndim} entries")
+    for n in names:
+        if n is not None and not isinstance(n, str):
+            raise MetadataError(f"dimension names must be strings or None, got {n!r}")
+    return names
+
+
+def create_array(
+    store: Any = None,
+    *,
+    name: str | None = None,
+    shape: Any = None,
+    dtype: Any = None,
+    data: Any = None,
+    chunks: Any = "auto",
+    shards: Any = None,
+    filters: Any = "auto",
+    compressors: Any = "auto",
+    compressor: Any = "auto",
+    serializer: Any = "auto",
+    codecs: Sequence[Any] | None = None,
+    fill_value: Any = None,
+    order: str | None = None,
+    zarr_format: int | None = 3,
+    attributes: Mapping[str, Any] | None = None,
+    chunk_key_encoding: Any = None,
+    dimension_names: Any = None,
+    storage_options: Any = None,
+    overwrite: bool = False,
+    config: Any = None,
+    write_data: bool = True,
+) -> Array:
+    """Create a Zarr v3 array (zarr-python 3's ``create_array``), plus ``codecs=[...]`` for a raw
+    codec list that replaces filters/serializer/compressors."""
+    if zarr_format not in (None, 3):
+        raise MetadataError("zarrbolt writes Zarr format 3 only")
+    if shards is not None:
+        raise NotImplementedError("sharding (shards=...) is not implemented yet")
+    if order not in (None, "C"):
+        raise MetadataError("only C order is supported for Zarr v3 arrays; use a transpose codec instead")
+    if compressor != "auto":
+        compressors = compressor
+    if data is not None:
+        data = np.asanyarray(data)
+        if shape is None:
+            shape = data.shape
+        if dtype is None:
+            dtype = data.dtype
+    if shape is None:
+        raise MetadataError("create_array needs a shape (or data)")
+    if dtype is None:
+        raise MetadataError("create_array needs a dtype (or data)")
+    shape_t = _normalize_shape(shape)
+    dt = dtype if isinstance(dtype, DataType) else DataType.from_numpy(dtype)
+    chunk_shape = _normalize_chunks(chunks, shape_t, dt.itemsize)
+    fill = dt.normalize_fill_value(fill_value)
+    if chunk_key_encoding is None:
+        cke = DefaultChunkKeyEncoding(separator="/")
+    elif isinstance(chunk_key_encoding, Mapping):
+        cke = parse_chunk_key_encoding(dict(chunk_key_encoding))
+    elif hasattr(chunk_key_encoding, "encode_chunk_key"):
+        cke = chunk_key_encoding
+    else:
+        raise MetadataError(f"invalid chunk_key_encoding {chunk_key_encoding!r}")
+    attrs = dict(attributes or {})
+    _check_json_attributes(attrs)
+    meta = ArrayMetadata(
+        shape=shape_t,
+        data_type=dt,
+        chunk_grid=RegularChunkGrid(chunk_shape),
+        chunk_key_encoding=cke,
+        fill_value=fill,
+        codecs=_build_codecs(dt, filters, serializer, compressors, codecs),
+        attributes=attrs,
+        dimension_names=_parse_dimension_names(dimension_names, len(shape_t)),
+    )
+    st, path = _resolve(store, "w" if overwrite else "a", name)
+    arr = _create_array_from_metadata(st, path, meta, overwrite=overwrite)
+    if data is not None and write_data:
+        arr[...] = data
+    return arr
+
+
+def _create_array_from_metadata(store: Store, path: str, meta: ArrayMetadata, *, overwrite: bool) -> Array:
+    if store.read_only:
+        from .errors import ReadOnlyError
+
+        raise ReadOnlyError(f"cannot create an array in read-only {store!r}")
+    existing = _load_metadata(store, path)
+    if existing is not None:
+        if not overwrite:
+            err = ContainsArrayError if isinstance(existing, ArrayMetadata) else ContainsGroupError
+            raise err(f"a node already exists at path {path!r} in {store!r}")
+        erase_node(store, path)
+    ensure_parent_groups(store, path)
+    store.set(_meta_key(path), meta.to_bytes())
+    return Array(store, path, meta)
+
+
+def create(shape: Any, *, store: Any = None, path: str | None = None, **kwargs: Any) -> Array:
+    """zarr-python's legacy ``create`` (positional shape)."""
+    kwargs.setdefault("overwrite", False)
+    return create_array(store, name=path, shape=shape, **kwargs)
+
+
+def _filled(fill: Any, shape: Any, **kwargs: Any) -> Array:
+    kwargs.setdefault("dtype", np.float64)
+    store = kwargs.pop("store", None)
+    path = kwargs.pop("path", None)
+    return create_array(store, name=path, shape=shape, fill_value=fill, **kwargs)
+
+
+def zeros(shape: Any, **kwargs: Any) -> Array:
+    return _filled(0, shape, **kwargs)
+
+
+def ones(shape: Any, **kwargs: Any) -> Array:
+    return _filled(1, shape, **kwargs)
+
+
+def full(shape: Any, fill_value: Any, **kwargs: Any) -> Array:
+    return _filled(fill_value, shape, **kwargs)
+
+
+def empty(shape: Any, **kwargs: Any) -> Array:
+    return _filled(None, shape, **kwargs)
+
+
+def array(data: Any, **kwargs: Any) -> Array:
+    """Create an array filled with ``data``."""
+    store = kwargs.pop("store", None)
+    path = kwargs.pop("path", kwargs.pop("name", None))
+    return create_array(store, name=path, data=data, **kwargs)
+
+
+def create_group(
+    store: Any = None,
+    *,
+    path: str | None = None,
+    overwrite: bool = False,
+    attributes: Mapping[str, Any] | None = None,
+    zarr_format: int | None = 3,
+    storage_options: Any = None,
+) -> Group:
+    if zarr_format not in (None, 3):
+        raise MetadataError("zarrbolt writes Zarr format 3 only")
+    st, p = _resolve(store, "w" if overwrite else "a", path)
+    return Group.create(st, p, attributes=attributes, overwrite=overwrite)
+
+
+def group(store: Any = None, *, path: str | None = None, overwrite: bool = False, attributes: Any = None, **kw: Any) -> Group:
+    """zarr-python's ``group``: open the group at ``path``, creating it if needed."""
+    st, p = _resolve(store, "w" if overwrite else "a", path)
+    if not overwrite:
+        meta = _load_metadata(st, p)
+        if isinstance(meta, GroupMetadata):
+            return Group(st, p, meta)
+    return Group.create(st, p, attributes=attributes, overwrite=overwrite)
+
+
+# ---------------------------------------------------------------------------- opening
+def open_array(store: Any = None, *, mode: str = "a", path: str | None = None, zarr_format: int | None = None,
+               storage_options: Any = None, **kwargs: Any) -> Array:
+    """Open an array; with mode 'a' / 'w' / 'w-' and a ``shape`` it is created when missing."""
+    if zarr_format not in (None, 3):
+        raise MetadataError("zarrbolt reads Zarr format 3 only (v2 support is planned)")
+    st, p = _resolve(store, mode, path)
+    if mode in ("w", "w-") or (mode == "a" and "shape" in kwargs and _load_metadata(st, p) is None):
+        if "shape" not in kwargs:
+            raise MetadataError(f"open_array(mode={mode!r}) creates an array and needs a shape")
+        return create_array(st, name=p, overwrite=(mode == "w"), **kwargs)
+    meta = _load_metadata(st, p)
+    if meta is None:
+        raise ArrayNotFoundError(f"no array at path {p!r} in {st!r}")
+    if not isinstance(meta, ArrayMetadata):
+        raise ContainsGroupError(f"path {p!r} in {st!r} holds a group, not an array")
+    return Array(st, p, meta, read_only=(mode == "r"))
+
+
+def open_group(store: Any = None, *, mode: str = "a", path: str | None = None, attributes: Any = None,
+               zarr_format: int | None = None, storage_options: Any = None, **kwargs: Any) -> Group:
+    if zarr_format not in (None, 3):
+        raise MetadataError("zarrbolt reads Zarr format 3 only (v2 support is planned)")
+    st, p = _resolve(store, mode, path)
+    if mode in ("w", "w-"):
+        return Group.create(st, p, attributes=attributes, overwrite=(mode == "w"))
+    meta = _load_metadata(st, p)
+    if meta is None:
+        if mode == "a":
+            return Group.create(st, p, attributes=attributes)
+        raise GroupNotFoundError(f"no group at path {p!r} in {st!r}")
+    if not isinstance(meta, GroupMetadata):
+        raise ContainsArrayError(f"path {p!r} in {st!r} holds an array, not a group")
+    return Group(st, p, meta, read_only=(mode == "r"))
+
+
+def open(store: Any = None, *, mode: str = "a", path: str | None = None, zarr_format: int | None = None,  # noqa: A001
+         storage_options: Any = None, **kwargs: Any) -> Array | Group:
+    """Open the array or group at ``path``; with a writable mode and nothing there, create an array
+    when ``shape`` is given, else a group."""
+    st, p = _resolve(store, mode, path)
+    if mode in ("w", "w-"):
+        if "shape" in kwargs:
+            return create_array(st, name=p, overwrite=(mode == "w"), **kwargs)
+        return Group.create(st, p, attributes=kwargs.get("attributes"), overwrite=(mode == "w"))
+    meta = _load_metadata(st, p)
+    if meta is None:
+        if mode == "a":
+            if "shape" in kwargs:
+                return create_array(st, name=p, **kwargs)
+            return Group.create(st, p, attributes=kwargs.get("attributes"))
+        raise NodeNotFoundError(f"no array or group at path {p!r} in {st!r}")
+    if isinstance(meta, ArrayMetadata):
+        return Array(st, p, meta, read_only=(mode == "r"))
+    return Group(st, p, meta, read_only=(mode == "r"))
+
+
+def open_consolidated(*args: Any, **kwargs: Any) -> Group:
+    """zarrbolt reads hierarchies directly; consolidated metadata is not needed (opens the group)."""
+    return open_group(*args, **kwargs)
+
+
+def save_array(store: Any, arr: Any, *, path: str | None = None, **kwargs: Any) -> Array:
+    return create_array(store, name=path, data=np.asanyarray(arr), overwrite=True, **kwargs)
+
+
+def load(store: Any, *, path: str | None = None) -> Any:
+    node = open(store, mode="r", path=path)
+    if isinstance(node, Array):
+        return node[...]
+    return {name: arr[...] for name, arr in node.arrays()}

@@ -1,0 +1,580 @@
+"""The Array class: numpy-style reads and writes of a chunked Zarr v3 array."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import config
+from .codecs.abc import ChunkSpec
+from .errors import (
+    ArrayNotFoundError,
+    CodecError,
+    ContainsGroupError,
+    CorruptChunkError,
+    MetadataError,
+    ReadOnlyError,
+)
+from .indexing import (
+    ChunkProjection,
+    basic_indexer,
+    check_value_shape,
+    orthogonal_indexer,
+    vectorized_indexer,
+)
+from .metadata import ArrayMetadata, GroupMetadata, parse_node_metadata
+from .pipeline.chain import BoundChain, CodecChain
+from .pipeline.executor import run_batches
+from .storage import Store
+
+ZARR_JSON = "zarr.json"
+
+
+def _meta_key(path: str) -> str:
+    return f"{path}/{ZARR_JSON}" if path else ZARR_JSON
+
+
+def _load_metadata(store: Store, path: str) -> ArrayMetadata | GroupMetadata | None:
+    raw = store.get(_meta_key(path))
+    if raw is None:
+        return None
+    return parse_node_metadata(raw)
+
+
+class Attributes(MutableMapping):
+    """The ``attributes`` of a node; every change is written through to the store."""
+
+    def __init__(self, node: Array | Any):
+        self._node = node
+
+    def _get(self) -> dict[str, Any]:
+        return self._node.metadata.attributes
+
+    def __getitem__(self, key: str) -> Any:
+        return self._get()[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._node.update_attributes({key: value})
+
+    def __delitem__(self, key: str) -> None:
+        attrs = dict(self._get())
+        del attrs[key]
+        self._node._set_attributes(attrs)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def asdict(self) -> dict[str, Any]:
+        return dict(self._get())
+
+    def put(self, d: Mapping[str, Any]) -> None:
+        """Replace all attributes with ``d``."""
+        self._node._set_attributes(dict(d))
+
+    def __repr__(self) -> str:
+        return repr(self._get())
+
+
+def _check_json_attributes(attrs: Mapping[str, Any]) -> None:
+    try:
+        json.dumps(attrs, allow_nan=True)
+    except (TypeError, ValueError) as e:
+        raise MetadataError(f"attributes must be JSON-serialisable: {e}") from None
+
+
+class _OIndex:
+    def __init__(self, array: Array):
+        self._array = array
+
+    def __getitem__(self, selection: Any) -> np.ndarray:
+        return self._array.get_orthogonal_selection(selection)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        self._array.set_orthogonal_selection(selection, value)
+
+
+class _VIndex:
+    def __init__(self, array: Array):
+        self._array = array
+
+    def __getitem__(self, selection: Any) -> np.ndarray:
+        return self._array.get_coordinate_selection(selection)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        self._array.set_coordinate_selection(selection, value)
+
+
+class Array:
+    """A Zarr v3 array in a store.  Create with :func:`zarrbolt.create_array`, open with
+    :func:`zarrbolt.open_array`."""
+
+    def __init__(self, store: Store, path: str, metadata: ArrayMetadata, *, read_only: bool | None = None):
+        self._store = store
+        self._path = path
+        self._read_only = store.read_only if read_only is None else (read_only or store.read_only)
+        self._set_metadata(metadata)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def open(cls, store: Store, path: str = "", *, read_only: bool | None = None) -> Array:
+        meta = _load_metadata(store, path)
+        if meta is None:
+            raise ArrayNotFoundError(f"no array at path {path!r} in {store!r}")
+        if not isinstance(meta, ArrayMetadata):
+            raise ContainsGroupError(f"path {path!r} in {store!r} holds a group, not an array")
+        return cls(store, path, meta, read_only=read_only)
+
+    def _set_metadata(self, metadata: ArrayMetadata) -> None:
+        self._metadata = metadata
+        self._chain = CodecChain(metadata.codecs)
+        self._chunk_shape = tuple(metadata.chunks)
+        self._bound: BoundChain = self._chain.bind(metadata.chunk_spec())
+        self._dtype = metadata.data_type.numpy_dtype
+        self._fill = metadata.fill_value
+        self._fill_bits = np.asarray(self._fill, dtype=self._dtype).tobytes()
+        self._key_prefix = f"{self._path}/" if self._path else ""
+        self._encode_key = metadata.chunk_key_encoding.encode_chunk_key
+
+    def _write_metadata(self, metadata: ArrayMetadata) -> None:
+        self._check_writable()
+        self._store.set(_meta_key(self._path), metadata.to_bytes())
+        self._set_metadata(metadata)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def metadata(self) -> ArrayMetadata:
+        return self._metadata
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def name(self) -> str:
+        return "/" + self._path
+
+    @property
+    def basename(self) -> str:
+        return self._path.rsplit("/", 1)[-1]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._metadata.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._metadata.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self._dtype.itemsize
+
+    @property
+    def chunks(self) -> tuple[int, ...]:
+        return self._chunk_shape
+
+    @property
+    def shards(self) -> tuple[int, ...] | None:
+        return None
+
+    @property
+    def cdata_shape(self) -> tuple[int, ...]:
+        return tuple(self._metadata.chunk_grid.grid_shape(self.shape))
+
+    @property
+    def nchunks(self) -> int:
+        return math.prod(self.cdata_shape)
+
+    @property
+    def nchunks_initialized(self) -> int:
+        return sum(1 for _ in self._iter_stored_chunk_keys())
+
+    @property
+    def fill_value(self) -> Any:
+        return self._fill
+
+    @property
+    def order(self) -> str:
+        return "C"
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    @property
+    def attrs(self) -> Attributes:
+        return Attributes(self)
+
+    @property
+    def codecs(self) -> tuple:
+        return tuple(self._metadata.codecs)
+
+    @property
+    def compressors(self) -> tuple:
+        return tuple(self._chain.bb)
+
+    @property
+    def filters(self) -> tuple:
+        return tuple(self._chain.aa)
+
+    @property
+    def serializer(self) -> Any:
+        return self._chain.ab
+
+    @property
+    def oindex(self) -> _OIndex:
+        return _OIndex(self)
+
+    @property
+    def vindex(self) -> _VIndex:
+        return _VIndex(self)
+
+    @property
+    def info(self) -> ArrayInfo:
+        return ArrayInfo(self, with_stored=False)
+
+    def info_complete(self) -> ArrayInfo:
+        return ArrayInfo(self, with_stored=True)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"<zarrbolt.Array {self._store!r}/{self._path} shape={self.shape} dtype={self._dtype}>"
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        a = self[...]
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    # ------------------------------------------------------------------ attributes
+    def update_attributes(self, new_attributes: Mapping[str, Any]) -> Array:
+        attrs = dict(self._metadata.attributes)
+        attrs.update(new_attributes)
+        self._set_attributes(attrs)
+        return self
+
+    def _set_attributes(self, attrs: dict[str, Any]) -> None:
+        _check_json_attributes(attrs)
+        self._write_metadata(self._metadata.evolve(attributes=attrs))
+
+    # ------------------------------------------------------------------ chunk I/O helpers
+    def _chunk_key(self, coords: tuple[int, ...]) -> str:
+        return self._key_prefix + self._encode_key(coords)
+
+    def _check_writable(self) -> None:
+        if self._read_only:
+            raise ReadOnlyError(f"array {self.name} is read-only")
+
+    def _decode_chunk(self, data: Any, key: str) -> np.ndarray:
+        try:
+            return self._bound.decode(data)
+        except (CodecError, MetadataError) as e:
+            raise type(e)(f"chunk {key!r}: {e}") from e
+        except (ValueError, TypeError) as e:
+            raise CorruptChunkError(f"chunk {key!r}: {e}") from e
+
+    def _is_fill_chunk(self, chunk: np.ndarray) -> bool:
+        """True when every element equals the fill value bit for bit."""
+        itemsize = self._dtype.itemsize
+        flat = np.ascontiguousarray(chunk).reshape(-1)
+        if flat.size == 0:
+            return True
+        if itemsize in (1, 2, 4, 8):
+            u = flat.view(f"u{itemsize}")
+            return bool((u == np.frombuffer(self._fill_bits, dtype=u.dtype)[0]).all())
+        raw = flat.view(np.uint8).reshape(-1, itemsize)
+        return bool((raw == np.frombuffer(self._fill_bits, dtype=np.uint8)).all())
+
+    def _iter_stored_chunk_keys(self) -> Iterator[str]:
+        prefix = self._key_prefix
+        for key in self._store.list_prefix(prefix):
+            rel = key[len(prefix):]
+            if rel == ZARR_JSON:
+                continue
+            try:
+                coords = self._metadata.chunk_key_encoding.decode_chunk_key(rel)
+            except (MetadataError, ValueError):
+                continue
+            if len(coords) == self.ndim:
+                yield key
+
+    # ------------------------------------------------------------------ reading
+    def _read(self, indexer: Any) -> np.ndarray:
+        out = np.empty(indexer.shape, dtype=self._dtype)
+        projections = list(indexer)
+        if not projections:
+            return out
+        store = self._store
+        fill = self._fill
+        chunk_nbytes = self._bound.spec.nbytes
+
+        def work(batch: Sequence[ChunkProjection]) -> None:
+            for p in batch:
+                key = self._chunk_key(p.chunk_coords)
+                data = store.get(key)
+                if data is None:
+                    out[p.out_selection] = fill
+                    continue
+                chunk = self._decode_chunk(data, key)
+                out[p.out_selection] = chunk[p.chunk_selection]
+
+        run_batches(work, projections, cost=chunk_nbytes * len(projections))
+        return out
+
+    def _finish(self, out: np.ndarray) -> Any:
+        if out.ndim == 0:
+            return out[()]
+        return out
+
+    def get_basic_selection(self, selection: Any = Ellipsis, *, out: Any = None, fields: Any = None) -> Any:
+        res = self._finish(self._read(basic_indexer(selection, self.shape, self._chunk_shape)))
+        return _into(res, out)
+
+    def get_orthogonal_selection(self, selection: Any, *, out: Any = None, fields: Any = None) -> Any:
+        res = self._finish(self._read(orthogonal_indexer(selection, self.shape, self._chunk_shape)))
+        return _into(res, out)
+
+    def get_coordinate_selection(self, selection: Any, *, out: Any = None, fields: Any = None) -> Any:
+        res = self._finish(self._read(vectorized_indexer(selection, self.shape, self._chunk_shape)))
+        return _into(res, out)
+
+    get_mask_selection = get_coordinate_selection
+
+    def __getitem__(self, selection: Any) -> Any:
+        return self.get_basic_selection(selection)
+
+    # ------------------------------------------------------------------ writing
+    def _write(self, indexer: Any, value: Any) -> None:
+        self._check_writable()
+        value = check_value_shape(np.asarray(value) if not np.isscalar(value) else value, indexer.shape)
+        if isinstance(value, np.ndarray):
+            if value.dtype != self._dtype:
+                value = _cast_for_write(value, self._dtype)
+        else:
+            value = _cast_for_write(np.asarray(value), self._dtype)
+        projections = list(indexer)
+        if not projections:
+            return
+        write_empty = config.get("write_empty_chunks")
+        store = self._store
+        chunk_shape = self._chunk_shape
+        grid = self._metadata.chunk_grid
+        shape = self.shape
+        fill = self._fill
+        bound = self._bound
+
+        def work(batch: Sequence[ChunkProjection]) -> None:
+            for p in batch:
+                key = self._chunk_key(p.chunk_coords)
+                src = value[p.out_selection] if value.ndim else value
+                if p.is_complete_chunk:
+                    region = grid.chunk_region(p.chunk_coords, shape)
+                    full = all(r.stop - r.start == c for r, c in zip(region, chunk_shape))
+                    if full:
+                        chunk = np.empty(chunk_shape, dtype=self._dtype)
+                        chunk[...] = src
+                        chunk = chunk.reshape(chunk_shape)
+                    else:
+                        chunk = np.full(chunk_shape, fill, dtype=self._dtype)
+                        local = tuple(slice(0, r.stop - r.start) for r in region)
+                        chunk[local] = src
+                else:
+                    data = store.get(key)
+                    if data is None:
+                        chunk = np.full(chunk_shape, fill, dtype=self._dtype)
+                    else:
+                        chunk = np.array(self._decode_chunk(data, key), copy=True)
+                    chunk[p.chunk_selection] = src
+                if not write_empty and self._is_fill_chunk(chunk):
+                    store.erase(key)
+                    continue
+                store.set(key, bound.encode(chunk))
+
+        run_batches(work, projections, cost=bound.spec.nbytes * len(projections))
+
+    def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        self._write(basic_indexer(selection, self.shape, self._chunk_shape), value)
+
+    def set_orthogonal_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        self._write(orthogonal_indexer(selection, self.shape, self._chunk_shape), value)
+
+    def set_coordinate_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        self._write(vectorized_indexer(selection, self.shape, self._chunk_shape), value)
+
+    set_mask_selection = set_coordinate_selection
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        self.set_basic_selection(selection, value)
+
+    # ------------------------------------------------------------------ resizing
+    def resize(self, *new_shape: Any) -> None:
+        """Change the shape.  Chunks wholly outside the new shape are deleted, and the part of a
+        boundary chunk that falls outside is reset to the fill value, so growing the array again
+        shows the fill value there (never stale data)."""
+        self._check_writable()
+        if len(new_shape) == 1 and isinstance(new_shape[0], (tuple, list)):
+            new_shape = tuple(new_shape[0])
+        try:
+            new_shape = tuple(int(operator_index(s)) for s in new_shape)
+        except TypeError:
+            raise MetadataError(f"resize: shape must be a sequence of integers, got {new_shape!r}") from None
+        if len(new_shape) != self.ndim:
+            raise MetadataError(f"resize: new shape {new_shape} must have {self.ndim} dimensions")
+        if any(s < 0 for s in new_shape):
+            raise MetadataError(f"resize: negative size in {new_shape}")
+        old_shape = self.shape
+        new_meta = self._metadata.evolve(shape=new_shape)
+        grid = self._metadata.chunk_grid
+        # Chunks to delete (entirely outside) and chunks to trim (crossing the new boundary).
+        shrink_dims = [d for d in range(self.ndim) if new_shape[d] < old_shape[d]]
+        to_delete: list[str] = []
+        to_trim: list[tuple[int, ...]] = []
+        if shrink_dims:
+            for key in list(self._iter_stored_chunk_keys()):
+                coords = self._metadata.chunk_key_encoding.decode_chunk_key(key[len(self._key_prefix):])
+                starts = [c * s for c, s in zip(coords, self._chunk_shape)]
+                if any(st >= ns for st, ns in zip(starts, new_shape)):
+                    to_delete.append(key)
+                elif any(
+                    st + cs > ns and st < os_
+                    for st, cs, ns, os_ in zip(starts, self._chunk_shape, new_shape, old_shape)
+                ):
+                    to_trim.append(tuple(coords))
+        for coords in to_trim:
+            region = grid.chunk_region(coords, old_shape)
+            key = self._chunk_key(coords)
+            data = self._store.get(key)
+            if data is None:
+                continue
+            chunk = np.array(self._decode_chunk(data, key), copy=True)
+            mask_sel = []
+            for d, r in enumerate(region):
+                keep = max(0, min(new_shape[d], r.stop) - r.start)
+                mask_sel.append(keep)
+            # reset everything outside [0, keep) along any dimension
+            for d, keep in enumerate(mask_sel):
+                sl = [slice(None)] * self.ndim
+                sl[d] = slice(keep, None)
+                chunk[tuple(sl)] = self._fill
+            if not config.get("write_empty_chunks") and self._is_fill_chunk(chunk):
+                self._store.erase(key)
+            else:
+                self._store.set(key, self._bound.encode(chunk))
+        self._store.erase_values(to_delete)
+        self._write_metadata(new_meta)
+
+    def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
+        """Grow along ``axis`` and write ``data`` at the end; returns the new shape."""
+        data = np.asanyarray(data)
+        if data.ndim != self.ndim:
+            raise MetadataError(f"append: data has {data.ndim} dimensions, array has {self.ndim}")
+        axis = axis + self.ndim if axis < 0 else axis
+        if not 0 <= axis < self.ndim:
+            raise MetadataError(f"append: axis {axis} out of range")
+        for d in range(self.ndim):
+            if d != axis and data.shape[d] != self.shape[d]:
+                raise MetadataError(f"append: shape {data.shape} does not match {self.shape} outside axis {axis}")
+        old = self.shape[axis]
+        new_shape = list(self.shape)
+        new_shape[axis] += data.shape[axis]
+        self.resize(tuple(new_shape))
+        sel = [slice(None)] * self.ndim
+        sel[axis] = slice(old, new_shape[axis])
+        self[tuple(sel)] = data
+        return self.shape
+
+
+def operator_index(x: Any) -> int:
+    import operator
+
+    return operator.index(x)
+
+
+def _into(res: Any, out: Any) -> Any:
+    if out is None:
+        return res
+    out[...] = res
+    return out
+
+
+def _cast_for_write(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Convert a user value to the array dtype the way numpy assignment does (same_kind-ish),
+    refusing conversions that would silently lose information for raw types."""
+    if dtype.kind == "V":
+        if value.dtype.kind == "V" and value.dtype.itemsize == dtype.itemsize:
+            return value.view(dtype)
+        if value.dtype.kind == "S" and value.dtype.itemsize <= dtype.itemsize:
+            out = np.zeros(value.shape, dtype=dtype)
+            out.view(np.uint8).reshape(value.shape + (dtype.itemsize,))[..., : value.dtype.itemsize] = value.view(
+                np.uint8
+            ).reshape(value.shape + (value.dtype.itemsize,))
+            return out
+        raise MetadataError(f"cannot write values of dtype {value.dtype} into a raw array of {dtype}")
+    try:
+        return value.astype(dtype, casting="unsafe", copy=False)
+    except (TypeError, ValueError) as e:
+        raise MetadataError(f"cannot convert {value.dtype} values to {dtype}: {e}") from None
+
+
+class ArrayInfo:
+    """Human-readable summary of an array (``Array.info``)."""
+
+    def __init__(self, array: Array, *, with_stored: bool):
+        self._a = array
+        self._with_stored = with_stored
+
+    def __repr__(self) -> str:
+        a = self._a
+        rows = [
+            ("Type", "Array"),
+            ("Zarr format", "3"),
+            ("Data type", a.metadata.data_type.to_json()),
+            ("Fill value", a.metadata.data_type.fill_value_to_json(a.fill_value)),
+            ("Shape", a.shape),
+            ("Chunk shape", a.chunks),
+            ("Order", "C"),
+            ("Read-only", a.read_only),
+            ("Store type", type(a.store).__name__),
+            ("Filters", a.filters),
+            ("Serializer", a.serializer),
+            ("Compressors", a.compressors),
+            ("No. bytes", f"{a.nbytes} ({_human(a.nbytes)})"),
+        ]
+        if self._with_stored:
+            rows.append(("Chunks Initialized", f"{a.nchunks_initialized}/{a.nchunks}"))
+        w = max(len(k) for k, _ in rows)
+        return "\n".join(f"{k:<{w}} : {v}" for k, v in rows)
+
+    __str__ = __repr__
+
+
+def _human(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.1f}{unit}" if unit != "B" else f"{n}B"
+        n /= 1024
+    return str(n)
+
+
+__all__ = ["Array", "ArrayInfo", "Attributes", "ChunkSpec"]

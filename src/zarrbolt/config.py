@@ -1,0 +1,100 @@
+"""Runtime configuration.
+
+``zarrbolt.config.get("threads")`` / ``zarrbolt.config.set(threads=4)`` (also usable as a context
+manager).  Environment variables override the defaults at import: ``ZARRBOLT_NUM_THREADS``,
+``ZARRBOLT_WRITE_EMPTY_CHUNKS``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from .errors import MetadataError
+
+
+def _env_int(name: str, default: int) -> int:
+    v = os.environ.get(name)
+    if v is None or v.strip() == "":
+        return default
+    try:
+        n = int(v)
+    except ValueError:
+        raise MetadataError(f"environment variable {name}={v!r} is not an integer") from None
+    if n < 1:
+        raise MetadataError(f"environment variable {name}={v!r} must be >= 1")
+    return n
+
+
+def _env_bool(name: str, default: bool) -> bool:
+    v = os.environ.get(name)
+    if v is None or v.strip() == "":
+        return default
+    if v.strip().lower() in ("1", "true", "yes", "on"):
+        return True
+    if v.strip().lower() in ("0", "false", "no", "off"):
+        return False
+    raise MetadataError(f"environment variable {name}={v!r} is not a boolean")
+
+
+_DEFAULTS: dict[str, Any] = {
+    "threads": _env_int("ZARRBOLT_NUM_THREADS", os.cpu_count() or 1),
+    "write_empty_chunks": _env_bool("ZARRBOLT_WRITE_EMPTY_CHUNKS", False),
+}
+_values = dict(_DEFAULTS)
+_lock = threading.Lock()
+_VALIDATORS = {
+    "threads": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+    "write_empty_chunks": lambda v: isinstance(v, bool),
+}
+
+
+def get(name: str) -> Any:
+    try:
+        return _values[name]
+    except KeyError:
+        raise KeyError(f"unknown zarrbolt config option {name!r}; options: {sorted(_values)}") from None
+
+
+class _Restore:
+    def __init__(self, old: dict[str, Any]):
+        self._old = old
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        with _lock:
+            _values.update(self._old)
+        _on_change()
+
+
+def set(**options: Any) -> _Restore:  # noqa: A001  (mirrors donfig's config.set)
+    """Set options; the return value restores the old values when used as a context manager."""
+    for k, v in options.items():
+        if k not in _values:
+            raise KeyError(f"unknown zarrbolt config option {k!r}; options: {sorted(_values)}")
+        if not _VALIDATORS[k](v):
+            raise MetadataError(f"invalid value {v!r} for zarrbolt config option {k!r}")
+    with _lock:
+        old = {k: _values[k] for k in options}
+        _values.update(options)
+    _on_change()
+    return _Restore(old)
+
+
+def reset() -> None:
+    with _lock:
+        _values.clear()
+        _values.update(_DEFAULTS)
+    _on_change()
+
+
+_listeners: list = []
+
+
+def _on_change() -> None:
+    for f in _listeners:
+        f()
+
