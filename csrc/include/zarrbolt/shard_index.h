@@ -1,0 +1,60 @@
+/* Shard index parsing and validation (sharding_indexed codec) and byte-range coalescing.
+ *
+ * A shard index holds n (offset, nbytes) pairs of uint64, one per inner chunk in C order of the
+ * chunks-per-shard grid.  The pair (2^64-1, 2^64-1) marks an empty inner chunk.  The bytes come
+ * from untrusted storage, so every entry is checked before anything is read through it:
+ *   - exactly both or neither of the pair may be 2^64-1 (else corrupt);
+ *   - offset + nbytes must not overflow;
+ *   - [offset, offset + nbytes) must lie inside the shard's data region, i.e. inside the shard and
+ *     outside the index itself ([data_begin, data_end)).
+ * Entries that share bytes are valid (a writer may store identical inner chunks once); a caller
+ * that wants to refuse them asks zb_shard_index_find_overlap.
+ */
+#ifndef ZARRBOLT_SHARD_INDEX_H
+#define ZARRBOLT_SHARD_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zarrbolt/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ZB_SHARD_EMPTY UINT64_MAX
+
+/* Decode `n` little-endian (offset, nbytes) pairs from `raw` (16*n bytes, any alignment) into
+ * `pairs` (2*n native uint64) and validate them against the data region [data_begin, data_end).
+ * On ZB_ECORRUPT, *bad_entry receives the index of the first offending entry.
+ * If `raw` is NULL the pairs already in `pairs` are validated in place. */
+zb_status zb_shard_index_parse(const void *raw, size_t n, uint64_t data_begin, uint64_t data_end,
+                               uint64_t *pairs, int64_t *bad_entry);
+
+/* Validate with an optional trailing CRC-32C: when has_crc is nonzero, `raw` holds 16*n bytes
+ * followed by the 4-byte little-endian CRC-32C of those bytes (the recommended index codecs
+ * [bytes(little), crc32c]); a mismatch returns ZB_ECHECKSUM. */
+zb_status zb_shard_index_parse_crc(const void *raw, size_t n, int has_crc, uint64_t data_begin,
+                                   uint64_t data_end, uint64_t *pairs, int64_t *bad_entry);
+
+/* Find two non-empty entries whose byte ranges overlap (zero-length entries never overlap).
+ * `scratch` must hold 2*n int64.  Returns 1 and sets *a, *b (a < b) if found, 0 if none. */
+int zb_shard_index_find_overlap(const uint64_t *pairs, size_t n, int64_t *scratch, int64_t *a, int64_t *b);
+
+/* Group the byte ranges of the wanted inner chunks into as few reads as possible.
+ *
+ * `wanted` lists m entry numbers (any order, no duplicates required); empty entries are skipped.
+ * Ranges are merged when the gap between them is at most `max_gap` bytes.  Outputs (each
+ * caller-allocated with room for m entries):
+ *   order[k]        entry numbers sorted by offset (empty ones left out); *nchunks their count
+ *   range_of[k]     the read (0..*nranges-1) that holds order[k]
+ *   range_begin[r], range_end[r]   the byte range [begin, end) of read r
+ * `scratch` must hold m int64.  Returns ZB_OK or ZB_EINVAL (an entry number out of range). */
+zb_status zb_shard_coalesce(const uint64_t *pairs, size_t n, const int64_t *wanted, size_t m,
+                            uint64_t max_gap, int64_t *order, int64_t *range_of, uint64_t *range_begin,
+                            uint64_t *range_end, size_t *nchunks, size_t *nranges, int64_t *scratch);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,124 @@
+# cython: language_level=3
+"""Shard index parsing/validation and byte-range coalescing (GIL released)."""
+
+include "status.pxi"
+
+import numpy as np
+cimport numpy as cnp
+from libc.stdint cimport int64_t, uint64_t
+
+cnp.import_array()
+
+cdef extern from "zarrbolt/shard_index.h" nogil:
+    zb_status zb_shard_index_parse_crc(const void *raw, size_t n, int has_crc, uint64_t data_begin,
+                                       uint64_t data_end, uint64_t *pairs, int64_t *bad_entry)
+    zb_status zb_shard_index_parse(const void *raw, size_t n, uint64_t data_begin, uint64_t data_end,
+                                   uint64_t *pairs, int64_t *bad_entry)
+    int zb_shard_index_find_overlap(const uint64_t *pairs, size_t n, int64_t *scratch, int64_t *a, int64_t *b)
+    zb_status zb_shard_coalesce(const uint64_t *pairs, size_t n, const int64_t *wanted, size_t m,
+                                uint64_t max_gap, int64_t *order, int64_t *range_of, uint64_t *range_begin,
+                                uint64_t *range_end, size_t *nchunks, size_t *nranges, int64_t *scratch)
+
+
+def parse_index(raw, Py_ssize_t n, bint has_crc, uint64_t data_begin, uint64_t data_end):
+    """Decode and validate n little-endian (offset, nbytes) pairs (+ optional CRC-32C).
+
+    Returns a (n, 2) uint64 array.  Raises ChecksumError / CorruptChunkError."""
+    cdef const unsigned char[::1] buf = memoryview(raw).cast("B")
+    cdef Py_ssize_t need = 16 * n + (4 if has_crc else 0)
+    if n < 0:
+        raise ValueError("negative entry count")
+    if buf.shape[0] != need:
+        raise _zb_errors.CorruptChunkError(
+            f"shard index has {buf.shape[0]} bytes, expected {need} for {n} entries")
+    out = np.empty((n, 2), dtype=np.uint64)
+    cdef uint64_t[:, ::1] pairs = out
+    cdef int64_t bad = -1
+    cdef zb_status st
+    cdef const void *src = &buf[0] if need > 0 else NULL
+    cdef uint64_t *dst = &pairs[0, 0] if n > 0 else <uint64_t *>NULL
+    if n == 0:
+        if has_crc:
+            # CRC of no bytes is 0
+            if bytes(buf[:4]) != b"\x00\x00\x00\x00":
+                raise _zb_errors.ChecksumError("shard index checksum mismatch")
+        return out
+    with nogil:
+        st = zb_shard_index_parse_crc(src, <size_t>n, has_crc, data_begin, data_end, dst, &bad)
+    if st == ZB_ECORRUPT and bad >= 0:
+        raise _zb_errors.CorruptChunkError(_describe(out, raw, bad, data_begin, data_end))
+    if st == ZB_ECHECKSUM:
+        raise _zb_errors.ChecksumError("shard index checksum (crc32c) mismatch")
+    zb_raise(st, "shard index")
+    return out
+
+
+def validate_pairs(pairs_in, uint64_t data_begin, uint64_t data_end):
+    """Validate an already decoded (n, 2) uint64 index (from arbitrary fixed-size index codecs)."""
+    arr = np.ascontiguousarray(pairs_in, dtype=np.uint64).reshape(-1, 2)
+    cdef uint64_t[:, ::1] pairs = arr
+    cdef size_t n = arr.shape[0]
+    cdef int64_t bad = -1
+    cdef zb_status st = ZB_OK
+    if n:
+        with nogil:
+            st = zb_shard_index_parse(NULL, n, data_begin, data_end, &pairs[0, 0], &bad)
+    if st == ZB_ECORRUPT and bad >= 0:
+        raise _zb_errors.CorruptChunkError(_describe(arr, None, bad, data_begin, data_end))
+    zb_raise(st, "shard index")
+    return arr
+
+
+cdef str _describe(arr, raw, int64_t i, uint64_t begin, uint64_t end):
+    if raw is not None:
+        b = bytes(memoryview(raw).cast("B")[16 * i: 16 * i + 16])
+        off = int.from_bytes(b[:8], "little")
+        nb = int.from_bytes(b[8:], "little")
+    else:
+        off, nb = int(arr[i, 0]), int(arr[i, 1])
+    return (f"shard index entry {i} (offset={off}, nbytes={nb}) is invalid: it must be the empty pair "
+            f"(2^64-1, 2^64-1) or a byte range inside the shard's data region [{begin}, {end})")
+
+
+def find_overlap(pairs_in):
+    """Return (a, b), two entry numbers whose byte ranges overlap, or None."""
+    arr = np.ascontiguousarray(pairs_in, dtype=np.uint64).reshape(-1, 2)
+    cdef uint64_t[:, ::1] pairs = arr
+    cdef size_t n = arr.shape[0]
+    if n < 2:
+        return None
+    scratch = np.empty(2 * n, dtype=np.int64)
+    cdef int64_t[::1] sc = scratch
+    cdef int64_t a = -1, b = -1
+    cdef int found
+    with nogil:
+        found = zb_shard_index_find_overlap(&pairs[0, 0], n, &sc[0], &a, &b)
+    return (int(a), int(b)) if found else None
+
+
+def coalesce(pairs_in, wanted_in, uint64_t max_gap):
+    """Group the byte ranges of the wanted entries into reads.
+
+    Returns (order, range_of, begins, ends): entries (non-empty, sorted by offset), the read each
+    belongs to, and the [begin, end) byte range of every read."""
+    arr = np.ascontiguousarray(pairs_in, dtype=np.uint64).reshape(-1, 2)
+    wanted = np.ascontiguousarray(wanted_in, dtype=np.int64).reshape(-1)
+    cdef size_t n = arr.shape[0], m = wanted.shape[0]
+    order = np.empty(max(m, 1), dtype=np.int64)
+    range_of = np.empty(max(m, 1), dtype=np.int64)
+    begins = np.empty(max(m, 1), dtype=np.uint64)
+    ends = np.empty(max(m, 1), dtype=np.uint64)
+    scratch = np.empty(max(m, 1), dtype=np.int64)
+    cdef uint64_t[:, ::1] p = arr if n else np.zeros((1, 2), dtype=np.uint64)
+    cdef int64_t[::1] w = wanted if m else np.zeros(1, dtype=np.int64)
+    cdef int64_t[::1] o = order, ro = range_of, sc = scratch
+    cdef uint64_t[::1] bg = begins, en = ends
+    cdef size_t nchunks = 0, nranges = 0
+    cdef zb_status st
+    with nogil:
+        st = zb_shard_coalesce(&p[0, 0], n, &w[0], m, max_gap, &o[0], &ro[0], &bg[0], &en[0],
+                               &nchunks, &nranges, &sc[0])
+    if st == ZB_EINVAL:
+        raise IndexError(f"wanted entry out of range [0, {n})")
+    zb_raise(st, "coalesce")
+    return order[:nchunks], range_of[:nchunks], begins[:nranges], ends[:nranges]
