@@ -1,0 +1,207 @@
+# cython: language_level=3
+"""Thin wrappers over the CRC32C and strided-copy C kernels (csrc/crc32c.c, csrc/strided.c).
+
+Public face: zarrbolt.kernels.  Every call validates in Python, then makes one C call with the
+GIL released, then maps the status code to an exception.
+"""
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS
+from libc.stdint cimport uint32_t, int64_t
+
+cimport numpy as cnp
+import numpy as np
+import operator
+
+from kernels cimport (
+    zb_crc32c_impl, zb_crc32c_available, zb_crc32c_selected, zb_crc32c_impl_name,
+    ZB_CRC32C_AUTO, ZB_CRC32C_NIMPL, zb_strided_copy, ZB_STRIDED_MAXDIM,
+    zb_strided_isa_available, zb_strided_set_isa_limit,
+)
+
+include "status.pxi"
+
+cnp.import_array()
+
+
+# ------------------------------------------------------------------------------------------
+# CRC32C
+
+cdef dict _IMPL_IDS = {}
+for _i in range(ZB_CRC32C_NIMPL):
+    _IMPL_IDS[zb_crc32c_impl_name(_i).decode()] = _i
+
+
+def crc32c_implementations():
+    """The CRC32C implementations usable on this CPU, the dispatched (fastest) one first."""
+    cdef int sel = zb_crc32c_selected()
+    names = [zb_crc32c_impl_name(sel).decode()]
+    for i in range(ZB_CRC32C_NIMPL - 1, 0, -1):
+        if i != sel and zb_crc32c_available(i):
+            names.append(zb_crc32c_impl_name(i).decode())
+    return names
+
+
+def crc32c(data, value=0, *, impl=None):
+    """CRC-32C of the bytes of ``data`` continuing from ``value``; see zarrbolt.kernels.crc32c."""
+    cdef int impl_id = ZB_CRC32C_AUTO
+    cdef uint32_t crc
+    cdef Py_buffer view
+    cdef int st
+    if impl is not None:
+        if not isinstance(impl, str):
+            raise TypeError(f"crc32c: impl must be a str or None, not {type(impl).__name__}")
+        if impl not in _IMPL_IDS:
+            raise ValueError(f"crc32c: unknown implementation {impl!r}; known: "
+                             f"{sorted(_IMPL_IDS)}")
+        impl_id = _IMPL_IDS[impl]
+        if not zb_crc32c_available(impl_id):
+            raise ValueError(f"crc32c: implementation {impl!r} is not available on this CPU; "
+                             f"available: {crc32c_implementations()}")
+    if isinstance(value, bool):
+        raise TypeError("crc32c: value must be an int, not bool")
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError(f"crc32c: value must be an int, not {type(value).__name__}") from None
+    if v < 0 or v > 0xFFFFFFFF:
+        raise ValueError(f"crc32c: value must be in [0, 2**32), got {v}")
+    crc = <uint32_t>v
+    if isinstance(data, str):
+        raise TypeError("crc32c: data must be a bytes-like object, not str")
+    try:
+        PyObject_GetBuffer(data, &view, PyBUF_C_CONTIGUOUS)
+    except BufferError as e:
+        raise ValueError(f"crc32c: data must be a C-contiguous buffer ({e})") from None
+    except TypeError:
+        raise TypeError(f"crc32c: data must support the buffer protocol, "
+                        f"not {type(data).__name__}") from None
+    try:
+        with nogil:
+            st = zb_crc32c_impl(impl_id, &crc, view.buf, <size_t>view.len)
+    finally:
+        PyBuffer_Release(&view)
+    zb_raise(st, "crc32c")
+    return crc
+
+
+# ------------------------------------------------------------------------------------------
+# Strided copy / transpose
+
+_ISA_NAMES = ("scalar", "sse2", "avx2")
+
+
+def _strided_isas():
+    """Testing: the instruction sets the tiled transpose kernels can use here, best last."""
+    return list(_ISA_NAMES[: zb_strided_isa_available() + 1])
+
+
+def _strided_set_isa(name):
+    """Testing: limit the tiled kernels to instruction set `name`; returns the previous one.
+    Not synchronised with copies running in other threads."""
+    if name not in _ISA_NAMES:
+        raise ValueError(f"unknown instruction set {name!r}; known: {list(_ISA_NAMES)}")
+    return _ISA_NAMES[zb_strided_set_isa_limit(_ISA_NAMES.index(name))]
+
+
+cdef int _raw_copy(cnp.ndarray dst, cnp.ndarray src) except -1:
+    """dst[...] = src for arrays already checked to have equal shapes and itemsizes."""
+    cdef int nd = cnp.PyArray_NDIM(dst)
+    cdef int64_t dstr[ZB_STRIDED_MAXDIM]
+    cdef int64_t sstr[ZB_STRIDED_MAXDIM]
+    cdef int64_t shp[ZB_STRIDED_MAXDIM]
+    cdef cnp.npy_intp *ds = cnp.PyArray_STRIDES(dst)
+    cdef cnp.npy_intp *ss = cnp.PyArray_STRIDES(src)
+    cdef cnp.npy_intp *sh = cnp.PyArray_DIMS(dst)
+    cdef void *dp = cnp.PyArray_DATA(dst)
+    cdef const void *sp = cnp.PyArray_DATA(src)
+    cdef size_t itemsize = <size_t>cnp.PyArray_ITEMSIZE(dst)
+    cdef int i, st
+    if nd > ZB_STRIDED_MAXDIM:
+        raise ValueError(f"at most {ZB_STRIDED_MAXDIM} dimensions are supported, got {nd}")
+    for i in range(nd):
+        dstr[i] = ds[i]
+        sstr[i] = ss[i]
+        shp[i] = sh[i]
+    with nogil:
+        st = zb_strided_copy(dp, dstr, sp, sstr, shp, nd, itemsize)
+    return zb_raise(st, "strided_copy")
+
+
+cdef int _checked_copy(cnp.ndarray dst, cnp.ndarray src) except -1:
+    """Copy with overlap handling: arrays whose memory may overlap go through a temporary."""
+    cdef cnp.ndarray tmp
+    if cnp.PyArray_SIZE(dst) == 0:
+        return 0
+    if np.may_share_memory(dst, src):
+        if (cnp.PyArray_DATA(dst) == cnp.PyArray_DATA(src)
+                and (<object>dst).strides == (<object>src).strides):
+            return 0  # the same elements: nothing to do
+        tmp = np.empty((<object>src).shape, dtype=src.dtype)
+        _raw_copy(tmp, src)
+        return _raw_copy(dst, tmp)
+    return _raw_copy(dst, src)
+
+
+cdef _check_dtype(cnp.ndarray a, str what):
+    if a.dtype.hasobject:
+        raise TypeError(f"{what}: arrays holding Python objects (dtype {a.dtype}) are not "
+                        f"supported")
+
+
+def strided_copy(dst, src):
+    """dst[...] = src for arrays of equal shape and itemsize; see zarrbolt.kernels."""
+    if not isinstance(dst, np.ndarray):
+        raise TypeError(f"strided_copy: dst must be a numpy.ndarray, not {type(dst).__name__}")
+    if not isinstance(src, np.ndarray):
+        raise TypeError(f"strided_copy: src must be a numpy.ndarray, not {type(src).__name__}")
+    cdef cnp.ndarray d = <cnp.ndarray>dst
+    cdef cnp.ndarray s = <cnp.ndarray>src
+    if dst.shape != src.shape:
+        raise ValueError(f"strided_copy: shapes differ: dst {dst.shape}, src {src.shape}")
+    if d.dtype.itemsize != s.dtype.itemsize:
+        raise TypeError(f"strided_copy: itemsizes differ: dst {d.dtype} ({d.dtype.itemsize} "
+                        f"bytes), src {s.dtype} ({s.dtype.itemsize} bytes)")
+    _check_dtype(d, "strided_copy")
+    _check_dtype(s, "strided_copy")
+    if not d.flags.writeable:
+        raise ValueError("strided_copy: dst is read-only")
+    _checked_copy(d, s)
+
+
+def transpose(src, order, out=None):
+    """A C-contiguous copy of src.transpose(order); see zarrbolt.kernels.transpose."""
+    if not isinstance(src, np.ndarray):
+        raise TypeError(f"transpose: src must be a numpy.ndarray, not {type(src).__name__}")
+    cdef cnp.ndarray s = <cnp.ndarray>src
+    cdef int nd = s.ndim
+    try:
+        perm = tuple(order)
+    except TypeError:
+        raise TypeError(f"transpose: order must be a sequence of ints, "
+                        f"not {type(order).__name__}") from None
+    for a in perm:
+        if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
+            raise TypeError(f"transpose: order must contain ints, got {a!r}")
+    perm = tuple(int(a) for a in perm)
+    if len(perm) != nd or sorted(perm) != list(range(nd)):
+        raise ValueError(f"transpose: order {list(perm)} is not a permutation of "
+                         f"range({nd})")
+    _check_dtype(s, "transpose")
+    view = s.transpose(perm)
+    cdef cnp.ndarray o
+    if out is None:
+        o = np.empty(view.shape, dtype=s.dtype)
+    else:
+        if not isinstance(out, np.ndarray):
+            raise TypeError(f"transpose: out must be a numpy.ndarray or None, "
+                            f"not {type(out).__name__}")
+        o = <cnp.ndarray>out
+        if out.shape != view.shape:
+            raise ValueError(f"transpose: out has shape {out.shape}, expected {view.shape}")
+        if o.dtype != s.dtype:
+            raise TypeError(f"transpose: out has dtype {o.dtype}, expected {s.dtype}")
+        if not o.flags.c_contiguous:
+            raise ValueError("transpose: out must be C-contiguous")
+        if not o.flags.writeable:
+            raise ValueError("transpose: out is read-only")
+    _checked_copy(o, view)
+    return o
