@@ -17,7 +17,15 @@ if TYPE_CHECKING:
     # Any object exporting a C-contiguous buffer (collections.abc.Buffer on Python >= 3.12).
     Buffer = bytes | bytearray | memoryview | np.ndarray
 
-__all__ = ["crc32c", "crc32c_implementations", "strided_copy", "transpose"]
+__all__ = [
+    "SHARD_INDEX_EMPTY",
+    "coalesce_ranges",
+    "crc32c",
+    "crc32c_implementations",
+    "parse_shard_index",
+    "strided_copy",
+    "transpose",
+]
 
 
 def crc32c(data: Buffer, value: int = 0, *, impl: str | None = None) -> int:
@@ -75,3 +83,74 @@ def transpose(src: np.ndarray, order: Sequence[int], out: np.ndarray | None = No
     shape, ``out`` not C-contiguous or read-only).
     """
     return _kernels.transpose(src, order, out)
+
+
+SHARD_INDEX_EMPTY = 2**64 - 1
+
+
+def parse_shard_index(
+    index: Buffer,
+    chunks_per_shard: Sequence[int],
+    *,
+    shard_nbytes: int,
+    index_location: str = "end",
+    checksum: bool = True,
+    allow_overlap: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Decode and validate the index of a ``sharding_indexed`` shard.
+
+    ``index`` holds the encoded index as the recommended index codecs ``[bytes(little), crc32c]``
+    write it (``checksum=False`` for ``[bytes(little)]`` alone): one little-endian uint64
+    ``(offset, nbytes)`` pair per inner chunk in C order, then the CRC-32C.  ``shard_nbytes`` is
+    the size of the whole shard, index included; every entry must lie inside the shard and outside
+    the index.  Returns ``(offsets, nbytes)``, two uint64 arrays of shape ``chunks_per_shard``;
+    empty inner chunks hold :data:`SHARD_INDEX_EMPTY` in both.
+
+    Raises ``ChecksumError`` on a CRC mismatch and ``CorruptChunkError`` on a wrong index size,
+    an entry that overflows, points outside the shard or into the index, or is half empty, and,
+    with ``allow_overlap=False``, on two entries sharing bytes (valid per the spec: a writer may
+    store identical inner chunks once).
+    """
+    import numpy as np
+
+    from ._ext import _shard
+    from .errors import CorruptChunkError
+
+    shape = tuple(int(c) for c in chunks_per_shard)
+    if any(c < 0 for c in shape):
+        raise ValueError(f"chunks_per_shard must not be negative: {shape}")
+    n = 1
+    for c in shape:
+        n *= c
+    index_nbytes = 16 * n + (4 if checksum else 0)
+    if shard_nbytes < index_nbytes:
+        raise CorruptChunkError(f"shard of {shard_nbytes} bytes is smaller than its {index_nbytes}-byte index")
+    if index_location == "end":
+        begin, end = 0, shard_nbytes - index_nbytes
+    elif index_location == "start":
+        begin, end = index_nbytes, shard_nbytes
+    else:
+        raise ValueError(f"index_location must be 'start' or 'end', got {index_location!r}")
+    pairs = _shard.parse_index(index, n, checksum, begin, end)
+    if not allow_overlap:
+        hit = _shard.find_overlap(pairs)
+        if hit is not None:
+            raise CorruptChunkError(f"shard index entries {hit[0]} and {hit[1]} overlap")
+    pairs = pairs.reshape(shape + (2,))
+    return np.ascontiguousarray(pairs[..., 0]), np.ascontiguousarray(pairs[..., 1])
+
+
+def coalesce_ranges(
+    offsets: np.ndarray, nbytes: np.ndarray, wanted: Sequence[int], *, max_gap: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Plan the reads for the ``wanted`` inner chunks (flat C-order entry numbers) of a shard.
+
+    Byte ranges closer than ``max_gap`` bytes are merged into one read.  Returns ``(order,
+    read_of, begins, ends)``: the non-empty wanted entries sorted by offset, the read each one
+    belongs to, and the ``[begin, end)`` byte range of every read."""
+    import numpy as np
+
+    from ._ext import _shard
+
+    pairs = np.stack([np.asarray(offsets, dtype=np.uint64).reshape(-1), np.asarray(nbytes, dtype=np.uint64).reshape(-1)], axis=1)
+    return _shard.coalesce(pairs, np.asarray(wanted, dtype=np.int64), int(max_gap))

@@ -145,3 +145,23 @@ def test_coalesce_property(entries, gap, data):
     # reads are disjoint, ordered, and separated by more than the gap
     for r in range(1, len(begins)):
         assert int(begins[r]) > int(ends[r - 1]) + gap
+
+
+def test_public_parse_shard_index():
+    from zarrbolt import kernels
+
+    pairs = [(0, 10), (EMPTY, EMPTY), (10, 5), (15, 3)]
+    raw = _raw(pairs)
+    offs, nbs = kernels.parse_shard_index(raw, (2, 2), shard_nbytes=18 + len(raw))
+    assert offs.shape == (2, 2) and int(offs[1, 0]) == 10 and int(nbs[0, 1]) == kernels.SHARD_INDEX_EMPTY
+    # the same entries are out of bounds when the index sits at the start of a short shard
+    with pytest.raises(CorruptChunkError):
+        kernels.parse_shard_index(raw, (2, 2), shard_nbytes=18 + len(raw), index_location="start")
+    with pytest.raises(CorruptChunkError, match="smaller"):
+        kernels.parse_shard_index(raw, (2, 2), shard_nbytes=10)
+    dup = _raw([(0, 10), (0, 10)])
+    kernels.parse_shard_index(dup, (2,), shard_nbytes=10 + len(dup))
+    with pytest.raises(CorruptChunkError, match="overlap"):
+        kernels.parse_shard_index(dup, (2,), shard_nbytes=10 + len(dup), allow_overlap=False)
+    order, read_of, begins, ends = kernels.coalesce_ranges(offs, nbs, [0, 2, 3])
+    assert list(order) == [0, 2, 3] and list(map(int, begins)) == [0] and list(map(int, ends)) == [18]
