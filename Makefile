@@ -2,7 +2,7 @@
 #   make demo   build + install, then write/read a synthetic sharded microscopy volume
 #   make test   build + install, then run the full test suite (compat tests included)
 PYTHON ?= python3
-REF_PYTHON ?= $(shell command -v python3.12 2>/dev/null || ls /root/.pyenv/versions/3.12*/bin/python3.12 2>/dev/null | head -1)
+REF_PYTHON ?= $(shell for p in $$(command -v python3.12) $$HOME/.pyenv/versions/3.12*/bin/python3.12 /root/.pyenv/versions/3.12*/bin/python3.12 /usr/bin/python3.12 /usr/local/bin/python3.12; do [ -x "$$p" ] && "$$p" -c "import venv" >/dev/null 2>&1 && { echo "$$p"; break; }; done)
 VENV := .venv
 VPY := $(VENV)/bin/python
 REFVENV := .venv-ref

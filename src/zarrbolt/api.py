@@ -145,6 +145,19 @@ def _build_codecs(
     return (*flt, ser, *comp)
 
 
+def _complete_codecs(codecs: tuple[Codec, ...], chunk_shape: tuple[int, ...], dt: DataType, fill: Any) -> tuple[Codec, ...]:
+    """Fill in what the spec says must be recorded in the metadata but users may leave out
+    (blosc's typesize: the item size of the data the blosc codec sees)."""
+    if not any(hasattr(c, "with_array_dtype") for c in codecs):
+        return codecs
+    from .codecs.abc import ChunkSpec
+    from .pipeline.chain import CodecChain
+
+    chain = CodecChain(codecs)
+    itemsize = chain.bind(ChunkSpec(chunk_shape, dt, fill)).ab_spec.dtype.itemsize
+    return tuple(c.with_array_dtype(itemsize) if hasattr(c, "with_array_dtype") else c for c in codecs)
+
+
 def _parse_dimension_names(dimension_names: Any, ndim: int) -> tuple[str | None, ...] | None:
     if dimension_names is None:
         return None
@@ -224,7 +237,7 @@ def create_array(
         chunk_grid=RegularChunkGrid(chunk_shape),
         chunk_key_encoding=cke,
         fill_value=fill,
-        codecs=_build_codecs(dt, filters, serializer, compressors, codecs),
+        codecs=_complete_codecs(_build_codecs(dt, filters, serializer, compressors, codecs), chunk_shape, dt, fill),
         attributes=attrs,
         dimension_names=_parse_dimension_names(dimension_names, len(shape_t)),
     )

@@ -75,6 +75,16 @@ class Codec(ABC):
         """Byte size of the encoded form of ``decoded_nbytes`` input bytes, or None if variable."""
         return None
 
+    def max_encoded_size(self, decoded_nbytes: int) -> int:
+        """An upper bound of the encoded size of ``decoded_nbytes`` bytes.
+
+        Decoders of the next codec in the chain never produce more than this, so a corrupt size
+        field cannot make them allocate more.  The default is a generous compression bound."""
+        n = self.encoded_size(decoded_nbytes)
+        if n is not None:
+            return n
+        return decoded_nbytes + decoded_nbytes // 8 + 65536
+
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.to_json() == other.to_json()  # type: ignore[attr-defined]
 
@@ -103,6 +113,10 @@ class ArrayToArrayCodec(Codec):
 class ArrayToBytesCodec(Codec):
     kind: ClassVar[CodecKind] = "array_to_bytes"
 
+    def max_encoded_size_for(self, spec: ChunkSpec) -> int:
+        """Upper bound of the encoded size of a chunk of ``spec``."""
+        return self.max_encoded_size(spec.nbytes)
+
     @abstractmethod
     def encode(self, array: np.ndarray, spec: ChunkSpec) -> bytes | bytearray | memoryview: ...
 
@@ -120,6 +134,9 @@ class BytesToBytesCodec(Codec):
     def encode(self, data: bytes | bytearray | memoryview, spec: ChunkSpec) -> bytes | bytearray | memoryview: ...
 
     @abstractmethod
-    def decode(self, data: bytes | bytearray | memoryview, spec: ChunkSpec) -> bytes | bytearray | memoryview:
-        """``spec`` is the array spec of the chunk (its ``nbytes`` bounds decoded sizes where the
-        chain makes them fixed).  Raises CorruptChunkError / ChecksumError on bad data."""
+    def decode(
+        self, data: bytes | bytearray | memoryview, spec: ChunkSpec, max_size: int
+    ) -> bytes | bytearray | memoryview:
+        """``spec`` is the array spec of the chunk seen by the array->bytes codec; ``max_size``
+        bounds the decoded size (a larger result is corrupt data: never allocate beyond it).
+        Raises CorruptChunkError / ChecksumError on bad data."""

@@ -20,6 +20,7 @@ class BoundChain:
     aa_specs: tuple[ChunkSpec, ...]  # input spec of each array->array codec
     ab_spec: ChunkSpec  # input spec of the array->bytes codec
     bb_specs: tuple[ChunkSpec, ...]  # the spec passed to each bytes->bytes codec (= ab_spec)
+    bb_limits: tuple[int, ...] = ()  # the largest valid decoded size of each bytes->bytes codec
 
     @property
     def spec(self) -> ChunkSpec:
@@ -36,8 +37,8 @@ class BoundChain:
 
     def decode(self, data: bytes | bytearray | memoryview) -> np.ndarray:
         c = self.chain
-        for codec in reversed(c.bb):
-            data = codec.decode(data, self.ab_spec)
+        for codec, limit in zip(reversed(c.bb), reversed(self.bb_limits)):
+            data = codec.decode(data, self.ab_spec, limit)
         arr = c.ab.decode(data, self.ab_spec)
         for codec, spec in zip(reversed(c.aa), reversed(self.aa_specs)):
             arr = codec.decode(arr, spec)
@@ -107,9 +108,13 @@ class CodecChain:
             aa_specs.append(spec)
             spec = c.resolve(spec)
         spec = self.ab.resolve(spec)
+        limits = []
+        limit = self.ab.max_encoded_size_for(spec)
         for c in self.bb:
             c.resolve(spec)
-        return BoundChain(self, tuple(aa_specs), spec, tuple(spec for _ in self.bb))
+            limits.append(limit)
+            limit = c.max_encoded_size(limit)
+        return BoundChain(self, tuple(aa_specs), spec, tuple(spec for _ in self.bb), tuple(limits))
 
     def to_json(self) -> list[dict]:
         return [c.to_json() for c in self.codecs]

@@ -1,0 +1,3 @@
+"""Imports every built-in codec module so that each registers itself."""
+
+from . import bytes_codec, compressors, crc32c, transpose  # noqa: F401

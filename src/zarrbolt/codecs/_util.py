@@ -1,0 +1,36 @@
+"""Small validation helpers shared by the codec implementations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import MetadataError
+
+
+def config_dict(configuration: Any, name: str, allowed: set[str]) -> dict[str, Any]:
+    conf = {} if configuration is None else configuration
+    if not isinstance(conf, dict):
+        raise MetadataError(f"codec {name!r}: configuration must be an object, got {conf!r}")
+    extra = set(conf) - allowed
+    if extra:
+        raise MetadataError(f"codec {name!r}: unknown configuration members {sorted(extra)}")
+    return conf
+
+
+def int_param(value: Any, name: str, param: str, lo: int | None = None, hi: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise MetadataError(f"codec {name!r}: {param} must be an integer, got {value!r}")
+    value = int(value)
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        rng = f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]"
+        raise MetadataError(f"codec {name!r}: {param}={value} is outside {rng}")
+    return value
+
+
+def as_bytes_view(data: Any) -> memoryview:
+    mv = memoryview(data)
+    if mv.ndim != 1 or mv.itemsize != 1 or not mv.c_contiguous:
+        mv = mv.cast("B") if mv.c_contiguous else memoryview(bytes(mv))
+    return mv

@@ -1,0 +1,70 @@
+"""The ``bytes`` codec (array -> bytes): elements in C order, little or big endian."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+from ..errors import CorruptChunkError, MetadataError
+from .abc import ArrayToBytesCodec, ChunkSpec
+from .registry import register_codec
+from ._util import config_dict
+
+_NATIVE = sys.byteorder  # "little" or "big"
+
+
+@register_codec
+class BytesCodec(ArrayToBytesCodec):
+    name = "bytes"
+    aliases = ("endian",)  # the name used by early zarr v3 drafts
+
+    def __init__(self, endian: str | None = "little"):
+        if endian not in (None, "little", "big"):
+            raise MetadataError(f"codec 'bytes': endian must be 'little' or 'big', got {endian!r}")
+        self.endian = endian
+
+    @classmethod
+    def from_json(cls, configuration: Any) -> BytesCodec:
+        conf = config_dict(configuration, "bytes", {"endian"})
+        return cls(conf.get("endian"))
+
+    def to_json(self) -> dict[str, Any]:
+        if self.endian is None:
+            return {"name": "bytes"}
+        return {"name": "bytes", "configuration": {"endian": self.endian}}
+
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+        if self.endian is None and spec.dtype.itemsize > 1 and spec.dtype.kind != "raw":
+            raise MetadataError(
+                f"codec 'bytes': 'endian' is required for the multi-byte data type {spec.dtype.name}"
+            )
+        return spec
+
+    def encoded_size(self, decoded_nbytes: int) -> int:
+        return decoded_nbytes
+
+    def _swap(self, spec: ChunkSpec) -> bool:
+        return (
+            self.endian is not None
+            and self.endian != _NATIVE
+            and spec.dtype.itemsize > 1
+            and spec.dtype.kind != "raw"
+        )
+
+    def encode(self, array: np.ndarray, spec: ChunkSpec) -> Any:
+        a = np.ascontiguousarray(array)
+        if self._swap(spec):
+            a = a.byteswap()
+        return memoryview(a.reshape(-1)).cast("B")
+
+    def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
+        dt = spec.dtype.numpy_dtype
+        mv = memoryview(data).cast("B") if not isinstance(data, (bytes, bytearray)) else data
+        if len(mv) != spec.nbytes:
+            raise CorruptChunkError(f"'bytes' codec: chunk has {len(mv)} bytes, expected {spec.nbytes}")
+        a = np.frombuffer(mv, dtype=dt).reshape(spec.shape)
+        if self._swap(spec):
+            a = a.byteswap()
+        return a

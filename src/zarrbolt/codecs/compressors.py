@@ -1,0 +1,153 @@
+"""The compressing bytes -> bytes codecs: ``gzip``, ``zstd`` and ``blosc``.
+
+All of them run in C with the GIL released (``zarrbolt._ext._codecs``, ``_blosc1``, ``_blosc2``).
+Blosc chunks are written with c-blosc 1.x, whose format every Zarr reader understands, and read
+with c-blosc2, which decodes that format and is faster (see DESIGN.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import CorruptChunkError, MetadataError
+from .abc import BytesToBytesCodec, ChunkSpec
+from .registry import register_codec
+from ._util import as_bytes_view, config_dict, int_param
+
+
+def _codecs_mod() -> Any:
+    from .._ext import _codecs
+
+    return _codecs
+
+
+@register_codec
+class GzipCodec(BytesToBytesCodec):
+    name = "gzip"
+
+    def __init__(self, level: int = 5):
+        self.level = int_param(level, "gzip", "level", 0, 9)
+
+    @classmethod
+    def from_json(cls, configuration: Any) -> GzipCodec:
+        conf = config_dict(configuration, "gzip", {"level"})
+        if "level" not in conf:
+            raise MetadataError("codec 'gzip': 'level' is required")
+        return cls(conf["level"])
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": "gzip", "configuration": {"level": self.level}}
+
+    def encode(self, data: Any, spec: ChunkSpec) -> bytes:
+        return _codecs_mod().gzip_compress(as_bytes_view(data), self.level)
+
+    def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
+        return _codecs_mod().gzip_decompress(as_bytes_view(data), max_size)
+
+
+@register_codec
+class ZstdCodec(BytesToBytesCodec):
+    name = "zstd"
+
+    def __init__(self, level: int = 0, checksum: bool = False):
+        self.level = int_param(level, "zstd", "level", -131072, 22)
+        if not isinstance(checksum, bool):
+            raise MetadataError(f"codec 'zstd': checksum must be a boolean, got {checksum!r}")
+        self.checksum = checksum
+
+    @classmethod
+    def from_json(cls, configuration: Any) -> ZstdCodec:
+        conf = config_dict(configuration, "zstd", {"level", "checksum"})
+        return cls(conf.get("level", 0), conf.get("checksum", False))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": "zstd", "configuration": {"level": self.level, "checksum": self.checksum}}
+
+    def encode(self, data: Any, spec: ChunkSpec) -> bytes:
+        return _codecs_mod().zstd_compress(as_bytes_view(data), self.level, self.checksum)
+
+    def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
+        return _codecs_mod().zstd_decompress(as_bytes_view(data), max_size)
+
+
+BLOSC_CNAMES = ("blosclz", "lz4", "lz4hc", "zlib", "zstd", "snappy")
+BLOSC_SHUFFLES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
+_SHUFFLE_NAMES = {v: k for k, v in BLOSC_SHUFFLES.items()}
+BLOSC_MAX_OVERHEAD = 16
+BLOSC_MAX_TYPESIZE = 255
+
+
+@register_codec
+class BloscCodec(BytesToBytesCodec):
+    """``blosc``.  ``typesize`` may be left ``None`` when the codec is built by hand; array
+    creation then records the array's item size (the spec requires it in the metadata)."""
+
+    name = "blosc"
+
+    def __init__(
+        self,
+        cname: str = "zstd",
+        clevel: int = 5,
+        shuffle: str | int = "noshuffle",
+        typesize: int | None = None,
+        blocksize: int = 0,
+    ):
+        if cname not in BLOSC_CNAMES:
+            raise MetadataError(f"codec 'blosc': cname must be one of {list(BLOSC_CNAMES)}, got {cname!r}")
+        self.cname = cname
+        self.clevel = int_param(clevel, "blosc", "clevel", 0, 9)
+        if isinstance(shuffle, int) and not isinstance(shuffle, bool) and shuffle in _SHUFFLE_NAMES:
+            shuffle = _SHUFFLE_NAMES[shuffle]  # zarr v2 style numbers, accepted from users
+        if shuffle not in BLOSC_SHUFFLES:
+            raise MetadataError(
+                f"codec 'blosc': shuffle must be one of {list(BLOSC_SHUFFLES)}, got {shuffle!r}"
+            )
+        self.shuffle = shuffle
+        self.typesize = None if typesize is None else int_param(typesize, "blosc", "typesize", 1)
+        self.blocksize = int_param(blocksize, "blosc", "blocksize", 0, 2**31 - 1)
+
+    @classmethod
+    def from_json(cls, configuration: Any) -> BloscCodec:
+        conf = config_dict(configuration, "blosc", {"cname", "clevel", "shuffle", "typesize", "blocksize"})
+        for k in ("cname", "clevel", "shuffle"):
+            if k not in conf:
+                raise MetadataError(f"codec 'blosc': {k!r} is required")
+        if conf["shuffle"] not in BLOSC_SHUFFLES:
+            raise MetadataError(f"codec 'blosc': shuffle must be one of {list(BLOSC_SHUFFLES)}, got {conf['shuffle']!r}")
+        if conf["shuffle"] != "noshuffle" and "typesize" not in conf:
+            raise MetadataError("codec 'blosc': 'typesize' is required unless shuffle is 'noshuffle'")
+        return cls(conf["cname"], conf["clevel"], conf["shuffle"], conf.get("typesize"), conf.get("blocksize", 0))
+
+    def with_array_dtype(self, itemsize: int) -> BloscCodec:
+        """This codec with ``typesize`` filled in from the array's item size if it was left out."""
+        if self.typesize is not None:
+            return self
+        return BloscCodec(self.cname, self.clevel, self.shuffle, itemsize, self.blocksize)
+
+    def to_json(self) -> dict[str, Any]:
+        conf: dict[str, Any] = {"cname": self.cname, "clevel": self.clevel, "shuffle": self.shuffle}
+        if self.typesize is not None:
+            conf["typesize"] = self.typesize
+        conf["blocksize"] = self.blocksize
+        return {"name": "blosc", "configuration": conf}
+
+    def max_encoded_size(self, decoded_nbytes: int) -> int:
+        return decoded_nbytes + BLOSC_MAX_OVERHEAD + 65536
+
+    def encode(self, data: Any, spec: ChunkSpec) -> bytes:
+        from .._ext import _blosc1
+
+        shuffle = BLOSC_SHUFFLES[self.shuffle]
+        typesize = self.typesize if self.typesize is not None else spec.dtype.itemsize
+        if shuffle == 0 or typesize > BLOSC_MAX_TYPESIZE:
+            # c-blosc's header stores typesize in one byte; without shuffling it is unused.
+            typesize = 1 if typesize > BLOSC_MAX_TYPESIZE else typesize
+        return _blosc1.compress(as_bytes_view(data), typesize, self.clevel, shuffle, self.cname, self.blocksize)
+
+    def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
+        from .._ext import _blosc2
+
+        mv = as_bytes_view(data)
+        nbytes, cbytes, _ = _blosc2.cbuffer_sizes(mv)
+        if nbytes > max_size:
+            raise CorruptChunkError(f"blosc: header claims {nbytes} decoded bytes, at most {max_size} expected")
+        return _blosc2.decompress(mv, nbytes)
