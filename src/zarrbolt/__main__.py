@@ -54,6 +54,7 @@ def demo(args: argparse.Namespace) -> int:
 
     shape = tuple(int(s) for s in args.shape.split(","))
     chunks = tuple(int(s) for s in args.chunks.split(","))
+    shards = tuple(int(s) for s in args.shards.split(",")) if args.shards else None
     if args.threads:
         zb.config.set(threads=args.threads)
     tmp = None
@@ -64,14 +65,14 @@ def demo(args: argparse.Namespace) -> int:
         path = Path(tmp) / "volume.zarr"
     try:
         print(f"zarrbolt {zb.__version__} demo: synthetic microscopy volume {shape} uint16 "
-              f"({np.prod(shape) * 2 / 2**20:.0f} MiB), chunks {chunks}, blosc zstd+shuffle, "
+              f"({np.prod(shape) * 2 / 2**20:.0f} MiB), chunks {chunks}, shards {shards}, blosc zstd+shuffle, "
               f"{zb.config.get('threads')} threads")
         t = time.perf_counter()
         data = synthetic_volume(shape)
         print(f"  generated in {time.perf_counter() - t:.1f} s")
         compressors = [{"name": "blosc", "configuration": {"cname": "zstd", "clevel": 3, "shuffle": "shuffle",
                                                             "typesize": 2, "blocksize": 0}}]
-        arr = zb.create_array(str(path), shape=shape, chunks=chunks, dtype="uint16", compressors=compressors,
+        arr = zb.create_array(str(path), shape=shape, chunks=chunks, shards=shards, dtype="uint16", compressors=compressors,
                               dimension_names=["z", "y", "x"][-len(shape):] if len(shape) <= 3 else None,
                               overwrite=True)
         t = time.perf_counter()
@@ -121,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("versions", help="print versions of zarrbolt and its C libraries")
     d = sub.add_parser("demo", help="write and read a synthetic microscopy volume and print throughput")
     d.add_argument("--shape", default="128,1024,1024", help="volume shape (default 128,1024,1024 = 256 MiB)")
-    d.add_argument("--chunks", default="64,256,256", help="chunk shape")
+    d.add_argument("--chunks", default="64,64,64", help="(inner) chunk shape")
+    d.add_argument("--shards", default="128,512,512", help="shard shape ('' for an unsharded array)")
     d.add_argument("--path", default=None, help="where to write (default: a temporary directory)")
     d.add_argument("--threads", type=int, default=0, help="worker threads (default: all cores)")
     d.add_argument("--repeat", type=int, default=3, help="full reads to time (best is reported)")

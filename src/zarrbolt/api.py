@@ -93,6 +93,26 @@ def _normalize_chunks(chunks: Any, shape: tuple[int, ...], itemsize: int) -> tup
     return tuple(out)
 
 
+def _normalize_shards(shards: Any, shape: tuple[int, ...], chunks: tuple[int, ...]) -> tuple[int, ...]:
+    """The shard shape: a sequence of ints (or ``{"shape": ...}``), each a multiple of the chunk."""
+    if isinstance(shards, Mapping):
+        if "shape" not in shards:
+            raise MetadataError(f"shards must be a shape or {{'shape': ...}}, got {shards!r}")
+        shards = shards["shape"]
+    if isinstance(shards, (int, np.integer)) and not isinstance(shards, bool):
+        shards = (int(shards),) * len(shape)
+    try:
+        out = tuple(int(s) for s in shards)
+    except (TypeError, ValueError):
+        raise MetadataError(f"shards must be a sequence of ints, got {shards!r}") from None
+    if len(out) != len(shape):
+        raise MetadataError(f"shards {out} must have one entry per dimension of shape {shape}")
+    for s, c in zip(out, chunks):
+        if s < 1 or s % c:
+            raise MetadataError(f"each shard size must be a positive multiple of the chunk size: shards {out}, chunks {chunks}")
+    return out
+
+
 def _as_codec_list(obj: Any, what: str) -> list[Codec]:
     if obj is None:
         return []
@@ -201,8 +221,6 @@ def create_array(
     codec list that replaces filters/serializer/compressors."""
     if zarr_format not in (None, 3):
         raise MetadataError("zarrbolt writes Zarr format 3 only")
-    if shards is not None:
-        raise NotImplementedError("sharding (shards=...) is not implemented yet")
     if order not in (None, "C"):
         raise MetadataError("only C order is supported for Zarr v3 arrays; use a transpose codec instead")
     if compressor != "auto":
@@ -231,13 +249,20 @@ def create_array(
         raise MetadataError(f"invalid chunk_key_encoding {chunk_key_encoding!r}")
     attrs = dict(attributes or {})
     _check_json_attributes(attrs)
+    chain = _complete_codecs(_build_codecs(dt, filters, serializer, compressors, codecs), chunk_shape, dt, fill)
+    grid_shape = chunk_shape
+    if shards is not None:
+        from .codecs.sharding import ShardingCodec
+
+        grid_shape = _normalize_shards(shards, shape_t, chunk_shape)
+        chain = (ShardingCodec(chunk_shape, chain),)
     meta = ArrayMetadata(
         shape=shape_t,
         data_type=dt,
-        chunk_grid=RegularChunkGrid(chunk_shape),
+        chunk_grid=RegularChunkGrid(grid_shape),
         chunk_key_encoding=cke,
         fill_value=fill,
-        codecs=_complete_codecs(_build_codecs(dt, filters, serializer, compressors, codecs), chunk_shape, dt, fill),
+        codecs=chain,
         attributes=attrs,
         dimension_names=_parse_dimension_names(dimension_names, len(shape_t)),
     )

@@ -70,8 +70,11 @@ class _Restore:
         _on_change()
 
 
-def set(**options: Any) -> _Restore:  # noqa: A001  (mirrors donfig's config.set)
-    """Set options; the return value restores the old values when used as a context manager."""
+def set(mapping: dict[str, Any] | None = None, /, **options: Any) -> _Restore:  # noqa: A001
+    """Set options (keywords or a dict, as donfig's ``config.set``); the return value restores
+    the old values when used as a context manager."""
+    if mapping is not None:
+        options = {**dict(mapping), **options}
     for k, v in options.items():
         if k not in _values:
             raise KeyError(f"unknown zarrbolt config option {k!r}; options: {sorted(_values)}")

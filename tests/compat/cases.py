@@ -94,6 +94,24 @@ def make_cases() -> dict[str, dict]:
     # names and attributes
     cases["dims-attrs"] = {"meta": _meta((4, 6), "float32", (2, 3), [BYTES_LE], 0.0, dims=["y", None],
                                          attrs={"units": "um", "nested": {"a": [1, 2.5, None, True]}, "ünï": "çødé"})}
+    # sharding_indexed: index at the end and at the start, compressed inner chunks, nested
+    # shards, transposes inside and before the shard, non-default index codecs, edge shards
+    def shard(chunk_shape, codecs, index_codecs=None, loc="end"):
+        return {"name": "sharding_indexed", "configuration": {
+            "chunk_shape": list(chunk_shape), "codecs": codecs,
+            "index_codecs": index_codecs or [BYTES_LE, {"name": "crc32c"}], "index_location": loc}}
+
+    zstd1 = {"name": "zstd", "configuration": {"level": 1, "checksum": False}}
+    cases["shard-end-zstd"] = {"meta": _meta((40, 50), "uint16", (20, 25), [shard((10, 5), [BYTES_LE, zstd1])], 0)}
+    cases["shard-start-blosc"] = {"meta": _meta((33, 47), "float32", (16, 16), [shard((8, 4), [BYTES_LE, {"name": "blosc", "configuration": {
+        "cname": "zstd", "clevel": 3, "shuffle": "bitshuffle", "typesize": 4, "blocksize": 0}}], loc="start")], "NaN")}
+    cases["shard-index-noncrc"] = {"meta": _meta((24, 24), "int32", (12, 12), [shard((4, 6), [BYTES_BE], [BYTES_LE])], -1)}
+    cases["shard-nested"] = {"meta": _meta((32, 30), "uint8", (16, 30), [shard((8, 10), [shard((4, 5), [{"name": "bytes"}])])], 7)}
+    cases["shard-transpose-inside"] = {"meta": _meta((20, 16, 12), "uint16", (10, 8, 12), [shard((5, 4, 6), [
+        {"name": "transpose", "configuration": {"order": [2, 1, 0]}}, BYTES_LE, zstd1])], 0)}
+    cases["shard-transpose-before"] = {"meta": _meta((20, 16, 12), "int16", (10, 8, 12), [
+        {"name": "transpose", "configuration": {"order": [2, 0, 1]}}, shard((4, 5, 4), [BYTES_LE])], 0)}
+    cases["shard-gzip-crc-inner"] = {"meta": _meta((64,), "float64", (32,), [shard((8,), [BYTES_LE, {"name": "gzip", "configuration": {"level": 1}}, {"name": "crc32c"}])], "-Infinity")}
     for c in cases.values():
         c.setdefault("missing", True)
     return cases

@@ -35,6 +35,13 @@ class BoundChain:
             n = c.encoded_size(n)
         return n
 
+    def max_encoded_size(self) -> int:
+        """Upper bound of the encoded size of one chunk."""
+        n = self.chain.ab.max_encoded_size_for(self.ab_spec)
+        for c in self.chain.bb:
+            n = c.max_encoded_size(n)
+        return n
+
     def decode(self, data: bytes | bytearray | memoryview) -> np.ndarray:
         c = self.chain
         for codec, limit in zip(reversed(c.bb), reversed(self.bb_limits)):

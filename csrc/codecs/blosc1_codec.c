@@ -1,0 +1,48 @@
+/* Blosc encoding with c-blosc 1.x.  Its chunk format (version 2, 16-byte header) is the one every
+ * Zarr reader understands; c-blosc2 writes a format c-blosc 1.x readers reject (DESIGN.md), so
+ * zarrbolt writes with this library and reads with c-blosc2 (blosc2_codec.c).
+ * Only blosc_compress_ctx is used: no global context, no environment variables, one thread. */
+#include <limits.h>
+#include <string.h>
+#include <blosc.h>
+
+#include "zarrbolt/codecs.h"
+
+static const char *const KNOWN[] = {"blosclz", "lz4", "lz4hc", "zlib", "zstd", "snappy"};
+
+int zb_blosc1_known_cname(const char *cname) {
+  if (cname == NULL) return 0;
+  for (size_t i = 0; i < sizeof KNOWN / sizeof KNOWN[0]; i++)
+    if (strcmp(cname, KNOWN[i]) == 0) return 1;
+  return 0;
+}
+
+size_t zb_blosc1_max_input(void) { return (size_t)BLOSC_MAX_BUFFERSIZE; }
+
+zb_status zb_blosc1_compress(const void *src, size_t n, void *dst, size_t cap, int clevel, int shuffle,
+                             size_t typesize, const char *cname, size_t blocksize, size_t *out_n) {
+  if ((src == NULL && n) || dst == NULL || out_n == NULL) return ZB_EINVAL;
+  *out_n = 0;
+  if (!zb_blosc1_known_cname(cname)) return ZB_EINVAL;
+  if (clevel < 0 || clevel > 9 || shuffle < 0 || shuffle > 2 || typesize < 1) return ZB_EINVAL;
+  if (blocksize > (size_t)INT_MAX) return ZB_EINVAL;
+  /* blosc_compname_to_compcode is a pure lookup (no global state); -1: not compiled in. */
+  if (blosc_compname_to_compcode(cname) < 0) return ZB_EUNSUPPORTED;
+  if (n > (size_t)BLOSC_MAX_BUFFERSIZE) return ZB_EUNSUPPORTED;
+  if (cap < ZB_BLOSC_MAX_OVERHEAD) return ZB_ETOOSMALL;
+  /* The header keeps typesize in one byte; c-blosc itself falls back to 1 above 255. */
+  if (typesize > ZB_BLOSC_MAX_TYPESIZE) typesize = 1;
+  /* c-blosc cannot write to a destination larger than INT_MAX; n + 16 always suffices. */
+  size_t destsize = cap;
+  if (destsize > (size_t)INT_MAX) destsize = (size_t)INT_MAX;
+  char empty = 0;
+  int r = blosc_compress_ctx(clevel, shuffle, typesize, n, n ? src : (const void *)&empty, dst, destsize,
+                             cname, blocksize, 1);
+  if (r == 0) return ZB_ETOOSMALL; /* did not fit into cap (only possible when cap < n + 16) */
+  if (r < 0) return ZB_EINVAL;
+  *out_n = (size_t)r;
+  return ZB_OK;
+}
+
+const char *zb_blosc1_version(void) { return BLOSC_VERSION_STRING; }
+const char *zb_blosc1_compressors(void) { return blosc_list_compressors(); }

@@ -1,0 +1,161 @@
+# cython: language_level=3
+"""c-blosc 1.x encoder binding (csrc/codecs/blosc1_codec.c).
+
+zarrbolt writes Blosc chunks with c-blosc 1.x because its chunk format is the one every Zarr
+reader (numcodecs, tensorstore, zarrs) accepts; chunks are read back with c-blosc2 (``_blosc2``).
+Only ``blosc_compress_ctx`` with one internal thread is used, with the GIL released.
+"""
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS, PyBUF_WRITABLE
+from cpython.ref cimport PyObject, Py_XDECREF
+
+import operator
+
+include "status.pxi"
+
+cdef extern from "zarrbolt/codecs.h" nogil:
+    enum:
+        ZB_BLOSC_MAX_OVERHEAD
+        ZB_BLOSC_MAX_TYPESIZE
+    size_t zb_blosc1_max_input()
+    zb_status zb_blosc1_compress(const void *src, size_t n, void *dst, size_t cap, int clevel,
+                                 int shuffle, size_t typesize, const char *cname, size_t blocksize,
+                                 size_t *out_n)
+    int zb_blosc1_known_cname(const char *cname)
+    const char *zb_blosc1_version()
+    const char *zb_blosc1_compressors()
+
+cdef extern from "Python.h":
+    PyObject *_zb_bytes_new "PyBytes_FromStringAndSize" (const char *s, Py_ssize_t n) except NULL
+    char *_zb_bytes_ptr "PyBytes_AS_STRING" (PyObject *o) nogil
+    int _PyBytes_Resize(PyObject **o, Py_ssize_t n) except -1
+
+
+# ------------------------------------------------------------------------------------------
+# Buffer helpers (one copy per module: each module is self-contained)
+
+cdef int _get_in(object data, Py_buffer *view, str what) except -1:
+    if isinstance(data, str):
+        raise TypeError(f"{what}: data must be a bytes-like object, not str")
+    try:
+        PyObject_GetBuffer(data, view, PyBUF_C_CONTIGUOUS)
+    except BufferError as e:
+        raise ValueError(f"{what}: data must be a C-contiguous buffer ({e})") from None
+    except TypeError:
+        raise TypeError(f"{what}: data must support the buffer protocol, "
+                        f"not {type(data).__name__}") from None
+    return 0
+
+
+cdef int _get_out(object out, Py_buffer *view, str what) except -1:
+    try:
+        PyObject_GetBuffer(out, view, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE)
+    except BufferError as e:
+        raise ValueError(f"{what}: out must be a writable C-contiguous buffer ({e})") from None
+    except TypeError:
+        raise TypeError(f"{what}: out must support the buffer protocol, "
+                        f"not {type(out).__name__}") from None
+    return 0
+
+
+cdef Py_ssize_t _size_arg(object v, str what, str name) except -1:
+    if isinstance(v, bool):
+        raise TypeError(f"{what}: {name} must be an int, not bool")
+    try:
+        n = operator.index(v)
+    except TypeError:
+        raise TypeError(f"{what}: {name} must be an int, not {type(v).__name__}") from None
+    if n < 0:
+        raise ValueError(f"{what}: {name} must be >= 0, got {n}")
+    if n > <object>(<Py_ssize_t>((<size_t>-1) >> 1)):
+        raise ValueError(f"{what}: {name} is too large ({n})")
+    return <Py_ssize_t>n
+
+
+cdef int _int_arg(object v, str what, str name, long lo, long hi) except? -1:
+    if isinstance(v, bool):
+        raise TypeError(f"{what}: {name} must be an int, not bool")
+    try:
+        n = operator.index(v)
+    except TypeError:
+        raise TypeError(f"{what}: {name} must be an int, not {type(v).__name__}") from None
+    if n < lo or n > hi:
+        raise ValueError(f"{what}: {name} must be in [{lo}, {hi}], got {n}")
+    return <int>n
+
+
+cdef object _finish(PyObject **raw, size_t n):
+    """Shrink the owned bytes object *raw to n bytes and return it (the reference is moved)."""
+    cdef PyObject *p
+    if _PyBytes_Resize(raw, <Py_ssize_t>n) < 0:  # frees *raw on failure
+        raw[0] = NULL
+        return None  # unreachable: except -1 propagates
+    p = raw[0]
+    raw[0] = NULL
+    res = <object>p
+    Py_XDECREF(p)
+    return res
+
+
+
+_KNOWN = ("blosclz", "lz4", "lz4hc", "zlib", "zstd", "snappy")
+_COMPILED = tuple(s for s in zb_blosc1_compressors().decode().split(",") if s)
+
+
+def compress(data, typesize, clevel, shuffle, cname, blocksize=0):
+    """c-blosc 1.x chunk of ``data``.
+
+    ``typesize`` >= 1 (values above 255 are written as 1: the header stores it in one byte and
+    c-blosc falls back the same way; shuffling then works byte by byte), ``clevel`` 0..9,
+    ``shuffle`` 0 (none), 1 (byte) or 2 (bit), ``cname`` one of blosclz, lz4, lz4hc, zlib, zstd,
+    snappy (CodecError if this build lacks it), ``blocksize`` 0 (automatic) or a size in bytes.
+    """
+    cdef Py_ssize_t ts = _size_arg(typesize, "blosc compress", "typesize")
+    cdef int lvl = _int_arg(clevel, "blosc compress", "clevel", 0, 9)
+    cdef int shuf = _int_arg(shuffle, "blosc compress", "shuffle", 0, 2)
+    cdef Py_ssize_t bs = _size_arg(blocksize, "blosc compress", "blocksize")
+    cdef Py_buffer view
+    cdef PyObject *raw = NULL
+    cdef size_t cap, written = 0
+    cdef int st
+    cdef bytes bname
+    cdef const char *cn
+    if ts < 1:
+        raise ValueError(f"blosc compress: typesize must be >= 1, got {typesize}")
+    if bs > 2**31 - 1:
+        raise ValueError(f"blosc compress: blocksize must be < 2**31, got {blocksize}")
+    if not isinstance(cname, str) or cname not in _KNOWN:
+        raise ValueError(f"blosc compress: cname must be one of {list(_KNOWN)}, got {cname!r}")
+    if cname not in _COMPILED:
+        raise _zb_errors.CodecError(
+            f"blosc compress: compressor {cname!r} is not compiled into this c-blosc build "
+            f"(available: {list(_COMPILED)})")
+    bname = cname.encode()
+    cn = bname
+    _get_in(data, &view, "blosc compress")
+    try:
+        if <size_t>view.len > zb_blosc1_max_input():
+            raise _zb_errors.CodecError(
+                f"blosc compress: input of {view.len} bytes exceeds c-blosc's limit of "
+                f"{zb_blosc1_max_input()} bytes")
+        cap = <size_t>view.len + ZB_BLOSC_MAX_OVERHEAD
+        raw = _zb_bytes_new(NULL, <Py_ssize_t>cap)
+        with nogil:
+            st = zb_blosc1_compress(view.buf, <size_t>view.len, _zb_bytes_ptr(raw), cap, lvl, shuf,
+                                    <size_t>ts, cn, <size_t>bs, &written)
+        if st == ZB_ETOOSMALL or st == ZB_EINVAL:
+            raise _zb_errors.CodecError(f"blosc compress: c-blosc failed ({zb_status_message(st).decode()})")
+        zb_raise(st, "blosc compress")
+        return _finish(&raw, written)
+    finally:
+        Py_XDECREF(raw)
+        PyBuffer_Release(&view)
+
+
+def library_version():
+    """The c-blosc 1.x version string."""
+    return zb_blosc1_version().decode()
+
+
+def compressors():
+    """The compressor names compiled into c-blosc 1.x."""
+    return list(_COMPILED)

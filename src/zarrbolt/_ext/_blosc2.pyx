@@ -1,0 +1,212 @@
+# cython: language_level=3
+"""c-blosc2 decoder binding (csrc/codecs/blosc2_codec.c).
+
+c-blosc2 decodes the c-blosc 1.x chunks that Zarr's ``blosc`` codec stores.  Headers are parsed
+and checked against the buffer before anything is allocated; only c-blosc2's context API with one
+thread is used, with the GIL released.  Chunks in c-blosc2's own extended format are refused
+(CodecError): they are not the Zarr blosc format and can name dynamically loaded plugins.
+"""
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS, PyBUF_WRITABLE
+from cpython.ref cimport PyObject, Py_XDECREF
+from libc.stdint cimport int64_t
+
+import operator
+
+include "status.pxi"
+
+cdef extern from "zarrbolt/codecs.h" nogil:
+    zb_status zb_blosc2_cbuffer_sizes(const void *src, size_t n, size_t *nbytes, size_t *cbytes,
+                                      size_t *blocksize, size_t *typesize)
+    zb_status zb_blosc2_decompress(const void *src, size_t n, void *dst, size_t cap, size_t *out_n)
+    zb_status zb_blosc2_getitem(const void *src, size_t n, int64_t start, int64_t nitems, void *dst,
+                                size_t cap, size_t *out_n)
+    void zb_blosc2_global_init()
+    const char *zb_blosc2_version()
+
+cdef extern from "Python.h":
+    PyObject *_zb_bytes_new "PyBytes_FromStringAndSize" (const char *s, Py_ssize_t n) except NULL
+    char *_zb_bytes_ptr "PyBytes_AS_STRING" (PyObject *o) nogil
+    int _PyBytes_Resize(PyObject **o, Py_ssize_t n) except -1
+
+
+# ------------------------------------------------------------------------------------------
+# Buffer helpers (one copy per module: each module is self-contained)
+
+cdef int _get_in(object data, Py_buffer *view, str what) except -1:
+    if isinstance(data, str):
+        raise TypeError(f"{what}: data must be a bytes-like object, not str")
+    try:
+        PyObject_GetBuffer(data, view, PyBUF_C_CONTIGUOUS)
+    except BufferError as e:
+        raise ValueError(f"{what}: data must be a C-contiguous buffer ({e})") from None
+    except TypeError:
+        raise TypeError(f"{what}: data must support the buffer protocol, "
+                        f"not {type(data).__name__}") from None
+    return 0
+
+
+cdef int _get_out(object out, Py_buffer *view, str what) except -1:
+    try:
+        PyObject_GetBuffer(out, view, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE)
+    except BufferError as e:
+        raise ValueError(f"{what}: out must be a writable C-contiguous buffer ({e})") from None
+    except TypeError:
+        raise TypeError(f"{what}: out must support the buffer protocol, "
+                        f"not {type(out).__name__}") from None
+    return 0
+
+
+cdef Py_ssize_t _size_arg(object v, str what, str name) except -1:
+    if isinstance(v, bool):
+        raise TypeError(f"{what}: {name} must be an int, not bool")
+    try:
+        n = operator.index(v)
+    except TypeError:
+        raise TypeError(f"{what}: {name} must be an int, not {type(v).__name__}") from None
+    if n < 0:
+        raise ValueError(f"{what}: {name} must be >= 0, got {n}")
+    if n > <object>(<Py_ssize_t>((<size_t>-1) >> 1)):
+        raise ValueError(f"{what}: {name} is too large ({n})")
+    return <Py_ssize_t>n
+
+
+cdef int _int_arg(object v, str what, str name, long lo, long hi) except? -1:
+    if isinstance(v, bool):
+        raise TypeError(f"{what}: {name} must be an int, not bool")
+    try:
+        n = operator.index(v)
+    except TypeError:
+        raise TypeError(f"{what}: {name} must be an int, not {type(v).__name__}") from None
+    if n < lo or n > hi:
+        raise ValueError(f"{what}: {name} must be in [{lo}, {hi}], got {n}")
+    return <int>n
+
+
+cdef object _finish(PyObject **raw, size_t n):
+    """Shrink the owned bytes object *raw to n bytes and return it (the reference is moved)."""
+    cdef PyObject *p
+    if _PyBytes_Resize(raw, <Py_ssize_t>n) < 0:  # frees *raw on failure
+        raw[0] = NULL
+        return None  # unreachable: except -1 propagates
+    p = raw[0]
+    raw[0] = NULL
+    res = <object>p
+    Py_XDECREF(p)
+    return res
+
+
+
+zb_blosc2_global_init()
+
+
+cdef int _raise_header(int st, str what) except -1:
+    if st == ZB_EUNSUPPORTED:
+        raise _zb_errors.CodecError(
+            f"{what}: chunk uses c-blosc2's extended header, which is not the Zarr blosc format")
+    if st == ZB_ETOOSMALL:
+        raise _zb_errors.CorruptChunkError(f"{what}: blosc chunk truncated (header or data missing)")
+    return zb_raise(st, what)
+
+
+def cbuffer_sizes(data):
+    """``(nbytes, cbytes, blocksize)`` from the chunk header, checked against ``len(data)``."""
+    cdef Py_buffer view
+    cdef size_t nb = 0, cb = 0, bs = 0, ts = 0
+    cdef int st
+    _get_in(data, &view, "blosc cbuffer_sizes")
+    try:
+        st = zb_blosc2_cbuffer_sizes(view.buf, <size_t>view.len, &nb, &cb, &bs, &ts)
+        _raise_header(st, "blosc cbuffer_sizes")
+        return (nb, cb, bs)
+    finally:
+        PyBuffer_Release(&view)
+
+
+def decompress(data, expected_nbytes):
+    """Decode a whole chunk whose header must declare exactly ``expected_nbytes`` bytes."""
+    cdef Py_ssize_t exp = _size_arg(expected_nbytes, "blosc decompress", "expected_nbytes")
+    cdef Py_buffer view
+    cdef PyObject *raw = NULL
+    cdef size_t nb = 0, cb = 0, bs = 0, ts = 0, written = 0
+    cdef int st
+    _get_in(data, &view, "blosc decompress")
+    try:
+        st = zb_blosc2_cbuffer_sizes(view.buf, <size_t>view.len, &nb, &cb, &bs, &ts)
+        _raise_header(st, "blosc decompress")
+        if nb != <size_t>exp:
+            raise _zb_errors.CorruptChunkError(
+                f"blosc decompress: header declares {nb} decoded bytes, {exp} expected")
+        raw = _zb_bytes_new(NULL, exp)
+        with nogil:
+            st = zb_blosc2_decompress(view.buf, <size_t>view.len, _zb_bytes_ptr(raw), <size_t>exp,
+                                      &written)
+        _raise_header(st, "blosc decompress")
+        return _finish(&raw, written)
+    finally:
+        Py_XDECREF(raw)
+        PyBuffer_Release(&view)
+
+
+def decompress_into(data, out):
+    """Decode a whole chunk into the writable buffer ``out``; return the bytes written.  A chunk
+    declaring more bytes than ``len(out)`` raises CorruptChunkError."""
+    cdef Py_buffer view, oview
+    cdef size_t nb = 0, cb = 0, bs = 0, ts = 0, written = 0
+    cdef int st
+    _get_in(data, &view, "blosc decompress_into")
+    try:
+        _get_out(out, &oview, "blosc decompress_into")
+        try:
+            st = zb_blosc2_cbuffer_sizes(view.buf, <size_t>view.len, &nb, &cb, &bs, &ts)
+            _raise_header(st, "blosc decompress_into")
+            if nb > <size_t>oview.len:
+                raise _zb_errors.CorruptChunkError(
+                    f"blosc decompress_into: header declares {nb} decoded bytes, "
+                    f"out holds {oview.len}")
+            with nogil:
+                st = zb_blosc2_decompress(view.buf, <size_t>view.len, oview.buf, <size_t>oview.len,
+                                          &written)
+            _raise_header(st, "blosc decompress_into")
+            return written
+        finally:
+            PyBuffer_Release(&oview)
+    finally:
+        PyBuffer_Release(&view)
+
+
+def getitem(data, start, nitems, out):
+    """Decode items ``[start, start + nitems)`` (items of the header's typesize) into ``out``;
+    return the bytes written.  Only the blocks holding those items are decompressed."""
+    cdef Py_ssize_t s = _size_arg(start, "blosc getitem", "start")
+    cdef Py_ssize_t k = _size_arg(nitems, "blosc getitem", "nitems")
+    cdef Py_buffer view, oview
+    cdef size_t nb = 0, cb = 0, bs = 0, ts = 0, written = 0
+    cdef int st
+    _get_in(data, &view, "blosc getitem")
+    try:
+        _get_out(out, &oview, "blosc getitem")
+        try:
+            st = zb_blosc2_cbuffer_sizes(view.buf, <size_t>view.len, &nb, &cb, &bs, &ts)
+            _raise_header(st, "blosc getitem")
+            if ts == 0:
+                raise _zb_errors.CorruptChunkError("blosc getitem: header typesize is 0")
+            if <size_t>s > nb // ts or <size_t>k > nb // ts - <size_t>s:
+                raise ValueError(f"blosc getitem: items [{s}, {s + k}) out of range "
+                                 f"(the chunk holds {nb // ts} items of {ts} bytes)")
+            if <size_t>oview.len < <size_t>k * ts:
+                raise ValueError(f"blosc getitem: out holds {oview.len} bytes, "
+                                 f"{k * ts} needed")
+            with nogil:
+                st = zb_blosc2_getitem(view.buf, <size_t>view.len, s, k, oview.buf,
+                                       <size_t>oview.len, &written)
+            _raise_header(st, "blosc getitem")
+            return written
+        finally:
+            PyBuffer_Release(&oview)
+    finally:
+        PyBuffer_Release(&view)
+
+
+def library_version():
+    """The c-blosc2 version string."""
+    return zb_blosc2_version().decode()

@@ -1,0 +1,328 @@
+"""The ``sharding_indexed`` codec (array -> bytes): many inner chunks in one stored object.
+
+A shard is the inner chunks' encoded bytes followed (``index_location="end"``) or preceded
+(``"start"``) by an index of ``(offset, nbytes)`` uint64 pairs, one per inner chunk in C order,
+encoded with the fixed-size ``index_codecs``.  Empty inner chunks (all fill value) are stored as
+the pair ``(2^64-1, 2^64-1)`` and take no space.
+
+Besides whole-shard ``encode``/``decode`` this module plans partial reads (:meth:`ShardingCodec.
+read_inner_chunks`): fetch the index with one prefix/suffix byte-range request, then only the
+inner chunks a selection touches, adjacent ranges coalesced.  Index validation runs in C
+(:func:`zarrbolt.kernels.parse_shard_index`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from .. import kernels
+from ..errors import CodecError, CorruptChunkError, MetadataError
+from .abc import ArrayToBytesCodec, ChunkSpec, Codec
+from .registry import parse_codecs, register_codec
+from ._util import config_dict
+
+EMPTY = 2**64 - 1
+_U64 = None  # DataType("uint64"), resolved lazily (metadata imports codecs)
+# Gaps between wanted inner chunks up to this many bytes are read rather than split into
+# separate requests (one larger read is cheaper than two round trips on every store).
+COALESCE_GAP = 1 << 16
+
+
+def _u64() -> Any:
+    global _U64
+    if _U64 is None:
+        from ..metadata.dtypes import DataType
+
+        _U64 = DataType("uint64")
+    return _U64
+
+
+@dataclass(frozen=True)
+class ShardLayout:
+    """Everything about a shard that depends only on the shard's chunk spec."""
+
+    shard_shape: tuple[int, ...]
+    chunk_shape: tuple[int, ...]
+    chunks_per_shard: tuple[int, ...]
+    n: int
+    inner: Any  # BoundChain of the inner codecs
+    index: Any  # BoundChain of the index codecs
+    index_nbytes: int
+    # The recommended index codecs [bytes(little), crc32c] / [bytes(little)] are parsed by the
+    # C kernel directly (None: decode through the index chain, then validate in C).
+    fast_index_crc: bool | None
+
+
+@register_codec
+class ShardingCodec(ArrayToBytesCodec):
+    name = "sharding_indexed"
+
+    def __init__(
+        self,
+        chunk_shape: Sequence[int],
+        codecs: Iterable[Any] = ({"name": "bytes", "configuration": {"endian": "little"}},),
+        index_codecs: Iterable[Any] = (
+            {"name": "bytes", "configuration": {"endian": "little"}},
+            {"name": "crc32c"},
+        ),
+        index_location: str = "end",
+    ):
+        from ..pipeline.chain import CodecChain
+
+        if isinstance(chunk_shape, (str, bytes)) or not isinstance(chunk_shape, Sequence):
+            raise MetadataError(f"sharding_indexed: chunk_shape must be an array of integers, got {chunk_shape!r}")
+        cs = []
+        for c in chunk_shape:
+            if isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, np.integer)) or c < 1:
+                raise MetadataError(f"sharding_indexed: chunk_shape must hold positive integers, got {list(chunk_shape)!r}")
+            cs.append(int(c))
+        self.chunk_shape = tuple(cs)
+        if index_location not in ("start", "end"):
+            raise MetadataError(f"sharding_indexed: index_location must be 'start' or 'end', got {index_location!r}")
+        self.index_location = index_location
+        self.codecs = tuple(parse_codecs(list(codecs)))
+        self.index_codecs = tuple(parse_codecs(list(index_codecs)))
+        self.inner_chain = CodecChain(self.codecs)
+        self.index_chain = CodecChain(self.index_codecs)
+        self._layout: Callable[[ChunkSpec], ShardLayout] = lru_cache(maxsize=16)(self._make_layout)
+
+    # ------------------------------------------------------------------ JSON
+    @classmethod
+    def from_json(cls, configuration: Any) -> ShardingCodec:
+        conf = config_dict(configuration, "sharding_indexed", {"chunk_shape", "codecs", "index_codecs", "index_location"})
+        for k in ("chunk_shape", "codecs", "index_codecs"):
+            if k not in conf:
+                raise MetadataError(f"sharding_indexed: {k!r} is required")
+        for k in ("codecs", "index_codecs"):
+            if not isinstance(conf[k], list):
+                raise MetadataError(f"sharding_indexed: {k!r} must be an array of codecs")
+        if not isinstance(conf["chunk_shape"], list):
+            raise MetadataError("sharding_indexed: chunk_shape must be an array of integers")
+        return cls(conf["chunk_shape"], conf["codecs"], conf["index_codecs"], conf.get("index_location", "end"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": "sharding_indexed",
+            "configuration": {
+                "chunk_shape": list(self.chunk_shape),
+                "codecs": [c.to_json() for c in self.codecs],
+                "index_codecs": [c.to_json() for c in self.index_codecs],
+                "index_location": self.index_location,
+            },
+        }
+
+    # ------------------------------------------------------------------ layout
+    def _make_layout(self, spec: ChunkSpec) -> ShardLayout:
+        shape = tuple(spec.shape)
+        if len(shape) != len(self.chunk_shape):
+            raise MetadataError(
+                f"sharding_indexed: inner chunk_shape {list(self.chunk_shape)} has {len(self.chunk_shape)} dimensions, "
+                f"the shard shape {list(shape)} has {len(shape)}"
+            )
+        for s, c in zip(shape, self.chunk_shape):
+            if s % c:
+                raise MetadataError(
+                    f"sharding_indexed: inner chunk_shape {list(self.chunk_shape)} does not evenly divide the shard shape {list(shape)}"
+                )
+        cps = tuple(s // c for s, c in zip(shape, self.chunk_shape))
+        n = math.prod(cps)
+        inner = self.inner_chain.bind(ChunkSpec(self.chunk_shape, spec.dtype, spec.fill_value))
+        index = self.index_chain.bind(ChunkSpec(cps + (2,), _u64(), np.uint64(EMPTY)))
+        index_nbytes = index.encoded_size()
+        if index_nbytes is None:
+            raise MetadataError(
+                "sharding_indexed: index_codecs must produce a fixed-size encoding (no compression codecs), got "
+                f"{[c.name for c in self.index_codecs]}"
+            )
+        fast: bool | None = None
+        names = [c.to_json() for c in self.index_codecs]
+        little = {"name": "bytes", "configuration": {"endian": "little"}}
+        if names == [little, {"name": "crc32c"}]:
+            fast = True
+        elif names == [little]:
+            fast = False
+        return ShardLayout(shape, self.chunk_shape, cps, n, inner, index, index_nbytes, fast)
+
+    def layout(self, spec: ChunkSpec) -> ShardLayout:
+        return self._layout(spec)
+
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+        self._layout(spec)
+        return spec
+
+    def max_encoded_size_for(self, spec: ChunkSpec) -> int:
+        lay = self._layout(spec)
+        return lay.n * lay.inner.max_encoded_size() + lay.index_nbytes
+
+    # ------------------------------------------------------------------ index
+    def index_range(self, lay: ShardLayout) -> tuple[str, int]:
+        """``("suffix"|"prefix", nbytes)``: where the index is in a shard."""
+        return ("suffix" if self.index_location == "end" else "prefix", lay.index_nbytes)
+
+    def decode_index(self, raw: Any, lay: ShardLayout, shard_nbytes: int, key: str = "") -> tuple[np.ndarray, np.ndarray]:
+        """Flat ``(offsets, nbytes)`` uint64 arrays of the inner chunks, validated against the shard size."""
+        where = f"shard {key!r}" if key else "shard"
+        if len(raw) != lay.index_nbytes:
+            raise CorruptChunkError(f"{where}: index has {len(raw)} bytes, expected {lay.index_nbytes}")
+        try:
+            if lay.fast_index_crc is not None:
+                offs, nb = kernels.parse_shard_index(
+                    raw, (lay.n,), shard_nbytes=shard_nbytes, index_location=self.index_location,
+                    checksum=lay.fast_index_crc,
+                )
+                return offs, nb
+            pairs = lay.index.decode(raw)
+            from .._ext import _shard
+
+            if self.index_location == "end":
+                begin, end = 0, shard_nbytes - lay.index_nbytes
+            else:
+                begin, end = lay.index_nbytes, shard_nbytes
+            pairs = _shard.validate_pairs(np.ascontiguousarray(pairs).reshape(-1, 2), begin, end)
+            pairs = np.asarray(pairs, dtype=np.uint64).reshape(-1, 2)
+            return np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
+        except CodecError as e:
+            raise type(e)(f"{where}: {e}") from None
+
+    def split_shard(self, data: Any, lay: ShardLayout, key: str = "") -> tuple[memoryview, np.ndarray, np.ndarray]:
+        mv = memoryview(data).cast("B") if not isinstance(data, memoryview) or data.format != "B" else data
+        total = len(mv)
+        if total < lay.index_nbytes:
+            raise CorruptChunkError(
+                f"shard {key!r}: {total} bytes is smaller than its {lay.index_nbytes}-byte index"
+            )
+        raw = mv[total - lay.index_nbytes:] if self.index_location == "end" else mv[: lay.index_nbytes]
+        offs, nb = self.decode_index(raw, lay, total, key)
+        return mv, offs, nb
+
+    # ------------------------------------------------------------------ whole-shard decode/encode
+    def inner_region(self, lay: ShardLayout, flat: int) -> tuple[slice, ...]:
+        coords = np.unravel_index(flat, lay.chunks_per_shard) if lay.chunks_per_shard else ()
+        return tuple(slice(int(c) * s, (int(c) + 1) * s) for c, s in zip(coords, lay.chunk_shape))
+
+    def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
+        lay = self._layout(spec)
+        mv, offs, nb = self.split_shard(data, lay)
+        out = np.empty(spec.shape, dtype=spec.dtype.numpy_dtype)
+        inner = lay.inner
+        fill = spec.fill_value
+        for i in range(lay.n):
+            region = self.inner_region(lay, i)
+            o = int(offs[i])
+            if o == EMPTY:
+                out[region] = fill
+                continue
+            out[region] = inner.decode(mv[o: o + int(nb[i])])
+        return out
+
+    def encode(self, array: np.ndarray, spec: ChunkSpec) -> bytes:
+        enc = self.encode_shard(array, spec)
+        if enc is None:  # every inner chunk is empty: the shard is just its index
+            lay = self._layout(spec)
+            empty = np.full(lay.chunks_per_shard + (2,), EMPTY, dtype=np.uint64)
+            return bytes(memoryview(lay.index.encode(empty)).cast("B"))
+        return enc
+
+    def encode_shard(
+        self,
+        array: np.ndarray,
+        spec: ChunkSpec,
+        *,
+        reuse: tuple[memoryview, np.ndarray, np.ndarray] | None = None,
+        touched: np.ndarray | None = None,
+        is_fill: Callable[[np.ndarray], bool] | None = None,
+    ) -> bytes | None:
+        """Encode a whole shard.  Inner chunks equal to the fill value become empty entries;
+        returns None when all of them are empty (the caller deletes the shard).
+
+        With ``reuse=(shard_bytes, offsets, nbytes)`` and a boolean ``touched`` mask (flat, one
+        per inner chunk), untouched inner chunks copy their existing encoded bytes instead of
+        being re-encoded (partial writes)."""
+        lay = self._layout(spec)
+        inner = lay.inner
+        if is_fill is None:
+            fill_bits = np.asarray(spec.fill_value, dtype=spec.dtype.numpy_dtype).tobytes()
+            is_fill = _fill_checker(spec.dtype.numpy_dtype, fill_bits)
+        pieces: list[Any] = []
+        offsets = np.full(lay.n, EMPTY, dtype=np.uint64)
+        nbytes = np.full(lay.n, EMPTY, dtype=np.uint64)
+        pos = lay.index_nbytes if self.index_location == "start" else 0
+        for i in range(lay.n):
+            if reuse is not None and touched is not None and not touched[i]:
+                o = int(reuse[1][i])
+                if o == EMPTY:
+                    continue
+                enc: Any = reuse[0][o: o + int(reuse[2][i])]
+            else:
+                chunk = array[self.inner_region(lay, i)]
+                if is_fill(chunk):
+                    continue
+                enc = inner.encode(np.ascontiguousarray(chunk))
+            size = len(memoryview(enc).cast("B")) if not isinstance(enc, (bytes, bytearray)) else len(enc)
+            offsets[i] = pos
+            nbytes[i] = size
+            pos += size
+            pieces.append(enc)
+        if not pieces:
+            return None
+        index = np.stack([offsets, nbytes], axis=1).reshape(lay.chunks_per_shard + (2,))
+        raw_index = lay.index.encode(index)
+        if self.index_location == "start":
+            pieces.insert(0, raw_index)
+        else:
+            pieces.append(raw_index)
+        return b"".join(pieces)
+
+    def touched_inner_chunks(self, lay: ShardLayout, selection: Any) -> np.ndarray:
+        """Flat boolean mask of the inner chunks that ``selection`` (within the shard) touches."""
+        mask = np.zeros(lay.shard_shape, dtype=bool)
+        mask[selection] = True
+        shp: list[int] = []
+        for n, c in zip(lay.chunks_per_shard, lay.chunk_shape):
+            shp += [n, c]
+        axes = tuple(range(1, 2 * len(lay.chunk_shape), 2))
+        return mask.reshape(shp).any(axis=axes).reshape(-1) if axes else mask.reshape(1)
+
+    def update_shard(
+        self, data: Any, spec: ChunkSpec, selection: Any, value: Any, key: str, is_fill: Callable[[np.ndarray], bool]
+    ) -> bytes | None:
+        """Read-modify-write of part of an existing shard: decode only the touched inner chunks,
+        apply ``value`` at ``selection``, re-encode them, and copy the untouched ones' bytes."""
+        lay = self._layout(spec)
+        mv, offs, nb = self.split_shard(data, lay, key)
+        touched = self.touched_inner_chunks(lay, selection)
+        shard = np.empty(lay.shard_shape, dtype=spec.dtype.numpy_dtype)
+        for i in np.flatnonzero(touched):
+            region = self.inner_region(lay, int(i))
+            o = int(offs[i])
+            if o == EMPTY:
+                shard[region] = spec.fill_value
+            else:
+                try:
+                    shard[region] = lay.inner.decode(mv[o: o + int(nb[i])])
+                except (CodecError, MetadataError) as e:
+                    raise type(e)(f"shard {key!r}, inner chunk {int(i)}: {e}") from e
+        shard[selection] = value
+        return self.encode_shard(shard, spec, reuse=(mv, offs, nb), touched=touched, is_fill=is_fill)
+
+
+def _fill_checker(dtype: np.dtype, fill_bits: bytes) -> Callable[[np.ndarray], bool]:
+    itemsize = dtype.itemsize
+
+    def check(chunk: np.ndarray) -> bool:
+        flat = np.ascontiguousarray(chunk).reshape(-1)
+        if flat.size == 0:
+            return True
+        if itemsize in (1, 2, 4, 8):
+            u = flat.view(f"u{itemsize}")
+            return bool((u == np.frombuffer(fill_bits, dtype=u.dtype)[0]).all())
+        raw = flat.view(np.uint8).reshape(-1, itemsize)
+        return bool((raw == np.frombuffer(fill_bits, dtype=np.uint8)).all())
+
+    return check
+
