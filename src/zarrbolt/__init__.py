@@ -13,34 +13,29 @@ from __future__ import annotations
 from . import config, errors
 from ._version import __version__
 
-# Public names resolve lazily (PEP 562): importing a submodule such as zarrbolt.kernels does not
-# pull in the whole library, and `import zarrbolt` stays cheap.
-_LAZY = {
-    **{n: "api" for n in (
-        "array", "create", "create_array", "create_group", "empty", "full", "group", "load", "ones",
-        "open", "open_array", "open_consolidated", "open_group", "save_array", "zeros")},
-    "Array": "array",
-    "Group": "group",
-    "LocalStore": "storage",
-    "MemoryStore": "storage",
-    "Store": "storage",
-}
+from .api import (
+    array,
+    create,
+    create_array,
+    create_group,
+    empty,
+    full,
+    group,
+    load,
+    ones,
+    open,
+    open_array,
+    open_consolidated,
+    open_group,
+    save_array,
+    zeros,
+)
+from .array import Array
+from .group import Group
+from .storage import LocalStore, MemoryStore, Store
 
-
-def __getattr__(name: str):
-    mod = _LAZY.get(name)
-    if mod is None:
-        raise AttributeError(f"module 'zarrbolt' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f".{mod}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
-
+# `from .array import Array` binds the submodule zarrbolt.array; the function wins the name.
+from .api import array  # noqa: E402,F811
 
 __all__ = [
     "Array",

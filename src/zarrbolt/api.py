@@ -122,6 +122,15 @@ def _as_codec_list(obj: Any, what: str) -> list[Codec]:
         raise MetadataError(f"{what} must be a codec, a codec JSON object or a list of them, got {obj!r}")
     out = []
     for o in obj:
+        if isinstance(o, dict) and o.get("name") == "blosc" and "typesize" not in (o.get("configuration") or {}):
+            # users may leave blosc's typesize out; it is filled in from the data type and recorded
+            from .codecs.compressors import BloscCodec
+
+            conf = o.get("configuration") or {}
+            if not isinstance(conf, dict) or set(conf) - {"cname", "clevel", "shuffle", "blocksize"}:
+                raise MetadataError(f"invalid blosc configuration {conf!r}")
+            out.append(BloscCodec(**conf))
+            continue
         c = parse_codec(o)
         if c is not None:
             out.append(c)

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from . import config
+from . import config, kernels
 from .codecs.abc import ChunkSpec
 from .errors import (
     ArrayNotFoundError,
@@ -141,6 +141,13 @@ class Array:
         self._fill_bits = np.asarray(self._fill, dtype=self._dtype).tobytes()
         self._key_prefix = f"{self._path}/" if self._path else ""
         self._encode_key = metadata.chunk_key_encoding.encode_chunk_key
+        from .codecs.sharding import ShardingCodec
+
+        ab = self._chain.ab
+        self._sharding = ab if isinstance(ab, ShardingCodec) else None
+        # Partial reads/writes of shards need the shard to be the array->bytes input directly.
+        self._shard_direct = self._sharding is not None and not self._chain.aa and not self._chain.bb
+        self._shard_layout = self._sharding.layout(self._bound.ab_spec) if self._sharding is not None else None
 
     def _write_metadata(self, metadata: ArrayMetadata) -> None:
         self._check_writable()
@@ -190,11 +197,15 @@ class Array:
 
     @property
     def chunks(self) -> tuple[int, ...]:
+        """The chunk shape users read and write by: the inner chunk shape for sharded arrays."""
+        if self._sharding is not None and not self._chain.aa:
+            return self._sharding.chunk_shape
         return self._chunk_shape
 
     @property
     def shards(self) -> tuple[int, ...] | None:
-        return None
+        """The shard shape (the stored object's shape) of a sharded array, else None."""
+        return self._chunk_shape if self._sharding is not None else None
 
     @property
     def cdata_shape(self) -> tuple[int, ...]:
@@ -320,7 +331,10 @@ class Array:
                 yield key
 
     # ------------------------------------------------------------------ reading
-    def _read(self, indexer: Any) -> np.ndarray:
+    def _read(self, make_indexer: Any) -> np.ndarray:
+        if self._shard_direct:
+            return self._read_sharded(make_indexer)
+        indexer = make_indexer(self._chunk_shape)
         out = np.empty(indexer.shape, dtype=self._dtype)
         projections = list(indexer)
         if not projections:
@@ -342,21 +356,119 @@ class Array:
         run_batches(work, projections, cost=chunk_nbytes * len(projections))
         return out
 
+    def _read_sharded(self, make_indexer: Any) -> np.ndarray:  # noqa: C901
+        """Read through the inner chunk grid: per shard, fetch the index, then only the inner
+        chunks the selection touches (one request per run of adjacent chunks), or the whole shard
+        in one request when every inner chunk is needed."""
+        from .codecs.sharding import COALESCE_GAP, EMPTY
+
+        codec = self._sharding
+        lay = self._shard_layout
+        inner_shape = lay.chunk_shape
+        cps = lay.chunks_per_shard
+        indexer = make_indexer(inner_shape)
+        out = np.empty(indexer.shape, dtype=self._dtype)
+        groups: dict[tuple[int, ...], list[tuple[int, ChunkProjection]]] = {}
+        strides = [1] * len(cps)
+        for d in range(len(cps) - 2, -1, -1):
+            strides[d] = strides[d + 1] * cps[d + 1]
+        for p in indexer:
+            sc = tuple(c // n for c, n in zip(p.chunk_coords, cps))
+            flat = sum((c % n) * st for c, n, st in zip(p.chunk_coords, cps, strides))
+            groups.setdefault(sc, []).append((flat, p))
+        if not groups:
+            return out
+        threads = config.get("threads")
+        items: list[tuple[tuple[int, ...], list[tuple[int, ChunkProjection]], bool]] = []
+        # Few shards but many inner chunks: split shards so every thread decodes (each part
+        # fetches the small index itself).  Small reads stay whole: one index and coalesced ranges.
+        split = threads > 1 and len(groups) < threads and lay.inner.spec.nbytes * sum(len(e) for e in groups.values()) >= (8 << 20)
+        for sc, entries in groups.items():
+            whole = len(entries) == lay.n
+            if split and len(entries) >= 2 * threads:
+                k = threads
+                for i in range(k):
+                    part = entries[len(entries) * i // k: len(entries) * (i + 1) // k]
+                    items.append((sc, part, False))
+            else:
+                items.append((sc, entries, whole))
+        store = self._store
+        fill = self._fill
+        inner = lay.inner
+        kind, index_nbytes = codec.index_range(lay)
+
+        def decode_one(key: str, flat: int, p: ChunkProjection, data: Any) -> None:
+            try:
+                chunk = inner.decode(data)
+            except (CodecError, MetadataError) as e:
+                raise type(e)(f"shard {key!r}, inner chunk {flat}: {e}") from e
+            except (ValueError, TypeError) as e:
+                raise CorruptChunkError(f"shard {key!r}, inner chunk {flat}: {e}") from e
+            out[p.out_selection] = chunk[p.chunk_selection]
+
+        def work(batch) -> None:
+            for sc, entries, whole in batch:
+                key = self._chunk_key(sc)
+                if whole:
+                    data = store.get(key)
+                    if data is None:
+                        for _, p in entries:
+                            out[p.out_selection] = fill
+                        continue
+                    mv, offs, nb = codec.split_shard(data, lay, key)
+                    for flat, p in entries:
+                        o = int(offs[flat])
+                        if o == EMPTY:
+                            out[p.out_selection] = fill
+                        else:
+                            decode_one(key, flat, p, mv[o: o + int(nb[flat])])
+                    continue
+                total = store.getsize(key) if store.exists(key) else None
+                if total is None:
+                    for _, p in entries:
+                        out[p.out_selection] = fill
+                    continue
+                if total < index_nbytes:
+                    raise CorruptChunkError(f"shard {key!r}: {total} bytes is smaller than its {index_nbytes}-byte index")
+                rng = (total - index_nbytes, total) if kind == "suffix" else (0, index_nbytes)
+                raw_index = store.get(key, rng)
+                if raw_index is None or len(raw_index) != index_nbytes:
+                    raise CorruptChunkError(f"shard {key!r} changed or was truncated while being read")
+                offs, nb = codec.decode_index(raw_index, lay, total, key)
+                wanted = np.fromiter((f for f, _ in entries), dtype=np.int64, count=len(entries))
+                order, read_of, begins, ends = kernels.coalesce_ranges(offs, nb, wanted, max_gap=COALESCE_GAP)
+                blobs = store.get_partial_values([(key, (int(b), int(e))) for b, e in zip(begins, ends)])
+                for blob, b, e in zip(blobs, begins, ends):
+                    if blob is None or len(blob) != int(e) - int(b):
+                        raise CorruptChunkError(f"shard {key!r} changed or was truncated while being read")
+                where = {int(ent): int(r) for ent, r in zip(order, read_of)}
+                for flat, p in entries:
+                    o = int(offs[flat])
+                    if o == EMPTY:
+                        out[p.out_selection] = fill
+                        continue
+                    r = where[flat]
+                    b0 = int(begins[r])
+                    decode_one(key, flat, p, memoryview(blobs[r])[o - b0: o - b0 + int(nb[flat])])
+
+        cost = lay.inner.spec.nbytes * sum(len(e) for _, e, _ in items)
+        run_batches(work, items, cost=cost)
+        return out
     def _finish(self, out: np.ndarray) -> Any:
         if out.ndim == 0:
             return out[()]
         return out
 
     def get_basic_selection(self, selection: Any = Ellipsis, *, out: Any = None, fields: Any = None) -> Any:
-        res = self._finish(self._read(basic_indexer(selection, self.shape, self._chunk_shape)))
+        res = self._finish(self._read(lambda cs: basic_indexer(selection, self.shape, cs)))
         return _into(res, out)
 
     def get_orthogonal_selection(self, selection: Any, *, out: Any = None, fields: Any = None) -> Any:
-        res = self._finish(self._read(orthogonal_indexer(selection, self.shape, self._chunk_shape)))
+        res = self._finish(self._read(lambda cs: orthogonal_indexer(selection, self.shape, cs)))
         return _into(res, out)
 
     def get_coordinate_selection(self, selection: Any, *, out: Any = None, fields: Any = None) -> Any:
-        res = self._finish(self._read(vectorized_indexer(selection, self.shape, self._chunk_shape)))
+        res = self._finish(self._read(lambda cs: vectorized_indexer(selection, self.shape, cs)))
         return _into(res, out)
 
     get_mask_selection = get_coordinate_selection
@@ -384,6 +496,9 @@ class Array:
         fill = self._fill
         bound = self._bound
 
+        sharding = self._sharding if self._shard_direct else None
+        shard_spec = bound.ab_spec
+
         def work(batch: Sequence[ChunkProjection]) -> None:
             for p in batch:
                 key = self._chunk_key(p.chunk_coords)
@@ -394,13 +509,19 @@ class Array:
                     if full:
                         chunk = np.empty(chunk_shape, dtype=self._dtype)
                         chunk[...] = src
-                        chunk = chunk.reshape(chunk_shape)
                     else:
                         chunk = np.full(chunk_shape, fill, dtype=self._dtype)
                         local = tuple(slice(0, r.stop - r.start) for r in region)
                         chunk[local] = src
                 else:
                     data = store.get(key)
+                    if data is not None and sharding is not None:
+                        enc = sharding.update_shard(data, shard_spec, p.chunk_selection, src, key, self._is_fill_chunk)
+                        if enc is None:
+                            store.erase(key)
+                        else:
+                            store.set(key, enc)
+                        continue
                     if data is None:
                         chunk = np.full(chunk_shape, fill, dtype=self._dtype)
                     else:
@@ -408,6 +529,13 @@ class Array:
                     chunk[p.chunk_selection] = src
                 if not write_empty and self._is_fill_chunk(chunk):
                     store.erase(key)
+                    continue
+                if sharding is not None:
+                    enc = sharding.encode_shard(chunk, shard_spec, is_fill=self._is_fill_chunk)
+                    if enc is None:
+                        store.erase(key)
+                    else:
+                        store.set(key, enc)
                     continue
                 store.set(key, bound.encode(chunk))
 

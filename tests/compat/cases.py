@@ -198,8 +198,9 @@ def fill_bits(meta: dict) -> np.ndarray:
 
     if dt.kind == "c":
         fdt = np.dtype(f"f{dt.itemsize // 2}")
-        out = np.zeros((), dtype=dt)
-        out.view(fdt).reshape(2)[0] = one(f[0], fdt)
-        out.view(fdt).reshape(2)[1] = one(f[1], fdt)
-        return out
+        out = np.zeros(1, dtype=dt)
+        parts = out.view(fdt)
+        parts[0] = one(f[0], fdt)
+        parts[1] = one(f[1], fdt)
+        return out.reshape(())
     return one(f, dt)

@@ -148,6 +148,8 @@ class BloscCodec(BytesToBytesCodec):
 
         mv = as_bytes_view(data)
         nbytes, cbytes, _ = _blosc2.cbuffer_sizes(mv)
+        if cbytes != len(mv):
+            raise CorruptChunkError(f"blosc: header says the chunk has {cbytes} bytes, it has {len(mv)}")
         if nbytes > max_size:
             raise CorruptChunkError(f"blosc: header claims {nbytes} decoded bytes, at most {max_size} expected")
         return _blosc2.decompress(mv, nbytes)
