@@ -77,6 +77,8 @@ zb_status zb_blosc2_decompress(const void *src, size_t n, void *dst, size_t cap,
   hdr_t h;
   zb_status st = parse_header(src, n, &h);
   if (st != ZB_OK) return st;
+  /* A stored chunk is exactly one blosc buffer: trailing bytes mean corruption. */
+  if ((size_t)h.cbytes != n) return ZB_ECORRUPT;
   if ((size_t)h.nbytes > cap) return ZB_ETOOSMALL;
   if (h.nbytes == 0) return ZB_OK;
   blosc2_context *ctx = new_dctx();

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from typing import Any
 
@@ -148,6 +149,12 @@ class Array:
         # Partial reads/writes of shards need the shard to be the array->bytes input directly.
         self._shard_direct = self._sharding is not None and not self._chain.aa and not self._chain.bb
         self._shard_layout = self._sharding.layout(self._bound.ab_spec) if self._sharding is not None else None
+        from .pipeline.fast import compile_decode_plan
+
+        if self._shard_direct:
+            self._plan = compile_decode_plan(self._shard_layout.inner)
+        else:
+            self._plan = compile_decode_plan(self._bound) if self._sharding is None else None
 
     def _write_metadata(self, metadata: ArrayMetadata) -> None:
         self._check_writable()
@@ -333,8 +340,16 @@ class Array:
     # ------------------------------------------------------------------ reading
     def _read(self, make_indexer: Any) -> np.ndarray:
         if self._shard_direct:
+            if self._plan is not None and self.ndim:
+                res = self._read_sharded_fused(make_indexer)
+                if res is not None:
+                    return res
             return self._read_sharded(make_indexer)
         indexer = make_indexer(self._chunk_shape)
+        if self._plan is not None and self.ndim and hasattr(indexer, "unit_step_items"):
+            items = indexer.unit_step_items()
+            if items is not None:
+                return self._read_fused(indexer, items)
         out = np.empty(indexer.shape, dtype=self._dtype)
         projections = list(indexer)
         if not projections:
@@ -354,6 +369,175 @@ class Array:
                 out[p.out_selection] = chunk[p.chunk_selection]
 
         run_batches(work, projections, cost=chunk_nbytes * len(projections))
+        return out
+
+    # ------------------------------------------------------------------ fused reads
+    def _fused_decode(self, plan: Any, bufs: list, idx: list, starts: np.ndarray, shapes: np.ndarray,
+                      offs: np.ndarray, full: np.ndarray, names: list) -> None:
+        """Decode buffers ``bufs`` (tasks ``idx``) into ``full`` with one GIL release."""
+        if not bufs:
+            return
+        ii = np.asarray(idx, dtype=np.intp)
+        try:
+            plan.decode(bufs, np.ascontiguousarray(starts[ii]), np.ascontiguousarray(shapes[ii]),
+                        np.ascontiguousarray(offs[ii]), full)
+        except CodecError as e:
+            where = names[e.args[1]] if len(e.args) > 1 and isinstance(e.args[1], int) else "?"
+            msg = e.args[0] if e.args else str(e)
+            raise type(e)(f"chunk {where}: {msg}") from None
+
+    def _read_fused(self, indexer: Any, items: tuple) -> np.ndarray:
+        """Unsharded reads of ints and step-1 slices through the fused C pipeline."""
+        coords, starts, shapes, out_starts = items
+        out = np.empty(indexer.shape, dtype=self._dtype)
+        full = out.reshape(indexer.unit_shape())
+        n = len(coords)
+        if n == 0:
+            return out
+        offs = (out_starts * np.asarray(full.strides, dtype=np.int64)).sum(axis=1)
+        store = self._store
+        fill = self._fill
+        plan = self._plan
+        coord_list = coords.tolist()
+        budget = 32 << 20  # compressed bytes held per thread before decoding them
+
+        def work(batch: Sequence[int]) -> None:
+            arena = _thread_arena()
+            pos = 0
+            bufs: list = []
+            idx: list = []
+            names: list = []
+            for i in batch:
+                key = self._chunk_key(coord_list[i])
+                got = store.read_into(key, arena[pos:])
+                if got is not None and got < 0:
+                    # the arena is full: decode what it holds, then start over at its beginning
+                    self._fused_decode(plan, bufs, idx, starts, shapes, offs, full, names)
+                    bufs, idx, names, pos = [], [], [], 0
+                    got = store.read_into(key, arena)
+                    if got is not None and got < 0:  # larger than the whole arena
+                        data = store.get(key)
+                        got = None if data is None else -1
+                        if data is not None:
+                            self._fused_decode(plan, [data], [i], starts, shapes, offs, full, [key])
+                            continue
+                if got is None:
+                    full[tuple(slice(o, o + l) for o, l in zip(out_starts[i], shapes[i]))] = fill
+                    continue
+                bufs.append(arena[pos: pos + got])
+                idx.append(i)
+                names.append(key)
+                pos += got
+            self._fused_decode(plan, bufs, idx, starts, shapes, offs, full, names)
+
+        run_batches(work, range(n), cost=self._bound.spec.nbytes * n)
+        return out
+
+    def _read_sharded_fused(self, make_indexer: Any) -> np.ndarray | None:
+        """Sharded reads of ints and step-1 slices: inner chunks decoded by the fused pipeline."""
+        from .codecs.sharding import COALESCE_GAP, EMPTY
+
+        codec = self._sharding
+        lay = self._shard_layout
+        cps = np.asarray(lay.chunks_per_shard, dtype=np.int64)
+        indexer = make_indexer(lay.chunk_shape)
+        if not hasattr(indexer, "unit_step_items"):
+            return None
+        items = indexer.unit_step_items()
+        if items is None:
+            return None
+        coords, starts, shapes, out_starts = items
+        out = np.empty(indexer.shape, dtype=self._dtype)
+        full = out.reshape(indexer.unit_shape())
+        n = len(coords)
+        if n == 0:
+            return out
+        offs = (out_starts * np.asarray(full.strides, dtype=np.int64)).sum(axis=1)
+        shard_coords = coords // cps
+        local = coords % cps
+        flat = np.ravel_multi_index(tuple(local.T), tuple(lay.chunks_per_shard)) if local.shape[1] else np.zeros(n, np.intp)
+        # group task indices by shard (stable: keeps C order inside a shard)
+        order = np.lexsort(tuple(shard_coords.T[::-1])) if n > 1 else np.arange(n)
+        sc_sorted = shard_coords[order]
+        bounds = np.flatnonzero(np.any(np.diff(sc_sorted, axis=0) != 0, axis=1)) + 1 if n > 1 else np.array([], np.intp)
+        groups = np.split(order, bounds)
+        threads = config.get("threads")
+        inner_nbytes = lay.inner.spec.nbytes
+        work_items: list[tuple[tuple[int, ...], np.ndarray, bool]] = []
+        for g in groups:
+            sc = tuple(int(v) for v in shard_coords[g[0]])
+            whole = len(g) == lay.n
+            if threads > 1 and len(groups) < threads and len(g) >= 2 * threads and inner_nbytes * len(g) >= (8 << 20):
+                for part in np.array_split(g, threads):
+                    work_items.append((sc, part, False))
+            else:
+                work_items.append((sc, g, whole))
+        store = self._store
+        fill = self._fill
+        plan = self._plan
+        kind, index_nbytes = codec.index_range(lay)
+
+        def fill_task(i: int) -> None:
+            full[tuple(slice(o, o + l) for o, l in zip(out_starts[i], shapes[i]))] = fill
+
+        def work(batch) -> None:
+            for sc, g, whole in batch:
+                key = self._chunk_key(sc)
+                bufs: list = []
+                idx: list = []
+                names: list = []
+                if whole:
+                    data = store.get(key)
+                    if data is None:
+                        for i in g:
+                            fill_task(int(i))
+                        continue
+                    mv, offsets, nb = codec.split_shard(data, lay, key)
+                    for i in g.tolist():
+                        f = int(flat[i])
+                        o = int(offsets[f])
+                        if o == EMPTY:
+                            fill_task(i)
+                            continue
+                        bufs.append(mv[o: o + int(nb[f])])
+                        idx.append(i)
+                        names.append(f"{key}[{f}]")
+                    self._fused_decode(plan, bufs, idx, starts, shapes, offs, full, names)
+                    continue
+                total = store.getsize(key) if store.exists(key) else None
+                if total is None:
+                    for i in g:
+                        fill_task(int(i))
+                    continue
+                if total < index_nbytes:
+                    raise CorruptChunkError(f"shard {key!r}: {total} bytes is smaller than its {index_nbytes}-byte index")
+                rng = (total - index_nbytes, total) if kind == "suffix" else (0, index_nbytes)
+                raw_index = store.get(key, rng)
+                if raw_index is None or len(raw_index) != index_nbytes:
+                    raise CorruptChunkError(f"shard {key!r} changed or was truncated while being read")
+                offsets, nb = codec.decode_index(raw_index, lay, total, key)
+                wanted = flat[g]
+                r_order, read_of, begins, ends = kernels.coalesce_ranges(offsets, nb, wanted, max_gap=COALESCE_GAP)
+                blobs = store.get_partial_values([(key, (int(b), int(e))) for b, e in zip(begins, ends)])
+                for blob, b, e in zip(blobs, begins, ends):
+                    if blob is None or len(blob) != int(e) - int(b):
+                        raise CorruptChunkError(f"shard {key!r} changed or was truncated while being read")
+                where = {int(ent): int(r) for ent, r in zip(r_order, read_of)}
+                views = [memoryview(b) for b in blobs]
+                for i in g.tolist():
+                    f = int(flat[i])
+                    o = int(offsets[f])
+                    if o == EMPTY:
+                        fill_task(i)
+                        continue
+                    r = where[f]
+                    b0 = int(begins[r])
+                    bufs.append(views[r][o - b0: o - b0 + int(nb[f])])
+                    idx.append(i)
+                    names.append(f"{key}[{f}]")
+                self._fused_decode(plan, bufs, idx, starts, shapes, offs, full, names)
+
+        run_batches(work, work_items, cost=inner_nbytes * n)
         return out
 
     def _read_sharded(self, make_indexer: Any) -> np.ndarray:  # noqa: C901
@@ -631,6 +815,19 @@ class Array:
         sel[axis] = slice(old, new_shape[axis])
         self[tuple(sel)] = data
         return self.shape
+
+
+_ARENA_BYTES = 8 << 20
+_arenas = threading.local()
+
+
+def _thread_arena() -> memoryview:
+    """A per-thread read buffer, reused across reads (fresh allocations cost page faults)."""
+    a = getattr(_arenas, "buf", None)
+    if a is None:
+        a = memoryview(bytearray(_ARENA_BYTES))
+        _arenas.buf = a
+    return a
 
 
 def operator_index(x: Any) -> int:

@@ -41,12 +41,15 @@ def _env_bool(name: str, default: bool) -> bool:
 _DEFAULTS: dict[str, Any] = {
     "threads": _env_int("ZARRBOLT_NUM_THREADS", os.cpu_count() or 1),
     "write_empty_chunks": _env_bool("ZARRBOLT_WRITE_EMPTY_CHUNKS", False),
+    # decode with the fused C pipeline where the codec chain allows it (off: the per-codec path)
+    "fused_pipeline": _env_bool("ZARRBOLT_FUSED_PIPELINE", True),
 }
 _values = dict(_DEFAULTS)
 _lock = threading.Lock()
 _VALIDATORS = {
     "threads": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
     "write_empty_chunks": lambda v: isinstance(v, bool),
+    "fused_pipeline": lambda v: isinstance(v, bool),
 }
 
 

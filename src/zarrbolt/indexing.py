@@ -212,6 +212,42 @@ class _ProductIndexer:
         self._newaxis_at = newaxis_at
         self._advanced = any(isinstance(d, _DimArray) for d in dims)
 
+    def unit_step_items(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """For selections of ints and step-1 slices only: ``(coords, starts, shapes, out_starts)``,
+        int64 arrays of shape (nchunks, ndim) in C order of the chunk grid.  ``out_starts`` index
+        the output viewed with one axis per array dimension (ints as length-1 axes, newaxes
+        removed).  None for other selections."""
+        if self._advanced or not self.dims:
+            return None
+        cols = []
+        for d in self.dims:
+            if isinstance(d, _DimSlice) and d.step != 1:
+                return None
+            ch = d.chunks()
+            if not ch:
+                z = np.zeros((0, len(self.dims)), dtype=np.int64)
+                return z, z, z, z
+            c = np.array([e[0] for e in ch], dtype=np.int64)
+            if isinstance(d, _DimInt):
+                st = np.array([e[1] for e in ch], dtype=np.int64)
+                ln = np.ones(len(ch), dtype=np.int64)
+                os_ = np.zeros(len(ch), dtype=np.int64)
+            else:
+                st = np.array([e[1].start for e in ch], dtype=np.int64)
+                ln = np.array([e[1].stop - e[1].start for e in ch], dtype=np.int64)
+                os_ = np.array([e[2].start for e in ch], dtype=np.int64)
+            cols.append((c, st, ln, os_))
+        idx = np.meshgrid(*[np.arange(len(c[0])) for c in cols], indexing="ij")
+        flat = [i.reshape(-1) for i in idx]
+        out = []
+        for k in range(4):
+            out.append(np.stack([cols[d][k][flat[d]] for d in range(len(cols))], axis=1))
+        return out[0], out[1], out[2], out[3]
+
+    def unit_shape(self) -> tuple[int, ...]:
+        """The output shape with one axis per array dimension (see unit_step_items)."""
+        return tuple(d.length for d in self.dims)
+
     def __iter__(self) -> Iterator[ChunkProjection]:
         per_dim = [d.chunks() for d in self.dims]
         if any(not p for p in per_dim):

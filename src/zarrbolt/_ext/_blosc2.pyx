@@ -210,3 +210,12 @@ def getitem(data, start, nitems, out):
 def library_version():
     """The c-blosc2 version string."""
     return zb_blosc2_version().decode()
+
+
+# ------------------------------------------------------------------------------------------
+# C entry points for the fused decode pipeline (zarrbolt._ext._pipeline): function pointers in
+# capsules, so the pipeline module calls c-blosc2 without linking it (c-blosc and c-blosc2 must
+# live in separate modules).
+from cpython.pycapsule cimport PyCapsule_New
+
+DECOMPRESS_FN = PyCapsule_New(<void *>zb_blosc2_decompress, b"zarrbolt.decompress_fn", NULL)

@@ -277,3 +277,11 @@ def gzip_decompress_into(data, out):
 def library_versions():
     """Versions of the linked libraries, e.g. ``{"zstd": "1.5.4", "libdeflate": "1.14"}``."""
     return {"zstd": zb_zstd_version().decode(), "libdeflate": zb_deflate_version().decode()}
+
+
+# ------------------------------------------------------------------------------------------
+# C entry points for the fused decode pipeline (zarrbolt._ext._pipeline).
+from cpython.pycapsule cimport PyCapsule_New
+
+ZSTD_DECOMPRESS_FN = PyCapsule_New(<void *>zb_zstd_decompress, b"zarrbolt.decompress_fn", NULL)
+GZIP_DECOMPRESS_FN = PyCapsule_New(<void *>zb_gzip_decompress, b"zarrbolt.decompress_fn", NULL)

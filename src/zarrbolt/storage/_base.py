@@ -129,6 +129,20 @@ class Store(ABC):
         mv[: len(data)] = data
         return len(data)
 
+    def read_into(self, key: str, buffer: Any) -> int | None:
+        """Read the whole value of ``key`` into the start of ``buffer`` (a writable bytes-like).
+
+        Returns the value's size; ``-size`` (reading nothing) when it does not fit; None when
+        the key is absent.  Lets readers reuse buffers instead of allocating one per value."""
+        data = self.get(key)
+        if data is None:
+            return None
+        mv = memoryview(buffer).cast("B")
+        if len(data) > len(mv):
+            return -len(data)
+        mv[: len(data)] = data
+        return len(data)
+
     @abstractmethod
     def exists(self, key: str) -> bool: ...
 

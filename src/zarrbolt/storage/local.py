@@ -152,6 +152,37 @@ class LocalStore(Store):
                 n += got
             return n
 
+    def read_into(self, key: str, buffer: Any) -> int | None:
+        path = self._path(key)
+        try:
+            fd = os.open(path, os.O_RDONLY | _O_BINARY)
+        except OSError as e:
+            if e.errno in (errno.ENOENT, errno.ENOTDIR, errno.EISDIR):
+                return None
+            raise StoreError(f"cannot read {key!r}: {e}") from e
+        try:
+            size = os.fstat(fd).st_size
+            mv = memoryview(buffer).cast("B")
+            if size > len(mv):
+                return -size
+            got = 0
+            while got < size:
+                n = os.readv(fd, [mv[got:size]]) if hasattr(os, "readv") else os.readinto(fd, mv[got:size])  # type: ignore[attr-defined]
+                if n <= 0:
+                    break
+                got += n
+            if got != size:
+                raise StoreError(f"{key!r} changed while being read ({got} of {size} bytes)")
+            return size
+        except IsADirectoryError:
+            return None
+        except OSError as e:
+            if e.errno == errno.EISDIR:
+                return None
+            raise StoreError(f"cannot read {key!r}: {e}") from e
+        finally:
+            os.close(fd)
+
     def exists(self, key: str) -> bool:
         return os.path.isfile(self._path(key))
 

@@ -1,0 +1,72 @@
+/* Fused chunk decode: a codec chain compiled to a plan, run over a batch of chunks with no
+ * Python in between.
+ *
+ * A plan covers the chains the fast path handles:
+ *
+ *     [transpose] -> bytes(little|big) -> (blosc | zstd | gzip | crc32c)*
+ *
+ * For each chunk of a batch the bytes->bytes steps run in reverse (checksum checks, then
+ * decompression through function pointers supplied by the codec modules), the decoded bytes
+ * are byte-swapped in place when the stored byte order is not native, and the wanted region of
+ * the (possibly transposed) chunk is copied straight into its place in the output array with
+ * the cache-blocked strided copy.  When the chunk's bytes map to one contiguous region of the
+ * output, the last decompression writes there directly (no copy at all).
+ *
+ * All functions take pointers, sizes and strides and return a zb_status; none touches Python. */
+#ifndef ZARRBOLT_PIPELINE_H
+#define ZARRBOLT_PIPELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zarrbolt/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ZB_PLAN_MAXDIM 32
+#define ZB_PLAN_MAXSTEPS 8
+
+/* Decode src[0..n) into dst (capacity cap); *out_n = bytes written. */
+typedef zb_status (*zb_decompress_fn)(const void *src, size_t n, void *dst, size_t cap, size_t *out_n);
+
+enum { ZB_STEP_DECOMPRESS = 1, ZB_STEP_CRC32C = 2 };
+
+typedef struct {
+    int kind;               /* ZB_STEP_* */
+    zb_decompress_fn fn;    /* for ZB_STEP_DECOMPRESS */
+} zb_plan_step;
+
+typedef struct {
+    int nsteps;                          /* bytes->bytes codecs, in chain (encode) order */
+    zb_plan_step steps[ZB_PLAN_MAXSTEPS];
+    size_t itemsize;
+    int byteswap;                        /* 0, or the size of the units to byte-swap (the item size;
+                                            half of it for complex types) */
+    int ndim;
+    int64_t chunk_shape[ZB_PLAN_MAXDIM]; /* decoded chunk shape (array order) */
+    int transposed;                      /* stored order = decoded.transpose(perm) */
+    int perm[ZB_PLAN_MAXDIM];
+    size_t chunk_nbytes;                 /* decoded (and stored-array) size in bytes */
+} zb_plan;
+
+typedef struct {
+    const uint8_t *src;                  /* the chunk's stored bytes */
+    size_t n;
+    int64_t out_offset;                  /* byte offset of the region's first element in out */
+    int64_t chunk_start[ZB_PLAN_MAXDIM]; /* first element of the region, in chunk coordinates */
+    int64_t shape[ZB_PLAN_MAXDIM];       /* region extent */
+} zb_decode_task;
+
+/* Decode ntasks chunks into out (strides out_strides, in bytes, ndim = plan->ndim).
+ * scratch_a / scratch_b: two buffers of at least scratch_cap >= plan->chunk_nbytes bytes.
+ * On error *failed is the index of the failing task. */
+zb_status zb_plan_decode(const zb_plan *plan, const zb_decode_task *tasks, size_t ntasks, uint8_t *out,
+                         const int64_t *out_strides, uint8_t *scratch_a, uint8_t *scratch_b,
+                         size_t scratch_cap, size_t *failed);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

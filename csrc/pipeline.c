@@ -1,0 +1,153 @@
+/* Fused chunk decode (see zarrbolt/pipeline.h). */
+#include "zarrbolt/pipeline.h"
+
+#include <string.h>
+
+#include "zarrbolt/crc32c.h"
+#include "zarrbolt/strided.h"
+
+static void byteswap_inplace(uint8_t *p, size_t nbytes, size_t itemsize) {
+    size_t n = nbytes / itemsize;
+    switch (itemsize) {
+    case 2:
+        for (size_t i = 0; i < n; i++) {
+            uint16_t v;
+            memcpy(&v, p + 2 * i, 2);
+            v = (uint16_t)((v >> 8) | (v << 8));
+            memcpy(p + 2 * i, &v, 2);
+        }
+        return;
+    case 4:
+        for (size_t i = 0; i < n; i++) {
+            uint32_t v;
+            memcpy(&v, p + 4 * i, 4);
+            v = ((v & 0xFF000000u) >> 24) | ((v & 0x00FF0000u) >> 8) | ((v & 0x0000FF00u) << 8) | (v << 24);
+            memcpy(p + 4 * i, &v, 4);
+        }
+        return;
+    case 8:
+        for (size_t i = 0; i < n; i++) {
+            uint64_t v;
+            memcpy(&v, p + 8 * i, 8);
+            v = ((v & 0xFF00000000000000ull) >> 56) | ((v & 0x00FF000000000000ull) >> 40) |
+                ((v & 0x0000FF0000000000ull) >> 24) | ((v & 0x000000FF00000000ull) >> 8) |
+                ((v & 0x00000000FF000000ull) << 8) | ((v & 0x0000000000FF0000ull) << 24) |
+                ((v & 0x000000000000FF00ull) << 40) | (v << 56);
+            memcpy(p + 8 * i, &v, 8);
+        }
+        return;
+    default:
+        for (size_t i = 0; i < n; i++) {
+            uint8_t *e = p + itemsize * i;
+            for (size_t a = 0, b = itemsize - 1; a < b; a++, b--) {
+                uint8_t t = e[a];
+                e[a] = e[b];
+                e[b] = t;
+            }
+        }
+    }
+}
+
+/* Strides (bytes) of the stored chunk, indexed by decoded dimension. */
+static void source_strides(const zb_plan *plan, int64_t *dec_strides) {
+    int nd = plan->ndim;
+    int64_t enc_shape[ZB_PLAN_MAXDIM], enc_strides[ZB_PLAN_MAXDIM];
+    for (int i = 0; i < nd; i++) enc_shape[i] = plan->transposed ? plan->chunk_shape[plan->perm[i]] : plan->chunk_shape[i];
+    int64_t s = (int64_t)plan->itemsize;
+    for (int i = nd - 1; i >= 0; i--) {
+        enc_strides[i] = s;
+        s *= enc_shape[i];
+    }
+    for (int i = 0; i < nd; i++) {
+        if (plan->transposed)
+            dec_strides[plan->perm[i]] = enc_strides[i];
+        else
+            dec_strides[i] = enc_strides[i];
+    }
+}
+
+/* True when the whole chunk lands in one C-contiguous run of the output. */
+static int direct_target(const zb_plan *plan, const zb_decode_task *t, const int64_t *out_strides) {
+    if (plan->transposed || plan->byteswap) return 0;
+    int64_t expect = (int64_t)plan->itemsize;
+    for (int d = plan->ndim - 1; d >= 0; d--) {
+        if (t->chunk_start[d] != 0 || t->shape[d] != plan->chunk_shape[d]) return 0;
+        if (plan->chunk_shape[d] != 1 && out_strides[d] != expect) return 0;
+        expect *= plan->chunk_shape[d];
+    }
+    return 1;
+}
+
+static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_t *out, const int64_t *out_strides,
+                            const int64_t *dec_strides, uint8_t *scratch_a, uint8_t *scratch_b, size_t scratch_cap) {
+    for (int d = 0; d < plan->ndim; d++) {
+        if (t->shape[d] < 0 || t->chunk_start[d] < 0 || t->chunk_start[d] + t->shape[d] > plan->chunk_shape[d])
+            return ZB_EINVAL;
+        if (t->shape[d] == 0) return ZB_OK;
+    }
+    const uint8_t *data = t->src;
+    size_t n = t->n;
+    uint8_t *bufs[2] = {scratch_a, scratch_b};
+    int which = 0;
+    int direct = direct_target(plan, t, out_strides);
+    uint8_t *target = out + t->out_offset;
+    zb_status st;
+    for (int s = plan->nsteps - 1; s >= 0; s--) {
+        const zb_plan_step *step = &plan->steps[s];
+        if (step->kind == ZB_STEP_CRC32C) {
+            if (n < 4) return ZB_ECORRUPT;
+            n -= 4;
+            uint32_t crc = 0;
+            st = zb_crc32c(&crc, data, n);
+            if (st != ZB_OK) return st;
+            uint32_t stored = (uint32_t)data[n] | ((uint32_t)data[n + 1] << 8) | ((uint32_t)data[n + 2] << 16) |
+                              ((uint32_t)data[n + 3] << 24);
+            if (stored != crc) return ZB_ECHECKSUM;
+        } else if (step->kind == ZB_STEP_DECOMPRESS && step->fn != NULL) {
+            int final = (s == 0); /* the first codec's decoded output is the array itself */
+            uint8_t *dst = (final && direct) ? target : bufs[which];
+            size_t cap = final ? plan->chunk_nbytes : scratch_cap;
+            if (!final && cap > scratch_cap) return ZB_EINVAL;
+            size_t outn = 0;
+            st = step->fn(data, n, dst, cap, &outn);
+            if (st != ZB_OK) return st;
+            data = dst;
+            n = outn;
+            which ^= 1;
+        } else {
+            return ZB_EINVAL;
+        }
+    }
+    if (n != plan->chunk_nbytes) return ZB_ECORRUPT;
+    if (data == target) return ZB_OK;
+    if (plan->byteswap) {
+        if (data != scratch_a && data != scratch_b) {
+            if (scratch_cap < n) return ZB_EINVAL;
+            memcpy(scratch_a, data, n);
+            data = scratch_a;
+        }
+        byteswap_inplace((uint8_t *)data, n, (size_t)plan->byteswap);
+    }
+    const uint8_t *src = data;
+    for (int d = 0; d < plan->ndim; d++) src += t->chunk_start[d] * dec_strides[d];
+    return zb_strided_copy(target, out_strides, src, dec_strides, t->shape, plan->ndim, plan->itemsize);
+}
+
+zb_status zb_plan_decode(const zb_plan *plan, const zb_decode_task *tasks, size_t ntasks, uint8_t *out,
+                         const int64_t *out_strides, uint8_t *scratch_a, uint8_t *scratch_b,
+                         size_t scratch_cap, size_t *failed) {
+    if (!plan || (!tasks && ntasks) || plan->ndim < 0 || plan->ndim > ZB_PLAN_MAXDIM || plan->itemsize == 0 ||
+        plan->nsteps < 0 || plan->nsteps > ZB_PLAN_MAXSTEPS)
+        return ZB_EINVAL;
+    if (scratch_cap < plan->chunk_nbytes) return ZB_EINVAL;
+    int64_t dec_strides[ZB_PLAN_MAXDIM];
+    source_strides(plan, dec_strides);
+    for (size_t i = 0; i < ntasks; i++) {
+        zb_status st = decode_one(plan, &tasks[i], out, out_strides, dec_strides, scratch_a, scratch_b, scratch_cap);
+        if (st != ZB_OK) {
+            if (failed) *failed = i;
+            return st;
+        }
+    }
+    return ZB_OK;
+}

@@ -1,0 +1,146 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""Fused decode of a batch of chunks straight into the output array (csrc/pipeline.c).
+
+``Plan`` is a compiled ``[transpose] -> bytes -> (blosc|zstd|gzip|crc32c)*`` chain;
+``Plan.decode(buffers, starts, shapes, out_offsets, out)`` decodes one batch with the GIL
+released once.  The decompressors are reached through function pointers that the codec
+modules export as capsules."""
+
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE, PyBUF_WRITABLE, PyBUF_STRIDES
+from cpython.pycapsule cimport PyCapsule_GetPointer
+from libc.stdint cimport int64_t, uint8_t
+from libc.stdlib cimport malloc, free
+from libc.string cimport memset
+
+import numpy as np
+
+include "status.pxi"
+
+cdef extern from "zarrbolt/pipeline.h" nogil:
+    enum:
+        ZB_PLAN_MAXDIM
+        ZB_PLAN_MAXSTEPS
+        ZB_STEP_DECOMPRESS
+        ZB_STEP_CRC32C
+    ctypedef zb_status (*zb_decompress_fn)(const void *src, size_t n, void *dst, size_t cap, size_t *out_n)
+    ctypedef struct zb_plan_step:
+        int kind
+        zb_decompress_fn fn
+    ctypedef struct zb_plan:
+        int nsteps
+        zb_plan_step steps[8]
+        size_t itemsize
+        int byteswap
+        int ndim
+        int64_t chunk_shape[32]
+        int transposed
+        int perm[32]
+        size_t chunk_nbytes
+    ctypedef struct zb_decode_task:
+        const uint8_t *src
+        size_t n
+        int64_t out_offset
+        int64_t chunk_start[32]
+        int64_t shape[32]
+    zb_status zb_plan_decode(const zb_plan *plan, const zb_decode_task *tasks, size_t ntasks, uint8_t *out,
+                             const int64_t *out_strides, uint8_t *scratch_a, uint8_t *scratch_b,
+                             size_t scratch_cap, size_t *failed)
+
+MAXDIM = ZB_PLAN_MAXDIM
+MAXSTEPS = ZB_PLAN_MAXSTEPS
+
+
+cdef class Plan:
+    cdef zb_plan plan
+    cdef readonly size_t scratch_cap
+    cdef object _keep
+
+    def __cinit__(self, steps, size_t itemsize, int byteswap, chunk_shape, perm, size_t scratch_cap):
+        """steps: sequence of ("crc32c", None) or ("decompress", capsule) in chain order."""
+        memset(&self.plan, 0, sizeof(zb_plan))
+        if len(steps) > ZB_PLAN_MAXSTEPS:
+            raise ValueError("too many bytes->bytes codecs for the fused pipeline")
+        if len(chunk_shape) > ZB_PLAN_MAXDIM:
+            raise ValueError("too many dimensions for the fused pipeline")
+        self.plan.nsteps = len(steps)
+        for i, (kind, cap) in enumerate(steps):
+            if kind == "crc32c":
+                self.plan.steps[i].kind = ZB_STEP_CRC32C
+            elif kind == "decompress":
+                self.plan.steps[i].kind = ZB_STEP_DECOMPRESS
+                self.plan.steps[i].fn = <zb_decompress_fn>PyCapsule_GetPointer(cap, b"zarrbolt.decompress_fn")
+            else:
+                raise ValueError(f"unknown step {kind!r}")
+        self.plan.itemsize = itemsize
+        if byteswap < 0 or (byteswap and itemsize % byteswap):
+            raise ValueError(f"bad byte-swap unit {byteswap}")
+        self.plan.byteswap = byteswap
+        self.plan.ndim = len(chunk_shape)
+        cdef size_t nbytes = itemsize
+        for d, c in enumerate(chunk_shape):
+            self.plan.chunk_shape[d] = c
+            nbytes *= <size_t>c
+        self.plan.chunk_nbytes = nbytes
+        if perm is not None:
+            if sorted(perm) != list(range(len(chunk_shape))):
+                raise ValueError(f"bad permutation {perm!r}")
+            self.plan.transposed = 1
+            for d, p in enumerate(perm):
+                self.plan.perm[d] = p
+        self.scratch_cap = max(scratch_cap, nbytes)
+        self._keep = tuple(steps)
+
+    def decode(self, list buffers, int64_t[:, ::1] starts, int64_t[:, ::1] shapes, int64_t[::1] out_offsets, out):
+        """Decode ``buffers[i]`` into ``out`` at byte offset ``out_offsets[i]``, copying the region
+        ``starts[i]`` / ``shapes[i]`` of the chunk.  Returns None; raises CorruptChunkError /
+        ChecksumError with the failing task's index in ``exc.args[1]``."""
+        cdef Py_ssize_t ntasks = len(buffers)
+        cdef int nd = self.plan.ndim
+        if starts.shape[0] != ntasks or shapes.shape[0] != ntasks or out_offsets.shape[0] != ntasks:
+            raise ValueError("one start, shape and offset per buffer")
+        if ntasks and (starts.shape[1] != nd or shapes.shape[1] != nd):
+            raise ValueError("starts/shapes must have one column per dimension")
+        arr = out
+        if not isinstance(arr, np.ndarray) or arr.ndim != nd or arr.itemsize != self.plan.itemsize:
+            raise ValueError("out must be an ndarray with the plan's dimensions and item size")
+        if not arr.flags.writeable:
+            raise ValueError("out must be writable")
+        cdef int64_t out_strides[32]
+        for d in range(nd):
+            out_strides[d] = arr.strides[d]
+        cdef uint8_t *base = <uint8_t *><size_t>arr.ctypes.data
+        cdef Py_buffer *views = <Py_buffer *>malloc(sizeof(Py_buffer) * max(ntasks, 1))
+        cdef zb_decode_task *tasks = <zb_decode_task *>malloc(sizeof(zb_decode_task) * max(ntasks, 1))
+        cdef uint8_t *scratch = <uint8_t *>malloc(2 * self.scratch_cap + 64)
+        cdef Py_ssize_t got = 0, i
+        cdef int d2
+        cdef size_t failed = 0
+        cdef zb_status st = ZB_OK
+        if views == NULL or tasks == NULL or scratch == NULL:
+            free(views); free(tasks); free(scratch)
+            raise MemoryError()
+        try:
+            for i in range(ntasks):
+                PyObject_GetBuffer(buffers[i], &views[i], PyBUF_SIMPLE)
+                got += 1
+                tasks[i].src = <const uint8_t *>views[i].buf
+                tasks[i].n = <size_t>views[i].len
+                tasks[i].out_offset = out_offsets[i]
+                for d2 in range(nd):
+                    tasks[i].chunk_start[d2] = starts[i, d2]
+                    tasks[i].shape[d2] = shapes[i, d2]
+            with nogil:
+                st = zb_plan_decode(&self.plan, tasks, <size_t>ntasks, base, out_strides, scratch,
+                                    scratch + self.scratch_cap, self.scratch_cap, &failed)
+        finally:
+            for i in range(got):
+                PyBuffer_Release(&views[i])
+            free(views)
+            free(tasks)
+            free(scratch)
+        if st != ZB_OK:
+            try:
+                zb_raise(st, f"chunk {failed}")
+            except Exception as e:
+                e.args = (e.args[0], int(failed))
+                raise

@@ -1,0 +1,68 @@
+"""The fused C decode pipeline gives exactly what the per-codec path gives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import zarrbolt as zarr
+from zarrbolt.errors import ChecksumError, CorruptChunkError
+from zarrbolt.storage import MemoryStore
+
+LE = {"name": "bytes", "configuration": {"endian": "little"}}
+BE = {"name": "bytes", "configuration": {"endian": "big"}}
+CHAINS = {
+    "bytes": [LE],
+    "be-complex": [BE],
+    "blosc": [LE, {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "bitshuffle", "typesize": 4, "blocksize": 0}}],
+    "zstd-crc": [BE, {"name": "zstd", "configuration": {"level": 1, "checksum": True}}, {"name": "crc32c"}],
+    "crc-gzip": [LE, {"name": "crc32c"}, {"name": "gzip", "configuration": {"level": 1}}],
+    "transpose": [{"name": "transpose", "configuration": {"order": [2, 0, 1]}}, BE, {"name": "zstd", "configuration": {"level": 0, "checksum": False}}],
+}
+SELS = [(...,), (3, slice(2, 30), slice(None)), (slice(5, 6), 7, 8), (slice(None), slice(None), 0),
+        (slice(1, 19), slice(4, 33), slice(3, 20)), (np.newaxis, 2), (slice(0, 0),)]
+
+
+def both(store, path):
+    with zarr.config.set(fused_pipeline=True):
+        fused = zarr.open_array(store, path=path)
+    with zarr.config.set(fused_pipeline=False):
+        slow = zarr.open_array(store, path=path)
+    assert fused._plan is not None and slow._plan is None
+    return fused, slow
+
+
+@pytest.mark.parametrize("name", sorted(CHAINS))
+@pytest.mark.parametrize("sharded", [False, True])
+def test_fused_equals_general(name, sharded):
+    dtype = "complex64" if name == "be-complex" else "float32"
+    data = (np.arange(20 * 35 * 22) * 1.25).astype(dtype).reshape(20, 35, 22)
+    data.reshape(-1)[::13] = np.nan
+    st = MemoryStore()
+    codecs = CHAINS[name]
+    if sharded:
+        codecs = [{"name": "sharding_indexed", "configuration": {"chunk_shape": [4, 8, 11], "codecs": codecs,
+                                                                 "index_codecs": [LE, {"name": "crc32c"}]}}]
+    a = zarr.create_array(st, name="a", shape=data.shape, chunks=(8, 16, 22), dtype=dtype, codecs=codecs, fill_value=-1)
+    a[2:, :30] = data[2:, :30]
+    expect = np.full(data.shape, -1, dtype)
+    expect[2:, :30] = data[2:, :30]
+    fused, slow = both(st, "a")
+    for sel in SELS:
+        f, s = fused[sel], slow[sel]
+        assert f.tobytes() == s.tobytes() == expect[sel].tobytes(), sel
+
+
+def test_fused_errors_name_the_chunk():
+    st = MemoryStore()
+    a = zarr.create_array(st, shape=(16,), chunks=(8,), dtype="u2", codecs=[LE, {"name": "crc32c"}])
+    a[...] = np.arange(16)
+    raw = bytearray(st.get("c/1"))
+    raw[0] ^= 1
+    st.set("c/1", bytes(raw))
+    fused, _ = both(st, "")
+    with pytest.raises(ChecksumError, match="c/1"):
+        fused[...]
+    st.set("c/1", bytes(raw[:3]))
+    with pytest.raises(CorruptChunkError, match="c/1"):
+        fused[...]
