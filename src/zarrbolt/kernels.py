@@ -154,3 +154,71 @@ def coalesce_ranges(
 
     pairs = np.stack([np.asarray(offsets, dtype=np.uint64).reshape(-1), np.asarray(nbytes, dtype=np.uint64).reshape(-1)], axis=1)
     return _shard.coalesce(pairs, np.asarray(wanted, dtype=np.int64), int(max_gap))
+
+
+# ---------------------------------------------------------------------------------------------
+# cast_value / scale_offset (../shared/spec/v3/codecs/scale_offset-cast_value.md)
+
+def cast_value(
+    src: np.ndarray,
+    dtype: Any,
+    *,
+    rounding: str = "nearest-even",
+    out_of_range: str | None = None,
+    scalar_map: Sequence[tuple[Any, Any]] | None = None,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """Convert the values of ``src`` to ``dtype`` exactly as the ``cast_value`` codec defines.
+
+    Per element: a ``scalar_map`` entry ``(input, output)`` whose input equals the value (NaN
+    matches any NaN) gives the output; otherwise a value the target represents exactly is kept;
+    otherwise it is rounded with ``rounding`` ("nearest-even", "towards-zero", "towards-positive",
+    "towards-negative", "nearest-away") and, if still out of the target's range, ``out_of_range``
+    decides: None / "error" raise ``CodecError`` (naming the element), "clamp" saturates (±inf
+    clamp too; for float targets to ±max), "wrap" (integer targets only) keeps the low bits.
+    NaN or infinity reaching an integer type raises unless mapped (infinities clamp under
+    "clamp").  Between IEEE types NaN propagates and the sign of zero is kept.  Results are
+    correctly rounded for every input, 64-bit integers included (no double rounding).
+
+    Types: bool, int8..int64, uint8..uint64, float16/32/64."""
+    from ._ext import _numeric
+
+    return _numeric.cast_value(src, dtype, rounding, out_of_range, scalar_map, out)
+
+
+def scale_offset_encode(src: np.ndarray, offset: Any, scale: Any, out: np.ndarray | None = None) -> np.ndarray:
+    """``(src - offset) * scale`` in ``src``'s own dtype.  Integer arithmetic is exact and any
+    intermediate outside the dtype raises ``CodecError``; floats follow IEEE arithmetic of that
+    precision, and a finite value overflowing to infinity raises ``CodecError``."""
+    from ._ext import _numeric
+
+    return _numeric.scale_offset(src, offset, scale, False, out)
+
+
+def scale_offset_decode(src: np.ndarray, offset: Any, scale: Any, out: np.ndarray | None = None) -> np.ndarray:
+    """``src / scale + offset`` in ``src``'s own dtype (integer division must be exact)."""
+    from ._ext import _numeric
+
+    return _numeric.scale_offset(src, offset, scale, True, out)
+
+
+def scale_offset_cast(
+    src: np.ndarray, offset: Any, scale: Any, dtype: Any, *, rounding: str = "nearest-even",
+    out_of_range: str | None = None, scalar_map: Sequence[tuple[Any, Any]] | None = None,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """Fused ``cast_value(scale_offset_encode(src, offset, scale), dtype, ...)`` in one pass."""
+    from ._ext import _numeric
+
+    return _numeric.scale_offset_cast(src, offset, scale, dtype, rounding, out_of_range, scalar_map, out)
+
+
+def cast_scale_offset_decode(
+    src: np.ndarray, dtype: Any, offset: Any, scale: Any, *, rounding: str = "nearest-even",
+    out_of_range: str | None = None, scalar_map: Sequence[tuple[Any, Any]] | None = None,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """Fused ``scale_offset_decode(cast_value(src, dtype, ...), offset, scale)`` in one pass."""
+    from ._ext import _numeric
+
+    return _numeric.cast_scale_offset_decode(src, dtype, offset, scale, rounding, out_of_range, scalar_map, out)

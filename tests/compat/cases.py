@@ -112,6 +112,19 @@ def make_cases() -> dict[str, dict]:
     cases["shard-transpose-before"] = {"meta": _meta((20, 16, 12), "int16", (10, 8, 12), [
         {"name": "transpose", "configuration": {"order": [2, 0, 1]}}, shard((4, 5, 4), [BYTES_LE])], 0)}
     cases["shard-gzip-crc-inner"] = {"meta": _meta((64,), "float64", (32,), [shard((8,), [BYTES_LE, {"name": "gzip", "configuration": {"level": 1}}, {"name": "crc32c"}])], "-Infinity")}
+    # scale_offset + cast_value (lossless data: see case_data), as in OME-Zarr quantised images
+    so = {"name": "scale_offset", "configuration": {"offset": -10, "scale": 0.1}}
+    cv = {"name": "cast_value", "configuration": {"data_type": "uint8", "rounding": "nearest-even",
+                                                   "scalar_map": {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}}}
+    cases["numeric-so-cast-f64-u8"] = {"meta": _meta((30, 20), "float64", (16, 8), [so, cv, {"name": "bytes"}], "NaN")}
+    cases["numeric-so-cast-f32-u16"] = {"meta": _meta((40, 24), "float32", (16, 16), [
+        {"name": "scale_offset", "configuration": {"offset": 100, "scale": 4}},
+        {"name": "cast_value", "configuration": {"data_type": "uint16"}}, BYTES_LE,
+        {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 2, "blocksize": 0}}], 100.0)}
+    cases["numeric-cast-i32-i8-wrap"] = {"meta": _meta((50,), "int32", (16,), [
+        {"name": "cast_value", "configuration": {"data_type": "int8", "out_of_range": "wrap"}}, {"name": "bytes"}], 0)}
+    cases["numeric-so-int"] = {"meta": _meta((50,), "int16", (16,), [
+        {"name": "scale_offset", "configuration": {"offset": 5, "scale": 3}}, BYTES_LE], 5)}
     for c in cases.values():
         c.setdefault("missing", True)
     return cases
@@ -124,6 +137,8 @@ def case_data(name: str, meta: dict) -> np.ndarray:
     seed = sum(name.encode()) * 7919 + len(name)
     rng = np.random.default_rng(seed)
     n = int(np.prod(shape)) if shape else 1
+    if name.startswith("numeric-"):
+        return _numeric_case_data(name, rng, n).reshape(shape)
     if dt == "bool":
         a = rng.integers(0, 2, size=n).astype(bool)
     elif dt.startswith(("int", "uint")):
@@ -142,6 +157,23 @@ def case_data(name: str, meta: dict) -> np.ndarray:
     else:
         raise ValueError(dt)
     return a.reshape(shape)
+
+
+def _numeric_case_data(name: str, rng, n: int) -> np.ndarray:
+    """Data the numeric codecs store losslessly, computed exactly as their decoders do."""
+    if name == "numeric-so-cast-f64-u8":
+        k = rng.integers(1, 256, size=n).astype(np.float64)  # 0 is reserved for NaN by the scalar map
+        a = k / np.float64(0.1) + np.float64(-10)
+        a[::7] = np.nan
+        return a
+    if name == "numeric-so-cast-f32-u16":
+        k = rng.integers(0, 65536, size=n).astype(np.float32)
+        return k / np.float32(4) + np.float32(100)
+    if name == "numeric-cast-i32-i8-wrap":
+        return rng.integers(-128, 128, size=n).astype(np.int32)  # wrap is lossless inside int8's range
+    if name == "numeric-so-int":
+        return (rng.integers(-3000, 3000, size=n) * 3 // 3 + 5).astype(np.int16)
+    raise ValueError(name)
 
 
 def missing_region(meta: dict):

@@ -29,6 +29,7 @@ REF_LIMITS: dict[tuple[str, str], str] = {
         "refuses a valid transpose->sharding chain"
     ),
     ("zarr", "fill-hex-f16"): "zarr-python replaces a float16 NaN fill value's payload with the canonical NaN",
+    ("tensorstore", "numeric-"): "tensorstore 0.1.86 implements neither scale_offset nor cast_value",
 }
 
 

@@ -1,0 +1,174 @@
+# cython: language_level=3
+"""cast_value and scale_offset kernels (csrc/numeric.c), one GIL release per call."""
+
+from libc.stdint cimport uint8_t
+from libc.string cimport memset
+
+import numpy as np
+
+include "status.pxi"
+
+cdef extern from "zarrbolt/numeric.h" nogil:
+    ctypedef struct zb_cast_opts:
+        int rounding
+        int out_of_range
+        size_t nmap
+        const void *map_in
+        const void *map_out
+    zb_status zb_cast_value(const void *src, int src_type, void *dst, int dst_type, size_t n,
+                            const zb_cast_opts *opts, size_t *err_index)
+    zb_status zb_scale_offset_encode(const void *src, void *dst, int type, size_t n, const void *offset,
+                                     const void *scale, size_t *err_index)
+    zb_status zb_scale_offset_decode(const void *src, void *dst, int type, size_t n, const void *offset,
+                                     const void *scale, size_t *err_index)
+    zb_status zb_scale_offset_cast_encode(const void *src, int src_type, void *dst, int dst_type, size_t n,
+                                          const void *offset, const void *scale, const zb_cast_opts *opts,
+                                          size_t *err_index)
+    zb_status zb_cast_scale_offset_decode(const void *src, int src_type, void *dst, int dst_type, size_t n,
+                                          const void *offset, const void *scale, const zb_cast_opts *opts,
+                                          size_t *err_index)
+
+_TYPES = {"b": 0, "i1": 1, "i2": 2, "i4": 3, "i8": 4, "u1": 5, "u2": 6, "u4": 7, "u8": 8,
+          "f2": 9, "f4": 10, "f8": 11}
+ROUNDING = {"nearest-even": 0, "towards-zero": 1, "towards-positive": 2, "towards-negative": 3, "nearest-away": 4}
+OUT_OF_RANGE = {None: 0, "error": 0, "clamp": 1, "wrap": 2}
+
+
+cpdef int type_code(dt) except -1:
+    dt = np.dtype(dt)
+    key = "b" if dt.kind == "b" else f"{dt.kind}{dt.itemsize}"
+    if key not in _TYPES:
+        raise TypeError(f"cast_value/scale_offset do not support dtype {dt}")
+    return _TYPES[key]
+
+
+def _native(a):
+    a = np.ascontiguousarray(a)
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
+    return a
+
+
+cdef class _Opts:
+    cdef zb_cast_opts o
+    cdef object keep_in, keep_out
+
+    def __cinit__(self, rounding, out_of_range, scalar_map, src_dt, dst_dt):
+        memset(&self.o, 0, sizeof(zb_cast_opts))
+        if rounding not in ROUNDING:
+            raise ValueError(f"rounding must be one of {list(ROUNDING)}, got {rounding!r}")
+        if out_of_range not in OUT_OF_RANGE:
+            raise ValueError(f"out_of_range must be one of 'clamp', 'wrap', 'error' or None, got {out_of_range!r}")
+        if out_of_range == "wrap" and np.dtype(dst_dt).kind not in "iu":
+            raise ValueError("out_of_range='wrap' is only valid for integer target types")
+        self.o.rounding = ROUNDING[rounding]
+        self.o.out_of_range = OUT_OF_RANGE[out_of_range]
+        if scalar_map:
+            pairs = list(scalar_map)
+            ins = np.empty(len(pairs), dtype=np.dtype(src_dt).newbyteorder("="))
+            outs = np.empty(len(pairs), dtype=np.dtype(dst_dt).newbyteorder("="))
+            for i, (a, b) in enumerate(pairs):
+                ins[i] = a
+                outs[i] = b
+            self.keep_in, self.keep_out = ins, outs
+            self.o.nmap = len(pairs)
+            self.o.map_in = <const void *><size_t>ins.ctypes.data
+            self.o.map_out = <const void *><size_t>outs.ctypes.data
+
+
+def _out_for(src, dtype, out):
+    if out is None:
+        return np.empty(src.shape, dtype=np.dtype(dtype).newbyteorder("="))
+    if not isinstance(out, np.ndarray) or out.shape != src.shape or out.dtype != np.dtype(dtype) \
+            or not out.flags.c_contiguous or not out.flags.writeable or not out.dtype.isnative:
+        raise ValueError("out must be a writable C-contiguous native array of the source's shape and the target dtype")
+    return out
+
+
+cdef _raise(zb_status st, size_t idx, src, what):
+    if st == ZB_ERANGE:
+        v = src.reshape(-1)[idx] if src.size else None
+        raise _zb_errors.CodecError(f"{what}: element {idx} (value {v!r}) cannot be represented")
+    zb_raise(st, what)
+
+
+def cast_value(src, dtype, rounding="nearest-even", out_of_range=None, scalar_map=None, out=None):
+    a = _native(np.asarray(src))
+    cdef int st = type_code(a.dtype), dt = type_code(dtype)
+    res = _out_for(a, dtype, out)
+    cdef _Opts opts = _Opts(rounding, out_of_range, scalar_map, a.dtype, res.dtype)
+    cdef size_t n = a.size, idx = 0
+    cdef size_t sp = <size_t>a.ctypes.data, dp = <size_t>res.ctypes.data
+    cdef zb_status s
+    with nogil:
+        s = zb_cast_value(<const void *>sp, st, <void *>dp, dt, n, &opts.o, &idx)
+    if s != ZB_OK:
+        _raise(s, idx, a, f"cast_value {a.dtype} -> {res.dtype}")
+    return res
+
+
+def _scalar(v, dt):
+    arr = np.empty(1, dtype=np.dtype(dt).newbyteorder("="))
+    arr[0] = v
+    return arr
+
+
+def scale_offset(src, offset, scale, bint decode, out=None):
+    a = _native(np.asarray(src))
+    cdef int t = type_code(a.dtype)
+    if a.dtype.kind == "b":
+        raise TypeError("scale_offset needs an integer or floating-point array")
+    res = _out_for(a, a.dtype, out)
+    o = _scalar(offset, a.dtype)
+    sc = _scalar(scale, a.dtype)
+    cdef size_t n = a.size, idx = 0
+    cdef size_t sp = <size_t>a.ctypes.data, dp = <size_t>res.ctypes.data
+    cdef size_t op = <size_t>o.ctypes.data, scp = <size_t>sc.ctypes.data
+    cdef zb_status s
+    with nogil:
+        if decode:
+            s = zb_scale_offset_decode(<const void *>sp, <void *>dp, t, n, <const void *>op, <const void *>scp, &idx)
+        else:
+            s = zb_scale_offset_encode(<const void *>sp, <void *>dp, t, n, <const void *>op, <const void *>scp, &idx)
+    if s != ZB_OK:
+        _raise(s, idx, a, "scale_offset " + ("decode" if decode else "encode"))
+    return res
+
+
+def scale_offset_cast(src, offset, scale, dtype, rounding="nearest-even", out_of_range=None, scalar_map=None, out=None):
+    a = _native(np.asarray(src))
+    cdef int st = type_code(a.dtype), dt = type_code(dtype)
+    res = _out_for(a, dtype, out)
+    cdef _Opts opts = _Opts(rounding, out_of_range, scalar_map, a.dtype, res.dtype)
+    o = _scalar(offset, a.dtype)
+    sc = _scalar(scale, a.dtype)
+    cdef size_t n = a.size, idx = 0
+    cdef size_t sp = <size_t>a.ctypes.data, dp = <size_t>res.ctypes.data
+    cdef size_t op = <size_t>o.ctypes.data, scp = <size_t>sc.ctypes.data
+    cdef zb_status s
+    with nogil:
+        s = zb_scale_offset_cast_encode(<const void *>sp, st, <void *>dp, dt, n, <const void *>op, <const void *>scp,
+                                        &opts.o, &idx)
+    if s != ZB_OK:
+        _raise(s, idx, a, f"scale_offset + cast_value {a.dtype} -> {res.dtype}")
+    return res
+
+
+def cast_scale_offset_decode(src, dtype, offset, scale, rounding="nearest-even", out_of_range=None,
+                             scalar_map=None, out=None):
+    a = _native(np.asarray(src))
+    cdef int st = type_code(a.dtype), dt = type_code(dtype)
+    res = _out_for(a, dtype, out)
+    cdef _Opts opts = _Opts(rounding, out_of_range, scalar_map, a.dtype, res.dtype)
+    o = _scalar(offset, res.dtype)
+    sc = _scalar(scale, res.dtype)
+    cdef size_t n = a.size, idx = 0
+    cdef size_t sp = <size_t>a.ctypes.data, dp = <size_t>res.ctypes.data
+    cdef size_t op = <size_t>o.ctypes.data, scp = <size_t>sc.ctypes.data
+    cdef zb_status s
+    with nogil:
+        s = zb_cast_scale_offset_decode(<const void *>sp, st, <void *>dp, dt, n, <const void *>op, <const void *>scp,
+                                        &opts.o, &idx)
+    if s != ZB_OK:
+        _raise(s, idx, a, f"cast_value + scale_offset decode {a.dtype} -> {res.dtype}")
+    return res
