@@ -326,15 +326,18 @@ static zb_status cast_one(const num *v, uint8_t *out, int dt, const zb_cast_opts
 #define ZB_FAST_F2I(NAME, FT, IT, LO, HI, MAGIC)                                                        \
     static int NAME(const FT *s, IT *d, size_t n, int clamp) {                                     \
         int bad = 0;                                                                                 \
+        const FT lo = (FT)(LO), hi = (FT)(HI), magic = (FT)(MAGIC);                                  \
+        const FT lo_edge = lo - (FT)0.5, hi_edge = hi + (FT)0.5;                                     \
         for (size_t i = 0; i < n; i++) {                                                             \
             FT x = s[i];                                                                             \
-            bad |= (x != x);                                                                         \
-            FT r = (x + (FT)(MAGIC)) - (FT)(MAGIC);                                                  \
-            r = (fabs((double)x) >= (double)(MAGIC) / 1.5) ? x : r;                                  \
-            bad |= (!clamp) & ((r < (FT)(LO)) | (r > (FT)(HI)));                                    \
-            r = r < (FT)(LO) ? (FT)(LO) : r;                                                         \
-            r = r > (FT)(HI) ? (FT)(HI) : r;                                                         \
-            d[i] = (IT)r;                                                                            \
+            int nan = x != x;                                                                        \
+            /* conservative: values near or beyond the range edges go to the exact path */          \
+            bad |= nan | ((!clamp) & ((x <= lo_edge) | (x >= hi_edge)));                             \
+            FT c = x < lo ? lo : x;                                                                  \
+            c = c > hi ? hi : c;                                                                     \
+            c = nan ? (FT)0 : c;                                                                     \
+            FT r = (c + magic) - magic; /* round to nearest even: |c| < 2^(mantissa bits) */        \
+            d[i] = (IT)(int32_t)r;                                                                   \
         }                                                                                            \
         return bad;                                                                                  \
     }
@@ -347,6 +350,65 @@ ZB_FAST_F2I(f64_to_u8, double, uint8_t, 0, 255, 6755399441055744.0)
 ZB_FAST_F2I(f64_to_u16, double, uint16_t, 0, 65535, 6755399441055744.0)
 ZB_FAST_F2I(f64_to_i16, double, int16_t, -32768, 32767, 6755399441055744.0)
 ZB_FAST_F2I(f64_to_i32, double, int32_t, -2147483648.0, 2147483647.0, 6755399441055744.0)
+
+#if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
+#include <emmintrin.h>
+#define ZB_NUMERIC_SSE2 1
+/* float32 -> uint16 / uint8, nearest-even (cvtps2dq under the default rounding mode), 4 lanes. */
+static int f32_to_u16_sse2(const float *s, uint16_t *d, size_t n, int clamp) {
+    const __m128 lo = _mm_set1_ps(0.0f), hi = _mm_set1_ps(65535.0f);
+    const __m128 lo_e = _mm_set1_ps(-0.5f), hi_e = _mm_set1_ps(65535.5f);
+    const __m128i bias = _mm_set1_epi32(32768);
+    const __m128i bias16 = _mm_set1_epi16((short)0x8000);
+    __m128 badv = _mm_setzero_ps();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m128 x0 = _mm_loadu_ps(s + i), x1 = _mm_loadu_ps(s + i + 4);
+        badv = _mm_or_ps(badv, _mm_or_ps(_mm_cmpunord_ps(x0, x0), _mm_cmpunord_ps(x1, x1)));
+        if (!clamp) {
+            badv = _mm_or_ps(badv, _mm_or_ps(_mm_cmple_ps(x0, lo_e), _mm_cmpge_ps(x0, hi_e)));
+            badv = _mm_or_ps(badv, _mm_or_ps(_mm_cmple_ps(x1, lo_e), _mm_cmpge_ps(x1, hi_e)));
+        }
+        __m128 c0 = _mm_min_ps(_mm_max_ps(x0, lo), hi), c1 = _mm_min_ps(_mm_max_ps(x1, lo), hi);
+        __m128i i0 = _mm_sub_epi32(_mm_cvtps_epi32(c0), bias), i1 = _mm_sub_epi32(_mm_cvtps_epi32(c1), bias);
+        __m128i p = _mm_xor_si128(_mm_packs_epi32(i0, i1), bias16);
+        _mm_storeu_si128((__m128i *)(d + i), p);
+    }
+    int bad = _mm_movemask_ps(badv) != 0;
+    for (; i < n; i++) {
+        float x = s[i];
+        if (x != x || (!clamp && (x <= -0.5f || x >= 65535.5f))) { bad = 1; continue; }
+        float c = x < 0.0f ? 0.0f : (x > 65535.0f ? 65535.0f : x);
+        d[i] = (uint16_t)_mm_cvtss_si32(_mm_set_ss(c));
+    }
+    return bad;
+}
+static int f32_to_u8_sse2(const float *s, uint8_t *d, size_t n, int clamp) {
+    const __m128 lo = _mm_set1_ps(0.0f), hi = _mm_set1_ps(255.0f);
+    const __m128 lo_e = _mm_set1_ps(-0.5f), hi_e = _mm_set1_ps(255.5f);
+    __m128 badv = _mm_setzero_ps();
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m128i w[4];
+        for (int k = 0; k < 4; k++) {
+            __m128 x = _mm_loadu_ps(s + i + 4 * k);
+            badv = _mm_or_ps(badv, _mm_cmpunord_ps(x, x));
+            if (!clamp) badv = _mm_or_ps(badv, _mm_or_ps(_mm_cmple_ps(x, lo_e), _mm_cmpge_ps(x, hi_e)));
+            w[k] = _mm_cvtps_epi32(_mm_min_ps(_mm_max_ps(x, lo), hi));
+        }
+        __m128i a = _mm_packs_epi32(w[0], w[1]), b = _mm_packs_epi32(w[2], w[3]);
+        _mm_storeu_si128((__m128i *)(d + i), _mm_packus_epi16(a, b));
+    }
+    int bad = _mm_movemask_ps(badv) != 0;
+    for (; i < n; i++) {
+        float x = s[i];
+        if (x != x || (!clamp && (x <= -0.5f || x >= 255.5f))) { bad = 1; continue; }
+        float c = x < 0.0f ? 0.0f : (x > 255.0f ? 255.0f : x);
+        d[i] = (uint8_t)_mm_cvtss_si32(_mm_set_ss(c));
+    }
+    return bad;
+}
+#endif
 
 /* Exact widening casts (every source value is representable). */
 #define ZB_WIDEN(NAME, ST, DT)                                                                      \
@@ -378,7 +440,10 @@ static int try_fast(const void *src, int st, void *dst, int dt, size_t n, const 
     if (mode != ZB_ROUND_NEAREST_EVEN || (oor != ZB_OOR_CLAMP && oor != ZB_OOR_ERROR)) return 0;
     int clamp = oor == ZB_OOR_CLAMP;
     int bad = -1;
-#define F(S, D, FN) if (st == S && dt == D) bad = FN(src, dst, n, clamp);
+#define F(S, D, FN) if (bad < 0 && st == S && dt == D) bad = FN(src, dst, n, clamp);
+#ifdef ZB_NUMERIC_SSE2
+    F(ZB_T_F32, ZB_T_U16, f32_to_u16_sse2) F(ZB_T_F32, ZB_T_U8, f32_to_u8_sse2)
+#endif
     F(ZB_T_F32, ZB_T_U8, f32_to_u8) F(ZB_T_F32, ZB_T_U16, f32_to_u16) F(ZB_T_F32, ZB_T_I8, f32_to_i8)
     F(ZB_T_F32, ZB_T_I16, f32_to_i16) F(ZB_T_F64, ZB_T_U8, f64_to_u8) F(ZB_T_F64, ZB_T_U16, f64_to_u16)
     F(ZB_T_F64, ZB_T_I16, f64_to_i16) F(ZB_T_F64, ZB_T_I32, f64_to_i32)

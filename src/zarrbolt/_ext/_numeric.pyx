@@ -4,6 +4,8 @@
 from libc.stdint cimport uint8_t
 from libc.string cimport memset
 
+import math
+
 import numpy as np
 
 include "status.pxi"
@@ -49,6 +51,38 @@ def _native(a):
     return a
 
 
+def _exact(v, dt):
+    """v (a Python/numpy number) as a numpy scalar of dt if dt holds exactly that value
+    (a NaN for a NaN in a float type), else None."""
+    dt = np.dtype(dt).newbyteorder("=")
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, bool):
+        v = int(v)
+    if not isinstance(v, (int, float)):
+        raise TypeError(f"scalar_map values must be numbers, got {v!r}")
+    if dt.kind in "biu":
+        if isinstance(v, float):
+            if not math.isfinite(v) or not v.is_integer():
+                return None
+            v = int(v)
+        lo, hi = (0, 1) if dt.kind == "b" else (int(np.iinfo(dt).min), int(np.iinfo(dt).max))
+        if not lo <= v <= hi:
+            return None
+        return np.array([v], dtype=dt)[0]
+    if isinstance(v, float) and math.isnan(v):
+        return np.array([v], dtype=dt)[0]
+    try:
+        with np.errstate(all="ignore"):
+            x = np.array([v], dtype=dt)[0]
+    except OverflowError:
+        return None
+    back = float(x)
+    if isinstance(v, int):
+        return x if math.isfinite(back) and int(back) == v else None
+    return x if back == v else None
+
+
 cdef class _Opts:
     cdef zb_cast_opts o
     cdef object keep_in, keep_out
@@ -64,13 +98,26 @@ cdef class _Opts:
         self.o.rounding = ROUNDING[rounding]
         self.o.out_of_range = OUT_OF_RANGE[out_of_range]
         if scalar_map:
-            pairs = list(scalar_map)
-            ins = np.empty(len(pairs), dtype=np.dtype(src_dt).newbyteorder("="))
-            outs = np.empty(len(pairs), dtype=np.dtype(dst_dt).newbyteorder("="))
-            for i, (a, b) in enumerate(pairs):
-                ins[i] = a
-                outs[i] = b
+            keys, vals = [], []
+            for pair in scalar_map:
+                try:
+                    a, b = pair
+                except (TypeError, ValueError):
+                    raise ValueError(f"scalar_map entries must be (input, output) pairs, got {pair!r}") from None
+                out_v = _exact(b, dst_dt)
+                if out_v is None:
+                    raise ValueError(f"scalar_map output {b!r} is not exactly representable as {np.dtype(dst_dt)}")
+                key_v = _exact(a, src_dt)
+                if key_v is None:
+                    continue  # a key the source type cannot hold never matches
+                keys.append(key_v)
+                vals.append(out_v)
+            if not keys:
+                return
+            ins = np.array(keys, dtype=np.dtype(src_dt).newbyteorder("="))
+            outs = np.array(vals, dtype=np.dtype(dst_dt).newbyteorder("="))
             self.keep_in, self.keep_out = ins, outs
+            pairs = keys
             self.o.nmap = len(pairs)
             self.o.map_in = <const void *><size_t>ins.ctypes.data
             self.o.map_out = <const void *><size_t>outs.ctypes.data
@@ -96,6 +143,8 @@ def cast_value(src, dtype, rounding="nearest-even", out_of_range=None, scalar_ma
     a = _native(np.asarray(src))
     cdef int st = type_code(a.dtype), dt = type_code(dtype)
     res = _out_for(a, dtype, out)
+    if out is not None and np.may_share_memory(a, res):
+        a = a.copy()  # the kernels need src and dst apart
     cdef _Opts opts = _Opts(rounding, out_of_range, scalar_map, a.dtype, res.dtype)
     cdef size_t n = a.size, idx = 0
     cdef size_t sp = <size_t>a.ctypes.data, dp = <size_t>res.ctypes.data
@@ -119,6 +168,8 @@ def scale_offset(src, offset, scale, bint decode, out=None):
     if a.dtype.kind == "b":
         raise TypeError("scale_offset needs an integer or floating-point array")
     res = _out_for(a, a.dtype, out)
+    if out is not None and np.may_share_memory(a, res):
+        a = a.copy()  # the kernels need src and dst apart
     o = _scalar(offset, a.dtype)
     sc = _scalar(scale, a.dtype)
     cdef size_t n = a.size, idx = 0
@@ -139,6 +190,8 @@ def scale_offset_cast(src, offset, scale, dtype, rounding="nearest-even", out_of
     a = _native(np.asarray(src))
     cdef int st = type_code(a.dtype), dt = type_code(dtype)
     res = _out_for(a, dtype, out)
+    if out is not None and np.may_share_memory(a, res):
+        a = a.copy()  # the kernels need src and dst apart
     cdef _Opts opts = _Opts(rounding, out_of_range, scalar_map, a.dtype, res.dtype)
     o = _scalar(offset, a.dtype)
     sc = _scalar(scale, a.dtype)
@@ -159,6 +212,8 @@ def cast_scale_offset_decode(src, dtype, offset, scale, rounding="nearest-even",
     a = _native(np.asarray(src))
     cdef int st = type_code(a.dtype), dt = type_code(dtype)
     res = _out_for(a, dtype, out)
+    if out is not None and np.may_share_memory(a, res):
+        a = a.copy()  # the kernels need src and dst apart
     cdef _Opts opts = _Opts(rounding, out_of_range, scalar_map, a.dtype, res.dtype)
     o = _scalar(offset, res.dtype)
     sc = _scalar(scale, res.dtype)
