@@ -438,6 +438,20 @@ static int try_fast(const void *src, int st, void *dst, int dt, size_t n, const 
     W(ZB_T_F32, ZB_T_F64, f32_to_f64)
 #undef W
     if (mode != ZB_ROUND_NEAREST_EVEN || (oor != ZB_OOR_CLAMP && oor != ZB_OOR_ERROR)) return 0;
+    if (st == ZB_T_F64 && dt == ZB_T_F32) {
+        /* the hardware conversion rounds to nearest even, keeps NaN payloads (quietened) and
+         * signed zeros; a finite value that overflows needs the exact path (error or clamp) */
+        const double *s = (const double *)src;
+        float *d = (float *)dst;
+        int bad = 0;
+        for (size_t i = 0; i < n; i++) {
+            double x = s[i];
+            float y = (float)x;
+            bad |= (y - y != 0) & (x - x == 0); /* y inf/NaN while x finite */
+            d[i] = y;
+        }
+        return !bad;
+    }
     int clamp = oor == ZB_OOR_CLAMP;
     int bad = -1;
 #define F(S, D, FN) if (bad < 0 && st == S && dt == D) bad = FN(src, dst, n, clamp);
