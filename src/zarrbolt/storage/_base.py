@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
@@ -11,14 +12,23 @@ from typing import Any, Union
 from ..errors import InvalidKeyError, ReadOnlyError, StoreError
 
 
+def _index(value: Any, what: str) -> int:
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an integer, got {type(value).__name__}") from None
+
+
 @dataclass(frozen=True)
 class RangeByteRequest:
-    """Bytes ``[start, end)`` of a value (clipped to the value's end)."""
+    """Bytes ``[start, end)`` of a value (end exclusive; clipped to the value's end)."""
 
     start: int
     end: int
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "start", _index(self.start, "range start"))
+        object.__setattr__(self, "end", _index(self.end, "range end"))
         if self.start < 0 or self.end < self.start:
             raise ValueError(f"invalid byte range [{self.start}, {self.end})")
 
@@ -30,6 +40,7 @@ class OffsetByteRequest:
     offset: int
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "offset", _index(self.offset, "byte offset"))
         if self.offset < 0:
             raise ValueError(f"invalid byte offset {self.offset}")
 
@@ -41,6 +52,7 @@ class SuffixByteRequest:
     suffix: int
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "suffix", _index(self.suffix, "suffix length"))
         if self.suffix < 0:
             raise ValueError(f"invalid suffix length {self.suffix}")
 
@@ -52,27 +64,65 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 
 def check_key(key: str) -> str:
     """Validate a store key: ``/``-separated non-empty segments, none of them ``.`` or ``..``,
-    no backslash, NUL or drive letter — nothing that could escape a store's root."""
+    no leading ``/``, no backslash, no NUL and no drive letter (``C:``) in any segment —
+    nothing that could escape a store's root on any platform."""
     if not isinstance(key, str):
         raise InvalidKeyError(f"store keys must be strings, got {type(key).__name__}")
     if not key:
         raise InvalidKeyError("store key must not be empty")
-    if key.startswith("/") or "\\" in key or "\x00" in key or _DRIVE.match(key):
-        raise InvalidKeyError(f"invalid store key {key!r}")
+    if key.startswith("/"):
+        raise InvalidKeyError(f"invalid store key {key!r}: it must not start with '/'")
+    if "\\" in key:
+        raise InvalidKeyError(f"invalid store key {key!r}: it must not contain a backslash")
+    if "\x00" in key:
+        raise InvalidKeyError(f"invalid store key {key!r}: it must not contain a NUL character")
     for seg in key.split("/"):
         if seg in ("", ".", ".."):
             raise InvalidKeyError(f"invalid store key {key!r}: empty, '.' or '..' path segment")
+        if _DRIVE.match(seg):
+            raise InvalidKeyError(f"invalid store key {key!r}: a segment looks like a drive letter")
     return key
 
 
 def check_prefix(prefix: str) -> str:
     """A listing prefix: ``""`` or a valid key, optionally ending in ``/``."""
-    if prefix == "":
-        return prefix
     if not isinstance(prefix, str):
         raise InvalidKeyError(f"store prefixes must be strings, got {type(prefix).__name__}")
+    if prefix == "":
+        return prefix
     check_key(prefix[:-1] if prefix.endswith("/") else prefix)
     return prefix
+
+
+def as_bytes(value: Any) -> bytes:
+    """An immutable copy of any bytes-like ``value`` (contiguous or not); ``bytes`` as-is."""
+    if isinstance(value, bytes):
+        return value
+    try:
+        return memoryview(value).tobytes()
+    except TypeError:
+        raise TypeError(f"store values must be bytes-like, got {type(value).__name__}") from None
+
+
+def writable_view(buffer: Any) -> memoryview:
+    """A flat writable byte view of ``buffer``; TypeError if it is read-only or not contiguous."""
+    mv = memoryview(buffer)
+    if mv.readonly:
+        raise TypeError(f"the target buffer ({type(buffer).__name__}) is read-only")
+    if not mv.c_contiguous:
+        raise TypeError("the target buffer must be C-contiguous")
+    return mv.cast("B") if (mv.format != "B" or mv.ndim != 1) else mv
+
+
+def as_byte_view(value: Any) -> memoryview:
+    """A flat byte view of a bytes-like ``value`` without copying when it is contiguous."""
+    try:
+        mv = memoryview(value)
+    except TypeError:
+        raise TypeError(f"store values must be bytes-like, got {type(value).__name__}") from None
+    if mv.c_contiguous:
+        return mv.cast("B") if (mv.format != "B" or mv.ndim != 1) else mv
+    return memoryview(mv.tobytes())
 
 
 def normalize_range(byte_range: ByteRequest) -> RangeByteRequest | OffsetByteRequest | SuffixByteRequest | None:
@@ -81,8 +131,8 @@ def normalize_range(byte_range: ByteRequest) -> RangeByteRequest | OffsetByteReq
     if isinstance(byte_range, tuple) and len(byte_range) == 2:
         start, end = byte_range
         if end is None:
-            return OffsetByteRequest(int(start))
-        return RangeByteRequest(int(start), int(end))
+            return OffsetByteRequest(start)
+        return RangeByteRequest(start, end)
     raise TypeError(f"invalid byte range {byte_range!r}")
 
 
@@ -99,7 +149,12 @@ def resolve_range(byte_range: ByteRequest, size: int) -> tuple[int, int]:
 
 
 class Store(ABC):
-    """A key/value store of bytes (the spec's abstract store interface)."""
+    """A key/value store of bytes (the spec's abstract store interface).
+
+    Keys are validated by :func:`check_key`; values are bytes.  Every write on a read-only
+    store raises :class:`~zarrbolt.errors.ReadOnlyError`.  Listings return full keys;
+    ``list_dir`` also returns child prefixes, which end with ``/`` (as in the spec's example).
+    """
 
     def __init__(self, *, read_only: bool = False):
         self._read_only = bool(read_only)
@@ -115,14 +170,23 @@ class Store(ABC):
     # ------------------------------------------------------------------ reading
     @abstractmethod
     def get(self, key: str, byte_range: ByteRequest = None) -> bytes | None:
-        """The value (or the requested bytes of it) for ``key``; None if the key is absent."""
+        """The value (or the requested bytes of it) for ``key``; None if the key is absent.
+
+        ``byte_range`` is a Range/Offset/SuffixByteRequest or a ``(start, end)`` tuple (end
+        exclusive, ``None`` for "to the end").  Ranges are clipped to the value: a range that
+        starts past the end gives ``b""``, a suffix longer than the value gives all of it."""
 
     def get_partial_values(self, key_ranges: Iterable[tuple[str, ByteRequest]]) -> list[bytes | None]:
+        """``get(key, range)`` for each pair, in order (None for missing keys)."""
         return [self.get(k, r) for k, r in key_ranges]
 
     def get_into(self, key: str, buffer: Any, offset: int = 0) -> int | None:
-        """Read the value's bytes from ``offset`` into ``buffer``; return the count (None if absent)."""
-        mv = memoryview(buffer).cast("B")
+        """Read the value's bytes from ``offset`` into ``buffer`` (a writable bytes-like); return
+        how many were read (fewer than ``len(buffer)`` at the value's end), None if absent."""
+        offset = _index(offset, "offset")
+        if offset < 0:
+            raise ValueError(f"negative offset {offset}")
+        mv = writable_view(buffer)
         data = self.get(key, RangeByteRequest(offset, offset + len(mv)))
         if data is None:
             return None
@@ -137,16 +201,18 @@ class Store(ABC):
         data = self.get(key)
         if data is None:
             return None
-        mv = memoryview(buffer).cast("B")
+        mv = writable_view(buffer)
         if len(data) > len(mv):
             return -len(data)
         mv[: len(data)] = data
         return len(data)
 
     @abstractmethod
-    def exists(self, key: str) -> bool: ...
+    def exists(self, key: str) -> bool:
+        """Whether ``key`` holds a value."""
 
     def getsize(self, key: str) -> int:
+        """The size in bytes of the value of ``key``; StoreError when it is absent."""
         data = self.get(key)
         if data is None:
             raise StoreError(f"key {key!r} not found in {self!r}")
@@ -158,54 +224,53 @@ class Store(ABC):
         """Store ``value`` (any bytes-like object) under ``key``, atomically."""
 
     def set_if_not_exists(self, key: str, value: Any) -> None:
+        """Store ``value`` unless ``key`` already holds a value."""
+        self._check_writable()
         if not self.exists(key):
             self.set(key, value)
 
     def set_partial_values(self, key_start_values: Iterable[tuple[str, int, Any]]) -> None:
         """Overwrite parts of values: each ``(key, start, bytes)`` writes at byte ``start`` (a
-        missing key or a start beyond the end is padded with zero bytes)."""
+        missing key or a start beyond the end is padded with zero bytes).  Each key's new
+        value is written whole and atomically."""
         self._check_writable()
-        by_key: dict[str, list[tuple[int, bytes]]] = {}
-        for key, start, value in key_start_values:
-            if start < 0:
-                raise ValueError(f"negative start {start} for key {key!r}")
-            by_key.setdefault(check_key(key), []).append((int(start), bytes(memoryview(value).cast("B"))))
-        for key, parts in by_key.items():
-            cur = bytearray(self.get(key) or b"")
-            for start, data in parts:
-                end = start + len(data)
-                if end > len(cur):
-                    cur.extend(bytes(end - len(cur)))
-                cur[start:end] = data
-            self.set(key, bytes(cur))
+        for key, parts in _group_partial_values(key_start_values).items():
+            self.set(key, _apply_parts(self.get(key), parts))
 
     @abstractmethod
     def erase(self, key: str) -> None:
         """Remove ``key`` (no error if it is absent)."""
 
     def erase_values(self, keys: Iterable[str]) -> None:
+        """Remove every key of ``keys`` (missing ones are fine); all are validated first."""
+        self._check_writable()
+        keys = [check_key(k) for k in keys]
         for k in keys:
             self.erase(k)
 
     def erase_prefix(self, prefix: str) -> None:
+        """Remove every key that starts with ``prefix`` (``""``: everything)."""
         self._check_writable()
+        check_prefix(prefix)
         for k in list(self.list_prefix(prefix)):
             self.erase(k)
 
     # ------------------------------------------------------------------ listing
     @abstractmethod
-    def list(self) -> Iterator[str]: ...
+    def list(self) -> Iterator[str]:
+        """Every key of the store (in no particular order)."""
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
-        """Every key starting with ``prefix``."""
+        """Every key starting with ``prefix`` (full keys)."""
         check_prefix(prefix)
         for k in self.list():
             if k.startswith(prefix):
                 yield k
 
     def list_dir(self, prefix: str) -> Iterator[str]:
-        """The children of the "directory" ``prefix`` (full keys): the keys directly under it, and
-        the child prefixes, which end with ``/``."""
+        """The children of the "directory" ``prefix`` (``""`` for the root; a trailing ``/`` is
+        implied), as full keys: the keys directly under it, and the child prefixes, which end
+        with ``/`` — e.g. ``list_dir("a/")`` gives ``"a/b"`` and ``"a/d/"``."""
         check_prefix(prefix)
         if prefix and not prefix.endswith("/"):
             prefix += "/"
@@ -219,13 +284,35 @@ class Store(ABC):
 
     # ------------------------------------------------------------------ misc
     @abstractmethod
-    def with_read_only(self, read_only: bool = True) -> Store: ...
+    def with_read_only(self, read_only: bool = True) -> Store:
+        """A view of the same data, read-only (or writable with ``read_only=False``)."""
 
     def close(self) -> None:
-        pass
+        """Release resources (nothing to release for local and in-memory stores)."""
 
     def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _group_partial_values(key_start_values: Iterable[tuple[str, int, Any]]) -> dict[str, list[tuple[int, bytes]]]:
+    """Validate ``(key, start, bytes)`` triples and group them by key, keeping their order."""
+    by_key: dict[str, list[tuple[int, bytes]]] = {}
+    for key, start, value in key_start_values:
+        start = _index(start, "start")
+        if start < 0:
+            raise ValueError(f"negative start {start} for key {key!r}")
+        by_key.setdefault(check_key(key), []).append((start, as_bytes(value)))
+    return by_key
+
+
+def _apply_parts(current: bytes | None, parts: list[tuple[int, bytes]]) -> bytes:
+    cur = bytearray(current or b"")
+    for start, data in parts:
+        end = start + len(data)
+        if end > len(cur):
+            cur.extend(bytes(end - len(cur)))
+        cur[start:end] = data
+    return bytes(cur)

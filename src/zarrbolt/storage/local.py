@@ -1,54 +1,76 @@
-"""The filesystem store (``store-filesystem.rst``): one file per key under a root directory.
+"""The file system store (``store-filesystem.rst``): one file per key under a root directory.
 
 Writes go to a temporary file in the destination directory followed by ``os.replace``, so a
 crash or an error never leaves a torn value and readers see the old or the new value whole.
-Byte-range reads use ``pread`` (one syscall) where the platform has it.
+Byte-range reads use ``pread`` (one syscall, no seek state) where the platform has it, and
+never read more of a file than was asked for.  Temporary files are named ``.zb-tmp-…`` and
+are never listed; keys with a segment starting with that prefix are refused.
 """
 
 from __future__ import annotations
 
 import errno
+import io
 import os
 import shutil
+import stat
 import threading
+import time
 import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from ..errors import StoreError
-from ._base import ByteRequest, Store, check_key, check_prefix, resolve_range
+from ..errors import InvalidKeyError, StoreError
+from ._base import ByteRequest, Store, _index, as_byte_view, check_key, check_prefix, resolve_range, writable_view
 
 TMP_PREFIX = ".zb-tmp-"
 _HAS_PREAD = hasattr(os, "pread")
+_HAS_PREADV = hasattr(os, "preadv")
 _O_BINARY = getattr(os, "O_BINARY", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_WINDOWS = os.name == "nt"
+_MISSING = (errno.ENOENT, errno.ENOTDIR)
 
 
 def path_from_uri(root: str | os.PathLike) -> Path:
-    """A local path from a path or a ``file://`` URI."""
+    """A local path from a path or a ``file://`` URI (RFC 8089; ``file:///c:/x`` on Windows).
+
+    Other URL schemes raise :class:`StoreError`."""
     s = os.fspath(root)
     if isinstance(s, bytes):
         s = os.fsdecode(s)
-    if s.startswith("file:"):
+    if not isinstance(s, str):
+        raise StoreError(f"a store root must be a path or a file:// URI, got {type(root).__name__}")
+    if s[:5].lower() == "file:":
         u = urlparse(s)
         if u.netloc not in ("", "localhost"):
             raise StoreError(f"file URI with a remote host is not supported: {s!r}")
         p = unquote(u.path)
-        if os.name == "nt" and len(p) > 2 and p[0] == "/" and p[2] == ":":
+        if _WINDOWS and len(p) > 2 and p[0] == "/" and p[2] == ":":
             p = p[1:]
+        if not p:
+            raise StoreError(f"file URI without a path: {s!r}")
         return Path(p)
     if "://" in s:
-        raise StoreError(f"unsupported store URL {s!r}: zarrbolt stores are local paths, file:// URIs or in memory")
+        scheme = s.split("://", 1)[0]
+        raise StoreError(
+            f"unsupported store URL scheme {scheme!r} in {s!r}: zarrbolt stores are local paths, "
+            "file:// URIs, dicts or in-memory stores"
+        )
+    if not s:
+        raise StoreError("a store root must not be an empty path")
     return Path(s)
 
 
 def _read_range(fd: int, start: int, length: int) -> bytes:
+    """``length`` bytes of ``fd`` from ``start`` (fewer at the end of the file)."""
     if length <= 0:
         return b""
     if _HAS_PREAD:
         data = os.pread(fd, length, start)
-        if len(data) == length:
+        if len(data) == length or not data:
             return data
         parts = [data]
         got = len(data)
@@ -59,7 +81,7 @@ def _read_range(fd: int, start: int, length: int) -> bytes:
             parts.append(more)
             got += len(more)
         return b"".join(parts)
-    os.lseek(fd, start, os.SEEK_SET)
+    os.lseek(fd, start, os.SEEK_SET)  # each call owns its descriptor: no shared seek state
     parts = []
     got = 0
     while got < length:
@@ -71,41 +93,87 @@ def _read_range(fd: int, start: int, length: int) -> bytes:
     return b"".join(parts)
 
 
+def _readinto(fd: int, mv: memoryview, offset: int) -> int:
+    """Fill ``mv`` from ``fd`` starting at file offset ``offset``; the count read."""
+    n = 0
+    total = len(mv)
+    if _HAS_PREADV:
+        while n < total:
+            got = os.preadv(fd, [mv[n:]], offset + n)
+            if got <= 0:
+                break
+            n += got
+        return n
+    f = io.FileIO(fd, "rb", closefd=False)
+    f.seek(offset)
+    while n < total:
+        got = f.readinto(mv[n:])
+        if not got:
+            break
+        n += got
+    return n
+
+
 class LocalStore(Store):
+    """Keys as files under ``root`` (a path or a ``file://`` URI), created on the first write.
+
+    ``fsync=True`` flushes each written file (and its directory, on POSIX) to disk before the
+    write returns.  Safe for concurrent use from threads: writers of the same key race with
+    last-writer-wins and readers always see one whole value."""
+
     def __init__(self, root: str | os.PathLike, *, read_only: bool = False, fsync: bool = False):
         super().__init__(read_only=read_only)
         self.root = path_from_uri(root).absolute()
-        self.fsync = fsync
+        self.fsync = bool(fsync)
         self._root_str = str(self.root)
 
     # ------------------------------------------------------------------ paths
     def _path(self, key: str) -> str:
         check_key(key)
-        return os.path.join(self._root_str, *key.split("/"))
+        segs = key.split("/")
+        for seg in segs:
+            if seg.startswith(TMP_PREFIX):
+                raise InvalidKeyError(f"invalid store key {key!r}: {TMP_PREFIX!r} names LocalStore temporary files")
+        return os.path.join(self._root_str, *segs)
+
+    def _dir_path(self, prefix: str) -> str:
+        """The directory a prefix ending in ``/`` (or ``""``) names."""
+        if not prefix:
+            return self._root_str
+        return self._path(prefix[:-1])
+
+    def _open_value(self, key: str) -> tuple[int, int] | None:
+        """``(fd, size)`` of the regular file holding ``key``, or None when there is none."""
+        path = self._path(key)
+        try:
+            fd = os.open(path, os.O_RDONLY | _O_BINARY | _O_CLOEXEC)
+        except OSError as e:
+            if e.errno in _MISSING or isinstance(e, (FileNotFoundError, NotADirectoryError, IsADirectoryError)):
+                return None
+            if isinstance(e, PermissionError) and os.path.isdir(path):
+                return None  # Windows refuses to open directories: a prefix, not a key
+            raise StoreError(f"cannot read {key!r} from {self}: {e}") from e
+        try:
+            st = os.fstat(fd)
+        except OSError as e:
+            os.close(fd)
+            raise StoreError(f"cannot read {key!r} from {self}: {e}") from e
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            return None
+        return fd, st.st_size
 
     # ------------------------------------------------------------------ reading
     def get(self, key: str, byte_range: ByteRequest = None) -> bytes | None:
-        path = self._path(key)
-        try:
-            fd = os.open(path, os.O_RDONLY | _O_BINARY)
-        except FileNotFoundError:
+        opened = self._open_value(key)
+        if opened is None:
             return None
-        except (NotADirectoryError, IsADirectoryError):
-            return None
-        except OSError as e:
-            if e.errno in (errno.ENOENT, errno.ENOTDIR, errno.EISDIR):
-                return None
-            raise StoreError(f"cannot read {key!r}: {e}") from e
+        fd, size = opened
         try:
-            size = os.fstat(fd).st_size
             a, b = resolve_range(byte_range, size)
             return _read_range(fd, a, b - a)
-        except IsADirectoryError:
-            return None
         except OSError as e:
-            if e.errno == errno.EISDIR:
-                return None
-            raise StoreError(f"cannot read {key!r}: {e}") from e
+            raise StoreError(f"cannot read {key!r} from {self}: {e}") from e
         finally:
             os.close(fd)
 
@@ -117,129 +185,142 @@ class LocalStore(Store):
         for i, (k, _) in enumerate(items):
             by_key.setdefault(k, []).append(i)
         for key, idxs in by_key.items():
-            path = self._path(key)
+            opened = self._open_value(key)
+            if opened is None:
+                continue
+            fd, size = opened
             try:
-                fd = os.open(path, os.O_RDONLY | _O_BINARY)
-            except OSError as e:
-                if e.errno in (errno.ENOENT, errno.ENOTDIR, errno.EISDIR):
-                    continue
-                raise StoreError(f"cannot read {key!r}: {e}") from e
-            try:
-                size = os.fstat(fd).st_size
                 for i in idxs:
                     a, b = resolve_range(items[i][1], size)
                     out[i] = _read_range(fd, a, b - a)
+            except OSError as e:
+                raise StoreError(f"cannot read {key!r} from {self}: {e}") from e
             finally:
                 os.close(fd)
         return out
 
     def get_into(self, key: str, buffer: Any, offset: int = 0) -> int | None:
-        path = self._path(key)
-        mv = memoryview(buffer).cast("B")
-        try:
-            f = open(path, "rb", buffering=0)
-        except OSError as e:
-            if e.errno in (errno.ENOENT, errno.ENOTDIR, errno.EISDIR):
-                return None
-            raise StoreError(f"cannot read {key!r}: {e}") from e
-        with f:
-            f.seek(offset)
-            n = 0
-            while n < len(mv):
-                got = f.readinto(mv[n:])
-                if not got:
-                    break
-                n += got
-            return n
-
-    def read_into(self, key: str, buffer: Any) -> int | None:
-        path = self._path(key)
-        try:
-            fd = os.open(path, os.O_RDONLY | _O_BINARY)
-        except OSError as e:
-            if e.errno in (errno.ENOENT, errno.ENOTDIR, errno.EISDIR):
-                return None
-            raise StoreError(f"cannot read {key!r}: {e}") from e
-        try:
-            size = os.fstat(fd).st_size
-            mv = memoryview(buffer).cast("B")
-            if size > len(mv):
-                return -size
-            got = 0
-            while got < size:
-                n = os.readv(fd, [mv[got:size]]) if hasattr(os, "readv") else os.readinto(fd, mv[got:size])  # type: ignore[attr-defined]
-                if n <= 0:
-                    break
-                got += n
-            if got != size:
-                raise StoreError(f"{key!r} changed while being read ({got} of {size} bytes)")
-            return size
-        except IsADirectoryError:
+        offset = _index(offset, "offset")
+        if offset < 0:
+            raise ValueError(f"negative offset {offset}")
+        mv = writable_view(buffer)
+        opened = self._open_value(key)
+        if opened is None:
             return None
+        fd, size = opened
+        try:
+            want = max(0, min(len(mv), size - offset))
+            return _readinto(fd, mv[:want], offset) if want else 0
         except OSError as e:
-            if e.errno == errno.EISDIR:
-                return None
-            raise StoreError(f"cannot read {key!r}: {e}") from e
+            raise StoreError(f"cannot read {key!r} from {self}: {e}") from e
         finally:
             os.close(fd)
+
+    def read_into(self, key: str, buffer: Any) -> int | None:
+        mv = writable_view(buffer)
+        opened = self._open_value(key)
+        if opened is None:
+            return None
+        fd, size = opened
+        try:
+            if size > len(mv):
+                return -size
+            got = _readinto(fd, mv[:size], 0)
+        except OSError as e:
+            raise StoreError(f"cannot read {key!r} from {self}: {e}") from e
+        finally:
+            os.close(fd)
+        if got != size:
+            raise StoreError(f"{key!r} changed while being read ({got} of {size} bytes)")
+        return size
 
     def exists(self, key: str) -> bool:
         return os.path.isfile(self._path(key))
 
     def getsize(self, key: str) -> int:
+        path = self._path(key)
         try:
-            st = os.stat(self._path(key))
+            st = os.stat(path)
         except OSError as e:
-            raise StoreError(f"key {key!r} not found in {self!r}") from e
+            raise StoreError(f"key {key!r} not found in {self}") from e
+        if not stat.S_ISREG(st.st_mode):
+            raise StoreError(f"key {key!r} not found in {self} (a directory is there)")
         return st.st_size
 
     # ------------------------------------------------------------------ writing
+    def _create_tmp(self, key: str, directory: str) -> tuple[int, str]:
+        """Create (exclusively) a temporary file in ``directory``, making the directory as
+        needed; retries when a concurrent erase prunes the directory in between."""
+        last: OSError | None = None
+        for _ in range(8):
+            tmp = os.path.join(directory, f"{TMP_PREFIX}{uuid.uuid4().hex}")
+            try:
+                return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_CLOEXEC, 0o666), tmp
+            except FileNotFoundError as e:
+                last = e
+            except NotADirectoryError as e:
+                raise StoreError(f"cannot write {key!r} to {self}: a parent path component is a file") from e
+            except OSError as e:
+                raise StoreError(f"cannot write {key!r} to {self}: {e}") from e
+            try:
+                os.makedirs(directory, exist_ok=True)
+            except FileNotFoundError as e:  # an ancestor was pruned while we made it: retry
+                last = e
+            except (FileExistsError, NotADirectoryError) as e:
+                raise StoreError(f"cannot write {key!r} to {self}: a parent path component is a file") from e
+            except OSError as e:
+                raise StoreError(f"cannot write {key!r} to {self}: {e}") from e
+        raise StoreError(f"cannot write {key!r} to {self}: its directory keeps disappearing ({last})")
+
+    def _write_tmp(self, key: str, path: str, value: Any) -> str:
+        """A complete temporary file holding ``value``, next to ``path``."""
+        data = as_byte_view(value)
+        fd, tmp = self._create_tmp(key, os.path.dirname(path))
+        try:
+            try:
+                written = 0
+                total = len(data)
+                while written < total:
+                    written += os.write(fd, data[written:])
+                if self.fsync:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+        except BaseException as e:
+            _unlink_quietly(tmp)
+            if isinstance(e, OSError) and not isinstance(e, StoreError):
+                raise StoreError(f"cannot write {key!r} to {self}: {e}") from e
+            raise
+        return tmp
+
+    def _sync_dir(self, directory: str) -> None:
+        if not self.fsync or _WINDOWS:
+            return
+        try:
+            fd = os.open(directory, os.O_RDONLY)
+        except OSError:
+            return
+        try:
+            os.fsync(fd)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
     def set(self, key: str, value: Any) -> None:
         self._check_writable()
         path = self._path(key)
-        data = value if isinstance(value, (bytes, bytearray)) else memoryview(value).cast("B")
-        directory = os.path.dirname(path)
-        tmp = os.path.join(directory, f"{TMP_PREFIX}{uuid.uuid4().hex}")
-        for attempt in range(2):
-            try:
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o644)
-                break
-            except FileNotFoundError:
-                if attempt:
-                    raise
-                self._makedirs(directory, key)
-            except OSError as e:
-                if e.errno == errno.ENOTDIR:
-                    raise StoreError(f"cannot write {key!r}: a parent path component is a file") from e
-                raise StoreError(f"cannot write {key!r}: {e}") from e
+        tmp = self._write_tmp(key, path, value)
         try:
-            try:
-                with os.fdopen(fd, "wb", buffering=0) as f:
-                    mv = memoryview(data)
-                    written = 0
-                    while written < len(mv):
-                        written += f.write(mv[written:])
-                    if self.fsync:
-                        os.fsync(f.fileno())
-                os.replace(tmp, path)
-            except IsADirectoryError as e:
-                raise StoreError(f"cannot write {key!r}: a directory exists at that key") from e
-            except OSError as e:
-                raise StoreError(f"cannot write {key!r}: {e}") from e
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+            _replace(tmp, path)
+        except BaseException as e:
+            _unlink_quietly(tmp)
+            if isinstance(e, OSError) and not isinstance(e, StoreError):
+                if os.path.isdir(path):
+                    raise StoreError(f"cannot write {key!r} to {self}: a directory exists at that key") from e
+                raise StoreError(f"cannot write {key!r} to {self}: {e}") from e
             raise
-
-    def _makedirs(self, directory: str, key: str) -> None:
-        try:
-            os.makedirs(directory, exist_ok=True)
-        except FileExistsError as e:
-            raise StoreError(f"cannot write {key!r}: a parent path component is a file") from e
-        except OSError as e:
-            raise StoreError(f"cannot write {key!r}: {e}") from e
+        self._sync_dir(os.path.dirname(path))
 
     _create_lock = threading.Lock()
 
@@ -248,111 +329,144 @@ class LocalStore(Store):
         complete temporary file, which fails if another writer got there first)."""
         self._check_writable()
         path = self._path(key)
-        if os.path.isfile(path):
+        if os.path.lexists(path):
             return
-        directory = os.path.dirname(path)
-        self._makedirs(directory, key)
-        tmp = os.path.join(directory, f"{TMP_PREFIX}{uuid.uuid4().hex}")
+        tmp = self._write_tmp(key, path, value)
         try:
-            with open(tmp, "wb") as f:
-                f.write(value if isinstance(value, (bytes, bytearray)) else memoryview(value).cast("B"))
             try:
                 os.link(tmp, path)
             except FileExistsError:
                 pass
             except OSError:  # file systems without hard links
                 with self._create_lock:
-                    if not os.path.exists(path):
-                        os.replace(tmp, path)
+                    if not os.path.lexists(path):
+                        _replace(tmp, path)
         except OSError as e:
-            raise StoreError(f"cannot write {key!r}: {e}") from e
+            raise StoreError(f"cannot write {key!r} to {self}: {e}") from e
         finally:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+            _unlink_quietly(tmp)
+        self._sync_dir(os.path.dirname(path))
 
     def erase(self, key: str) -> None:
         self._check_writable()
+        path = self._path(key)
         try:
-            os.unlink(self._path(key))
+            os.unlink(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except OSError as e:
+            if e.errno in _MISSING:
+                return
+            if os.path.isdir(path):
+                return  # a "directory" is a prefix, not a key
+            raise StoreError(f"cannot erase {key!r} from {self}: {e}") from e
+        self._prune(os.path.dirname(path))
+
+    def _prune(self, directory: str) -> None:
+        """Remove ``directory`` and its ancestors below the root while they are empty."""
+        root_len = len(self._root_str)
+        while len(directory) > root_len:
+            try:
+                os.rmdir(directory)
+            except OSError:
+                return
+            directory = os.path.dirname(directory)
+
+    def _remove_entry(self, full: str) -> None:
+        try:
+            if os.path.isdir(full) and not os.path.islink(full):
+                shutil.rmtree(full)
+            else:
+                os.unlink(full)
         except FileNotFoundError:
             pass
-        except (IsADirectoryError, NotADirectoryError, PermissionError) as e:
-            if os.path.isdir(self._path(key)):
-                return  # a "directory" is a prefix, not a key
-            raise StoreError(f"cannot erase {key!r}: {e}") from e
+        except OSError as e:
+            raise StoreError(f"cannot erase {full!r} in {self}: {e}") from e
 
     def erase_prefix(self, prefix: str) -> None:
         self._check_writable()
         check_prefix(prefix)
-        if prefix == "":
-            if self.root.exists():
-                for child in self.root.iterdir():
-                    if child.is_dir() and not child.is_symlink():
-                        shutil.rmtree(child)
-                    else:
-                        child.unlink()
+        if prefix == "" or prefix.endswith("/"):
+            base = self._dir_path(prefix)
+            if prefix and os.path.isdir(base) and not os.path.islink(base):
+                self._remove_entry(base)
+                self._prune(os.path.dirname(base))
+                return
+            if prefix:
+                return
+            try:
+                names = os.listdir(base)
+            except (FileNotFoundError, NotADirectoryError):
+                return
+            for name in names:  # the root itself stays
+                self._remove_entry(os.path.join(base, name))
             return
-        if prefix.endswith("/"):
-            d = os.path.join(self._root_str, *prefix[:-1].split("/"))
-            if os.path.isdir(d):
-                shutil.rmtree(d)
-            return
-        for k in list(self.list_prefix(prefix)):
-            self.erase(k)
-        # directories named with the prefix
+        # "a/b": the entries of directory "a" whose names start with "b" hold exactly the keys
         parent, _, stem = prefix.rpartition("/")
-        pdir = os.path.join(self._root_str, *parent.split("/")) if parent else self._root_str
-        if os.path.isdir(pdir):
-            for name in os.listdir(pdir):
-                full = os.path.join(pdir, name)
-                if name.startswith(stem) and os.path.isdir(full):
-                    shutil.rmtree(full)
-
-    # ------------------------------------------------------------------ listing
-    def _walk(self, rel_dir: str) -> Iterator[str]:
-        base = os.path.join(self._root_str, *rel_dir.split("/")) if rel_dir else self._root_str
+        self._path(prefix)  # refuses temp-file names
+        pdir = self._dir_path(parent + "/" if parent else "")
         try:
-            entries = list(os.scandir(base))
+            names = os.listdir(pdir)
         except (FileNotFoundError, NotADirectoryError):
             return
-        for e in entries:
-            if e.name.startswith(TMP_PREFIX):
-                continue
-            rel = f"{rel_dir}/{e.name}" if rel_dir else e.name
-            if e.is_dir(follow_symlinks=False):
-                yield from self._walk(rel)
-            elif e.is_file():
-                yield rel
+        for name in names:
+            if name.startswith(stem) and not name.startswith(TMP_PREFIX):
+                self._remove_entry(os.path.join(pdir, name))
+        self._prune(pdir)
+
+    # ------------------------------------------------------------------ listing
+    def _scan(self, rel_dir: str) -> list[os.DirEntry]:
+        base = os.path.join(self._root_str, *rel_dir.split("/")) if rel_dir else self._root_str
+        try:
+            with os.scandir(base) as it:
+                return [e for e in it if not e.name.startswith(TMP_PREFIX)]
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        except OSError as e:
+            raise StoreError(f"cannot list {rel_dir or '/'!r} in {self}: {e}") from e
+
+    def _walk(self, rel_dir: str, stem: str = "") -> Iterator[str]:
+        """Every key under directory ``rel_dir`` (whose first segment there starts with ``stem``)."""
+        stack = [(rel_dir, stem)]
+        while stack:
+            d, s = stack.pop()
+            subdirs = []
+            for e in self._scan(d):
+                if s and not e.name.startswith(s):
+                    continue
+                rel = f"{d}/{e.name}" if d else e.name
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        subdirs.append((rel, ""))
+                    elif e.is_file():
+                        yield rel
+                except OSError:
+                    continue  # vanished while listing
+            stack.extend(reversed(subdirs))
 
     def list(self) -> Iterator[str]:
         return self._walk("")
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
         check_prefix(prefix)
-        # start the walk at the deepest directory the prefix names
-        rel_dir = prefix.rsplit("/", 1)[0] if "/" in prefix else ""
-        for k in self._walk(rel_dir):
-            if k.startswith(prefix):
-                yield k
+        if prefix:
+            self._path(prefix[:-1] if prefix.endswith("/") else prefix)
+        rel_dir, _, stem = prefix.rpartition("/")
+        return self._walk(rel_dir, stem)
 
     def list_dir(self, prefix: str) -> Iterator[str]:
         check_prefix(prefix)
         if prefix and not prefix.endswith("/"):
             prefix += "/"
-        base = os.path.join(self._root_str, *prefix[:-1].split("/")) if prefix else self._root_str
-        try:
-            entries = sorted(os.scandir(base), key=lambda e: e.name)
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        for e in entries:
-            if e.name.startswith(TMP_PREFIX):
+        self._dir_path(prefix)  # refuses temp-file names
+        for e in sorted(self._scan(prefix[:-1]), key=lambda e: e.name):
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    yield f"{prefix}{e.name}/"
+                elif e.is_file():
+                    yield f"{prefix}{e.name}"
+            except OSError:
                 continue
-            if e.is_dir(follow_symlinks=False):
-                yield f"{prefix}{e.name}/"
-            elif e.is_file():
-                yield f"{prefix}{e.name}"
 
     # ------------------------------------------------------------------ misc
     def with_read_only(self, read_only: bool = True) -> LocalStore:
@@ -362,10 +476,33 @@ class LocalStore(Store):
         return isinstance(other, LocalStore) and other.root == self.root and other.read_only == self.read_only
 
     def __hash__(self) -> int:
-        return hash(self.root)
+        return hash((self.root, self.read_only))
 
     def __repr__(self) -> str:
         return f"LocalStore({self.root.as_uri()!r}{', read_only' if self.read_only else ''})"
 
     def __str__(self) -> str:
         return self.root.as_uri()
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _replace(src: str, dst: str) -> None:
+    """``os.replace``; on Windows retried briefly while a reader holds ``dst`` open."""
+    if not _WINDOWS:
+        os.replace(src, dst)
+        return
+    for delay in (0.001, 0.005, 0.02, 0.05, 0.1):
+        try:
+            os.replace(src, dst)
+            return
+        except PermissionError:
+            if os.path.isdir(dst):
+                raise
+            time.sleep(delay)
+    os.replace(src, dst)

@@ -3,21 +3,47 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterable, Iterator, MutableMapping
 from typing import Any
 
-from ._base import ByteRequest, Store, check_key, check_prefix, resolve_range
+from ..errors import StoreError
+from ._base import (
+    ByteRequest,
+    Store,
+    _apply_parts,
+    _group_partial_values,
+    _index,
+    as_bytes,
+    check_key,
+    check_prefix,
+    resolve_range,
+    writable_view,
+)
 
 
 class MemoryStore(Store):
+    """Keys and values in a dict (``store_dict`` when given, so the caller can see them).
+
+    Values are stored as immutable ``bytes``.  Mutations hold a lock that read-only views made
+    by :meth:`with_read_only` share, so read-modify-write operations are atomic."""
+
     def __init__(self, store_dict: MutableMapping[str, bytes] | None = None, *, read_only: bool = False):
         super().__init__(read_only=read_only)
+        if store_dict is not None and not isinstance(store_dict, MutableMapping):
+            raise StoreError(f"MemoryStore needs a mutable mapping, got {type(store_dict).__name__}")
         self._data: MutableMapping[str, bytes] = {} if store_dict is None else store_dict
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
 
-    def get(self, key: str, byte_range: ByteRequest = None) -> bytes | None:
+    def _value(self, key: str) -> bytes | None:
         check_key(key)
         v = self._data.get(key)
+        if v is None or isinstance(v, bytes):
+            return v
+        return as_bytes(v)  # a caller-supplied dict may hold other bytes-likes
+
+    # ------------------------------------------------------------------ reading
+    def get(self, key: str, byte_range: ByteRequest = None) -> bytes | None:
+        v = self._value(key)
         if v is None:
             return None
         if byte_range is None:
@@ -25,37 +51,63 @@ class MemoryStore(Store):
         a, b = resolve_range(byte_range, len(v))
         return v[a:b]
 
+    def get_into(self, key: str, buffer: Any, offset: int = 0) -> int | None:
+        offset = _index(offset, "offset")
+        if offset < 0:
+            raise ValueError(f"negative offset {offset}")
+        mv = writable_view(buffer)
+        v = self._value(key)
+        if v is None:
+            return None
+        src = memoryview(v)[offset : offset + len(mv)]
+        mv[: len(src)] = src
+        return len(src)
+
     def exists(self, key: str) -> bool:
         check_key(key)
         return key in self._data
 
     def getsize(self, key: str) -> int:
-        v = self.get(key)
+        v = self._value(key)
         if v is None:
-            from ..errors import StoreError
-
             raise StoreError(f"key {key!r} not found in {self!r}")
         return len(v)
 
+    # ------------------------------------------------------------------ writing
     def set(self, key: str, value: Any) -> None:
         self._check_writable()
         check_key(key)
-        data = value if isinstance(value, bytes) else bytes(memoryview(value).cast("B"))
+        data = as_bytes(value)
         with self._lock:
             self._data[key] = data
 
     def set_if_not_exists(self, key: str, value: Any) -> None:
         self._check_writable()
         check_key(key)
-        data = value if isinstance(value, bytes) else bytes(memoryview(value).cast("B"))
+        data = as_bytes(value)
         with self._lock:
-            self._data.setdefault(key, data)
+            if key not in self._data:
+                self._data[key] = data
+
+    def set_partial_values(self, key_start_values: Iterable[tuple[str, int, Any]]) -> None:
+        self._check_writable()
+        groups = _group_partial_values(key_start_values)
+        with self._lock:
+            for key, parts in groups.items():
+                self._data[key] = _apply_parts(self._value(key), parts)
 
     def erase(self, key: str) -> None:
         self._check_writable()
         check_key(key)
         with self._lock:
             self._data.pop(key, None)
+
+    def erase_values(self, keys: Iterable[str]) -> None:
+        self._check_writable()
+        keys = [check_key(k) for k in keys]
+        with self._lock:
+            for k in keys:
+                self._data.pop(k, None)
 
     def erase_prefix(self, prefix: str) -> None:
         self._check_writable()
@@ -64,11 +116,13 @@ class MemoryStore(Store):
             for k in [k for k in self._data if k.startswith(prefix)]:
                 del self._data[k]
 
+    # ------------------------------------------------------------------ listing
     def list(self) -> Iterator[str]:
         with self._lock:
             keys = list(self._data)
         return iter(keys)
 
+    # ------------------------------------------------------------------ misc
     def with_read_only(self, read_only: bool = True) -> MemoryStore:
         s = MemoryStore(self._data, read_only=read_only)
         s._lock = self._lock
@@ -78,7 +132,7 @@ class MemoryStore(Store):
         return isinstance(other, MemoryStore) and other._data is self._data and other.read_only == self.read_only
 
     def __hash__(self) -> int:
-        return id(self._data)
+        return hash((id(self._data), self.read_only))
 
     def __repr__(self) -> str:
         return f"MemoryStore(<{len(self._data)} keys>{', read_only' if self.read_only else ''})"
