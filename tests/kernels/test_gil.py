@@ -75,6 +75,25 @@ def test_strided_copy_releases_gil():
     assert progress_during(lambda: kernels.strided_copy(dst, src)) > 1000
 
 
+def test_cast_value_and_scale_offset_release_gil():
+    x = np.random.default_rng(0).uniform(-10, 70000, 8 << 20).astype(np.float32)
+    # the exact element path (towards-zero) is the slow one: tens of milliseconds
+    assert progress_during(lambda: kernels.cast_value(x, np.uint16, rounding="towards-zero", out_of_range="clamp")) > 1000
+    assert progress_during(lambda: kernels.scale_offset_encode(x.astype(np.int32), 1, 1)) > 1000
+
+
+def test_fused_decode_releases_gil(tmp_path):
+    import zarrbolt as zb
+
+    a = zb.create_array(str(tmp_path / "g"), shape=(32, 512, 512), chunks=(16, 256, 256), dtype="uint16",
+                        compressors=[{"name": "gzip", "configuration": {"level": 1}}])
+    a[...] = np.random.default_rng(0).integers(0, 50, a.shape, dtype=np.uint16)
+    with zb.config.set(threads=1):
+        r = zb.open_array(str(tmp_path / "g"), mode="r")
+        assert r._plan is not None
+        assert progress_during(lambda: r[...]) > 1000
+
+
 def test_method_detects_a_held_gil():
     """Control: a call of similar length that holds the GIL throughout (a pure-Python loop)
     lets the spinning thread make no progress at all."""
