@@ -107,3 +107,34 @@ def test_fixedscaleoffset_legacy():
     assert raw[:3].tolist() == [0, 100, 255]
     meta = json.loads(a.store.get("zarr.json"))
     assert meta["codecs"][0]["name"] == "numcodecs.fixedscaleoffset"
+
+
+def test_chain_uses_the_fused_kernels_and_matches_two_steps(monkeypatch):
+    from zarrbolt import kernels
+
+    calls = {"enc": 0, "dec": 0}
+    real_enc, real_dec = kernels.scale_offset_cast, kernels.cast_scale_offset_decode
+
+    def enc(*a, **k):
+        calls["enc"] += 1
+        return real_enc(*a, **k)
+
+    def dec(*a, **k):
+        calls["dec"] += 1
+        return real_dec(*a, **k)
+
+    monkeypatch.setattr(kernels, "scale_offset_cast", enc)
+    monkeypatch.setattr(kernels, "cast_scale_offset_decode", dec)
+    codecs = [so(-10, 0.1), cv("uint8", scalar_map={"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}), {"name": "bytes"}]
+    a = make(codecs, dtype="float64", fill="NaN", shape=(30,), chunks=(7,))
+    data = np.arange(30, dtype=np.float64) * 10 + 20
+    data[::4] = np.nan
+    a[...] = data
+    got = a[...]
+    np.testing.assert_array_equal(got, data)
+    assert calls["enc"] > 0 and calls["dec"] > 0
+    # the stored bytes equal the unfused two-step encoding
+    raw = np.frombuffer(a.store.get("c/1"), np.uint8)
+    step = kernels.cast_value(kernels.scale_offset_encode(data[7:14], -10.0, 0.1), np.uint8,
+                              scalar_map=[(float("nan"), 0)])
+    np.testing.assert_array_equal(raw, step)

@@ -47,8 +47,16 @@ class BoundChain:
         for codec, limit in zip(reversed(c.bb), reversed(self.bb_limits)):
             data = codec.decode(data, self.ab_spec, limit)
         arr = c.ab.decode(data, self.ab_spec)
-        for codec, spec in zip(reversed(c.aa), reversed(self.aa_specs)):
-            arr = codec.decode(arr, spec)
+        i = len(c.aa) - 1
+        while i >= 0:
+            codec = c.aa[i]
+            if i > 0 and _fusable(c.aa[i - 1], codec):
+                # scale_offset followed by cast_value: one fused pass
+                arr = codec.fused_decode(c.aa[i - 1], arr, self.aa_specs[i - 1])
+                i -= 2
+                continue
+            arr = codec.decode(arr, self.aa_specs[i])
+            i -= 1
         spec = self.spec
         if arr.shape != spec.shape or arr.dtype != spec.dtype.numpy_dtype:
             raise CorruptChunkError(
@@ -58,8 +66,15 @@ class BoundChain:
 
     def encode(self, arr: np.ndarray) -> bytes | bytearray | memoryview:
         c = self.chain
-        for codec, spec in zip(c.aa, self.aa_specs):
-            arr = codec.encode(arr, spec)
+        i = 0
+        while i < len(c.aa):
+            codec = c.aa[i]
+            if i + 1 < len(c.aa) and _fusable(codec, c.aa[i + 1]):
+                arr = c.aa[i + 1].fused_encode(codec, arr, self.aa_specs[i])
+                i += 2
+                continue
+            arr = codec.encode(arr, self.aa_specs[i])
+            i += 1
         data = c.ab.encode(arr, self.ab_spec)
         for codec in c.bb:
             data = codec.encode(data, self.ab_spec)
@@ -134,6 +149,12 @@ class CodecChain:
 
     def __repr__(self) -> str:
         return f"CodecChain({list(self.codecs)!r})"
+
+
+def _fusable(first: Codec, second: Codec) -> bool:
+    from ..codecs.numeric import CastValueCodec, ScaleOffsetCodec
+
+    return type(first) is ScaleOffsetCodec and type(second) is CastValueCodec
 
 
 def wrap_codec_error(exc: Exception, where: str) -> Exception:
