@@ -252,14 +252,17 @@ class LocalStore(Store):
         """Create (exclusively) a temporary file in ``directory``, making the directory as
         needed; retries when a concurrent erase prunes the directory in between."""
         last: OSError | None = None
-        for _ in range(8):
+        for _ in range(64):
             tmp = os.path.join(directory, f"{TMP_PREFIX}{uuid.uuid4().hex}")
             try:
                 return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_CLOEXEC, 0o666), tmp
             except FileNotFoundError as e:
                 last = e
             except NotADirectoryError as e:
-                raise StoreError(f"cannot write {key!r} to {self}: a parent path component is a file") from e
+                if self._file_in_path(directory):
+                    raise StoreError(f"cannot write {key!r} to {self}: a parent path component is a file") from e
+                last = e
+                continue
             except OSError as e:
                 raise StoreError(f"cannot write {key!r} to {self}: {e}") from e
             try:
@@ -267,10 +270,27 @@ class LocalStore(Store):
             except FileNotFoundError as e:  # an ancestor was pruned while we made it: retry
                 last = e
             except (FileExistsError, NotADirectoryError) as e:
-                raise StoreError(f"cannot write {key!r} to {self}: a parent path component is a file") from e
+                # makedirs also raises these when a concurrent erase prunes a directory between
+                # its mkdir and its isdir check: only a real file in the way is an error
+                if self._file_in_path(directory):
+                    raise StoreError(f"cannot write {key!r} to {self}: a parent path component is a file") from e
+                last = e
             except OSError as e:
                 raise StoreError(f"cannot write {key!r} to {self}: {e}") from e
         raise StoreError(f"cannot write {key!r} to {self}: its directory keeps disappearing ({last})")
+
+    def _file_in_path(self, directory: str) -> bool:
+        """True when ``directory`` or one of its ancestors under the root is not a directory."""
+        d = directory
+        root = self._root_str
+        while len(d) >= len(root):
+            if os.path.lexists(d) and not os.path.isdir(d):
+                return True
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+        return False
 
     def _write_tmp(self, key: str, path: str, value: Any) -> str:
         """A complete temporary file holding ``value``, next to ``path``."""
