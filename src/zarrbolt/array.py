@@ -433,11 +433,72 @@ class Array:
         run_batches(work, range(n), cost=self._bound.spec.nbytes * n)
         return out
 
-    def _read_sharded_fused(self, make_indexer: Any) -> np.ndarray | None:
-        """Sharded reads of ints and step-1 slices: inner chunks decoded by the fused pipeline."""
+    def _fetch_inner_chunks(self, key: str, flats: Sequence[int], whole: bool) -> list[Any] | None:
+        """The encoded bytes of inner chunks ``flats`` of shard ``key`` (None for empty ones), or
+        None when the shard does not exist.  ``whole``: one request for the whole shard; else the
+        index by one byte range, then the wanted chunks in coalesced ranges."""
         from .codecs.sharding import COALESCE_GAP, EMPTY
 
-        codec = self._sharding
+        codec, lay, store = self._sharding, self._shard_layout, self._store
+        if whole:
+            data = store.get(key)
+            if data is None:
+                return None
+            mv, offs, nb = codec.split_shard(data, lay, key)
+            out: list[Any] = []
+            for f in flats:
+                o = int(offs[f])
+                out.append(None if o == EMPTY else mv[o: o + int(nb[f])])
+            return out
+        kind, index_nbytes = codec.index_range(lay)
+        if not store.exists(key):
+            return None
+        total = store.getsize(key)
+        if total < index_nbytes:
+            raise CorruptChunkError(f"shard {key!r}: {total} bytes is smaller than its {index_nbytes}-byte index")
+        rng = (total - index_nbytes, total) if kind == "suffix" else (0, index_nbytes)
+        raw_index = store.get(key, rng)
+        if raw_index is None or len(raw_index) != index_nbytes:
+            raise CorruptChunkError(f"shard {key!r} changed or was truncated while being read")
+        offs, nb = codec.decode_index(raw_index, lay, total, key)
+        wanted = np.asarray(flats, dtype=np.int64)
+        order, read_of, begins, ends = kernels.coalesce_ranges(offs, nb, wanted, max_gap=COALESCE_GAP)
+        blobs = store.get_partial_values([(key, (int(b), int(e))) for b, e in zip(begins, ends)])
+        for blob, b, e in zip(blobs, begins, ends):
+            if blob is None or len(blob) != int(e) - int(b):
+                raise CorruptChunkError(f"shard {key!r} changed or was truncated while being read")
+        views = [memoryview(b) for b in blobs]
+        where = {int(ent): int(r) for ent, r in zip(order, read_of)}
+        out = []
+        for f in flats:
+            o = int(offs[f])
+            if o == EMPTY:
+                out.append(None)
+                continue
+            r = where[int(f)]
+            b0 = int(begins[r])
+            out.append(views[r][o - b0: o - b0 + int(nb[f])])
+        return out
+
+    def _shard_work_items(self, groups: list[tuple[tuple[int, ...], Any]], ninner: int) -> list[tuple]:
+        """``(shard coords, entries, whole)`` work items.  Few shards but many inner chunks: a
+        shard is split so every thread decodes (each part fetches the small index itself);
+        small reads stay whole: one index read and coalesced ranges."""
+        lay = self._shard_layout
+        threads = config.get("threads")
+        split = threads > 1 and len(groups) < threads and lay.inner.spec.nbytes * ninner >= (8 << 20)
+        items: list[tuple] = []
+        for sc, entries in groups:
+            if split and len(entries) >= 2 * threads:
+                n = len(entries)
+                for i in range(threads):
+                    items.append((sc, entries[n * i // threads: n * (i + 1) // threads], False))
+            else:
+                items.append((sc, entries, len(entries) == lay.n))
+        return items
+
+    def _read_sharded_fused(self, make_indexer: Any) -> np.ndarray | None:
+        """Sharded reads of ints and step-1 slices: inner chunks decoded by the fused pipeline."""
         lay = self._shard_layout
         cps = np.asarray(lay.chunks_per_shard, dtype=np.int64)
         indexer = make_indexer(lay.chunk_shape)
@@ -460,22 +521,11 @@ class Array:
         order = np.lexsort(tuple(shard_coords.T[::-1])) if n > 1 else np.arange(n)
         sc_sorted = shard_coords[order]
         bounds = np.flatnonzero(np.any(np.diff(sc_sorted, axis=0) != 0, axis=1)) + 1 if n > 1 else np.array([], np.intp)
-        groups = np.split(order, bounds)
-        threads = config.get("threads")
-        inner_nbytes = lay.inner.spec.nbytes
-        work_items: list[tuple[tuple[int, ...], np.ndarray, bool]] = []
-        for g in groups:
-            sc = tuple(int(v) for v in shard_coords[g[0]])
-            whole = len(g) == lay.n
-            if threads > 1 and len(groups) < threads and len(g) >= 2 * threads and inner_nbytes * len(g) >= (8 << 20):
-                for part in np.array_split(g, threads):
-                    work_items.append((sc, part, False))
-            else:
-                work_items.append((sc, g, whole))
-        store = self._store
+        groups = [(tuple(int(v) for v in shard_coords[g[0]]), g) for g in np.split(order, bounds)]
+        work_items = self._shard_work_items(groups, n)
         fill = self._fill
         plan = self._plan
-        kind, index_nbytes = codec.index_range(lay)
+        inner_nbytes = lay.inner.spec.nbytes
 
         def fill_task(i: int) -> None:
             full[tuple(slice(o, o + l) for o, l in zip(out_starts[i], shapes[i]))] = fill
@@ -483,161 +533,64 @@ class Array:
         def work(batch) -> None:
             for sc, g, whole in batch:
                 key = self._chunk_key(sc)
+                tasks = g.tolist()
+                parts = self._fetch_inner_chunks(key, [int(flat[i]) for i in tasks], whole)
                 bufs: list = []
                 idx: list = []
                 names: list = []
-                if whole:
-                    data = store.get(key)
+                for i, data in zip(tasks, parts if parts is not None else [None] * len(tasks)):
                     if data is None:
-                        for i in g:
-                            fill_task(int(i))
-                        continue
-                    mv, offsets, nb = codec.split_shard(data, lay, key)
-                    for i in g.tolist():
-                        f = int(flat[i])
-                        o = int(offsets[f])
-                        if o == EMPTY:
-                            fill_task(i)
-                            continue
-                        bufs.append(mv[o: o + int(nb[f])])
-                        idx.append(i)
-                        names.append(f"{key}[{f}]")
-                    self._fused_decode(plan, bufs, idx, starts, shapes, offs, full, names)
-                    continue
-                total = store.getsize(key) if store.exists(key) else None
-                if total is None:
-                    for i in g:
-                        fill_task(int(i))
-                    continue
-                if total < index_nbytes:
-                    raise CorruptChunkError(f"shard {key!r}: {total} bytes is smaller than its {index_nbytes}-byte index")
-                rng = (total - index_nbytes, total) if kind == "suffix" else (0, index_nbytes)
-                raw_index = store.get(key, rng)
-                if raw_index is None or len(raw_index) != index_nbytes:
-                    raise CorruptChunkError(f"shard {key!r} changed or was truncated while being read")
-                offsets, nb = codec.decode_index(raw_index, lay, total, key)
-                wanted = flat[g]
-                r_order, read_of, begins, ends = kernels.coalesce_ranges(offsets, nb, wanted, max_gap=COALESCE_GAP)
-                blobs = store.get_partial_values([(key, (int(b), int(e))) for b, e in zip(begins, ends)])
-                for blob, b, e in zip(blobs, begins, ends):
-                    if blob is None or len(blob) != int(e) - int(b):
-                        raise CorruptChunkError(f"shard {key!r} changed or was truncated while being read")
-                where = {int(ent): int(r) for ent, r in zip(r_order, read_of)}
-                views = [memoryview(b) for b in blobs]
-                for i in g.tolist():
-                    f = int(flat[i])
-                    o = int(offsets[f])
-                    if o == EMPTY:
                         fill_task(i)
                         continue
-                    r = where[f]
-                    b0 = int(begins[r])
-                    bufs.append(views[r][o - b0: o - b0 + int(nb[f])])
+                    bufs.append(data)
                     idx.append(i)
-                    names.append(f"{key}[{f}]")
+                    names.append(f"{key}[{int(flat[i])}]")
                 self._fused_decode(plan, bufs, idx, starts, shapes, offs, full, names)
 
         run_batches(work, work_items, cost=inner_nbytes * n)
         return out
 
-    def _read_sharded(self, make_indexer: Any) -> np.ndarray:  # noqa: C901
-        """Read through the inner chunk grid: per shard, fetch the index, then only the inner
-        chunks the selection touches (one request per run of adjacent chunks), or the whole shard
-        in one request when every inner chunk is needed."""
-        from .codecs.sharding import COALESCE_GAP, EMPTY
-
-        codec = self._sharding
+    def _read_sharded(self, make_indexer: Any) -> np.ndarray:
+        """Read through the inner chunk grid, per shard fetching only the inner chunks the
+        selection touches (see _fetch_inner_chunks), decoding each with the inner chain."""
         lay = self._shard_layout
-        inner_shape = lay.chunk_shape
         cps = lay.chunks_per_shard
-        indexer = make_indexer(inner_shape)
+        indexer = make_indexer(lay.chunk_shape)
         out = np.empty(indexer.shape, dtype=self._dtype)
-        groups: dict[tuple[int, ...], list[tuple[int, ChunkProjection]]] = {}
+        by_shard: dict[tuple[int, ...], list[tuple[int, ChunkProjection]]] = {}
         strides = [1] * len(cps)
         for d in range(len(cps) - 2, -1, -1):
             strides[d] = strides[d + 1] * cps[d + 1]
         for p in indexer:
             sc = tuple(c // n for c, n in zip(p.chunk_coords, cps))
             flat = sum((c % n) * st for c, n, st in zip(p.chunk_coords, cps, strides))
-            groups.setdefault(sc, []).append((flat, p))
-        if not groups:
+            by_shard.setdefault(sc, []).append((flat, p))
+        if not by_shard:
             return out
-        threads = config.get("threads")
-        items: list[tuple[tuple[int, ...], list[tuple[int, ChunkProjection]], bool]] = []
-        # Few shards but many inner chunks: split shards so every thread decodes (each part
-        # fetches the small index itself).  Small reads stay whole: one index and coalesced ranges.
-        split = threads > 1 and len(groups) < threads and lay.inner.spec.nbytes * sum(len(e) for e in groups.values()) >= (8 << 20)
-        for sc, entries in groups.items():
-            whole = len(entries) == lay.n
-            if split and len(entries) >= 2 * threads:
-                k = threads
-                for i in range(k):
-                    part = entries[len(entries) * i // k: len(entries) * (i + 1) // k]
-                    items.append((sc, part, False))
-            else:
-                items.append((sc, entries, whole))
-        store = self._store
+        items = self._shard_work_items(list(by_shard.items()), sum(len(e) for e in by_shard.values()))
         fill = self._fill
         inner = lay.inner
-        kind, index_nbytes = codec.index_range(lay)
-
-        def decode_one(key: str, flat: int, p: ChunkProjection, data: Any) -> None:
-            try:
-                chunk = inner.decode(data)
-            except (CodecError, MetadataError) as e:
-                raise type(e)(f"shard {key!r}, inner chunk {flat}: {e}") from e
-            except (ValueError, TypeError) as e:
-                raise CorruptChunkError(f"shard {key!r}, inner chunk {flat}: {e}") from e
-            out[p.out_selection] = chunk[p.chunk_selection]
 
         def work(batch) -> None:
             for sc, entries, whole in batch:
                 key = self._chunk_key(sc)
-                if whole:
-                    data = store.get(key)
+                parts = self._fetch_inner_chunks(key, [f for f, _ in entries], whole)
+                for (flat, p), data in zip(entries, parts if parts is not None else [None] * len(entries)):
                     if data is None:
-                        for _, p in entries:
-                            out[p.out_selection] = fill
-                        continue
-                    mv, offs, nb = codec.split_shard(data, lay, key)
-                    for flat, p in entries:
-                        o = int(offs[flat])
-                        if o == EMPTY:
-                            out[p.out_selection] = fill
-                        else:
-                            decode_one(key, flat, p, mv[o: o + int(nb[flat])])
-                    continue
-                total = store.getsize(key) if store.exists(key) else None
-                if total is None:
-                    for _, p in entries:
-                        out[p.out_selection] = fill
-                    continue
-                if total < index_nbytes:
-                    raise CorruptChunkError(f"shard {key!r}: {total} bytes is smaller than its {index_nbytes}-byte index")
-                rng = (total - index_nbytes, total) if kind == "suffix" else (0, index_nbytes)
-                raw_index = store.get(key, rng)
-                if raw_index is None or len(raw_index) != index_nbytes:
-                    raise CorruptChunkError(f"shard {key!r} changed or was truncated while being read")
-                offs, nb = codec.decode_index(raw_index, lay, total, key)
-                wanted = np.fromiter((f for f, _ in entries), dtype=np.int64, count=len(entries))
-                order, read_of, begins, ends = kernels.coalesce_ranges(offs, nb, wanted, max_gap=COALESCE_GAP)
-                blobs = store.get_partial_values([(key, (int(b), int(e))) for b, e in zip(begins, ends)])
-                for blob, b, e in zip(blobs, begins, ends):
-                    if blob is None or len(blob) != int(e) - int(b):
-                        raise CorruptChunkError(f"shard {key!r} changed or was truncated while being read")
-                where = {int(ent): int(r) for ent, r in zip(order, read_of)}
-                for flat, p in entries:
-                    o = int(offs[flat])
-                    if o == EMPTY:
                         out[p.out_selection] = fill
                         continue
-                    r = where[flat]
-                    b0 = int(begins[r])
-                    decode_one(key, flat, p, memoryview(blobs[r])[o - b0: o - b0 + int(nb[flat])])
+                    try:
+                        chunk = inner.decode(data)
+                    except (CodecError, MetadataError) as e:
+                        raise type(e)(f"shard {key!r}, inner chunk {flat}: {e}") from e
+                    except (ValueError, TypeError) as e:
+                        raise CorruptChunkError(f"shard {key!r}, inner chunk {flat}: {e}") from e
+                    out[p.out_selection] = chunk[p.chunk_selection]
 
         cost = lay.inner.spec.nbytes * sum(len(e) for _, e, _ in items)
         run_batches(work, items, cost=cost)
         return out
+
     def _finish(self, out: np.ndarray) -> Any:
         if out.ndim == 0:
             return out[()]
