@@ -28,76 +28,47 @@ cdef extern from "zarrbolt/codecs.h" nogil:
     zb_status zb_gzip_decompress(const void *src, size_t n, void *dst, size_t cap, size_t *out_n)
     const char *zb_deflate_version()
 
-cdef extern from "Python.h":
-    PyObject *_zb_bytes_new "PyBytes_FromStringAndSize" (const char *s, Py_ssize_t n) except NULL
-    char *_zb_bytes_ptr "PyBytes_AS_STRING" (PyObject *o) nogil
-    int _PyBytes_Resize(PyObject **o, Py_ssize_t n) except -1
+include "buffers.pxi"
+
+ctypedef zb_status (*_decode_fn)(const void *src, size_t n, void *dst, size_t cap, size_t *out_n) noexcept nogil
 
 
-# ------------------------------------------------------------------------------------------
-# Buffer helpers (one copy per module: each module is self-contained)
-
-cdef int _get_in(object data, Py_buffer *view, str what) except -1:
-    if isinstance(data, str):
-        raise TypeError(f"{what}: data must be a bytes-like object, not str")
+cdef object _decode_to_bytes(_decode_fn fn, Py_buffer *view, Py_ssize_t cap, object limit, str what):
+    """Decode view into a new bytes object of at most cap bytes (shrunk to the decoded size)."""
+    cdef PyObject *raw = NULL
+    cdef size_t written = 0
+    cdef int st
     try:
-        PyObject_GetBuffer(data, view, PyBUF_C_CONTIGUOUS)
-    except BufferError as e:
-        raise ValueError(f"{what}: data must be a C-contiguous buffer ({e})") from None
-    except TypeError:
-        raise TypeError(f"{what}: data must support the buffer protocol, "
-                        f"not {type(data).__name__}") from None
-    return 0
+        raw = _zb_bytes_new(NULL, cap)
+        with nogil:
+            st = fn(view.buf, <size_t>view.len, _zb_bytes_ptr(raw), <size_t>cap, &written)
+        if st == ZB_ETOOSMALL:
+            raise _zb_errors.CorruptChunkError(f"{what}: data decodes to more than {limit} bytes")
+        zb_raise(st, what)
+        return _finish(&raw, written)
+    finally:
+        Py_XDECREF(raw)
 
 
-cdef int _get_out(object out, Py_buffer *view, str what) except -1:
+cdef object _decode_into(_decode_fn fn, object data, object out, str what):
+    """Decode data into the writable buffer out; return the number of bytes written."""
+    cdef Py_buffer view, oview
+    cdef size_t written = 0
+    cdef int st
+    _get_in(data, &view, what)
     try:
-        PyObject_GetBuffer(out, view, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE)
-    except BufferError as e:
-        raise ValueError(f"{what}: out must be a writable C-contiguous buffer ({e})") from None
-    except TypeError:
-        raise TypeError(f"{what}: out must support the buffer protocol, "
-                        f"not {type(out).__name__}") from None
-    return 0
-
-
-cdef Py_ssize_t _size_arg(object v, str what, str name) except -1:
-    if isinstance(v, bool):
-        raise TypeError(f"{what}: {name} must be an int, not bool")
-    try:
-        n = operator.index(v)
-    except TypeError:
-        raise TypeError(f"{what}: {name} must be an int, not {type(v).__name__}") from None
-    if n < 0:
-        raise ValueError(f"{what}: {name} must be >= 0, got {n}")
-    if n > <object>(<Py_ssize_t>((<size_t>-1) >> 1)):
-        raise ValueError(f"{what}: {name} is too large ({n})")
-    return <Py_ssize_t>n
-
-
-cdef int _int_arg(object v, str what, str name, long lo, long hi) except? -1:
-    if isinstance(v, bool):
-        raise TypeError(f"{what}: {name} must be an int, not bool")
-    try:
-        n = operator.index(v)
-    except TypeError:
-        raise TypeError(f"{what}: {name} must be an int, not {type(v).__name__}") from None
-    if n < lo or n > hi:
-        raise ValueError(f"{what}: {name} must be in [{lo}, {hi}], got {n}")
-    return <int>n
-
-
-cdef object _finish(PyObject **raw, size_t n):
-    """Shrink the owned bytes object *raw to n bytes and return it (the reference is moved)."""
-    cdef PyObject *p
-    if _PyBytes_Resize(raw, <Py_ssize_t>n) < 0:  # frees *raw on failure
-        raw[0] = NULL
-        return None  # unreachable: except -1 propagates
-    p = raw[0]
-    raw[0] = NULL
-    res = <object>p
-    Py_XDECREF(p)
-    return res
+        _get_out(out, &oview, what)
+        try:
+            with nogil:
+                st = fn(view.buf, <size_t>view.len, oview.buf, <size_t>oview.len, &written)
+            if st == ZB_ETOOSMALL:
+                raise _zb_errors.CorruptChunkError(f"{what}: data decodes to more than {oview.len} bytes")
+            zb_raise(st, what)
+            return written
+        finally:
+            PyBuffer_Release(&oview)
+    finally:
+        PyBuffer_Release(&view)
 
 
 # ------------------------------------------------------------------------------------------
@@ -145,8 +116,6 @@ def zstd_decompress(data, max_size):
     output raises CorruptChunkError."""
     cdef Py_ssize_t cap = _size_arg(max_size, "zstd_decompress", "max_size")
     cdef Py_buffer view
-    cdef PyObject *raw = NULL
-    cdef size_t written = 0
     cdef uint64_t total = 0
     cdef int known = 0
     cdef int st
@@ -160,42 +129,15 @@ def zstd_decompress(data, max_size):
                 raise _zb_errors.CorruptChunkError(
                     f"zstd_decompress: frames declare {total} decoded bytes, at most {cap} allowed")
             cap = <Py_ssize_t>total
-        raw = _zb_bytes_new(NULL, cap)
-        with nogil:
-            st = zb_zstd_decompress(view.buf, <size_t>view.len, _zb_bytes_ptr(raw), <size_t>cap,
-                                    &written)
-        if st == ZB_ETOOSMALL:
-            raise _zb_errors.CorruptChunkError(
-                f"zstd_decompress: data decodes to more than {max_size} bytes")
-        zb_raise(st, "zstd_decompress")
-        return _finish(&raw, written)
+        return _decode_to_bytes(zb_zstd_decompress, &view, cap, max_size, "zstd_decompress")
     finally:
-        Py_XDECREF(raw)
         PyBuffer_Release(&view)
 
 
 def zstd_decompress_into(data, out):
     """Decode ``data`` into the writable buffer ``out``; return the number of bytes written.
     Output larger than ``out`` raises CorruptChunkError."""
-    cdef Py_buffer view, oview
-    cdef size_t written = 0
-    cdef int st
-    _get_in(data, &view, "zstd_decompress_into")
-    try:
-        _get_out(out, &oview, "zstd_decompress_into")
-        try:
-            with nogil:
-                st = zb_zstd_decompress(view.buf, <size_t>view.len, oview.buf, <size_t>oview.len,
-                                        &written)
-            if st == ZB_ETOOSMALL:
-                raise _zb_errors.CorruptChunkError(
-                    f"zstd_decompress_into: data decodes to more than {oview.len} bytes")
-            zb_raise(st, "zstd_decompress_into")
-            return written
-        finally:
-            PyBuffer_Release(&oview)
-    finally:
-        PyBuffer_Release(&view)
+    return _decode_into(zb_zstd_decompress, data, out, "zstd_decompress_into")
 
 
 # ------------------------------------------------------------------------------------------
@@ -231,47 +173,17 @@ def gzip_decompress(data, max_size):
     ``max_size`` bytes are allocated; a larger output raises CorruptChunkError."""
     cdef Py_ssize_t cap = _size_arg(max_size, "gzip_decompress", "max_size")
     cdef Py_buffer view
-    cdef PyObject *raw = NULL
-    cdef size_t written = 0
-    cdef int st
     _get_in(data, &view, "gzip_decompress")
     try:
-        raw = _zb_bytes_new(NULL, cap)
-        with nogil:
-            st = zb_gzip_decompress(view.buf, <size_t>view.len, _zb_bytes_ptr(raw), <size_t>cap,
-                                    &written)
-        if st == ZB_ETOOSMALL:
-            raise _zb_errors.CorruptChunkError(
-                f"gzip_decompress: data decodes to more than {max_size} bytes")
-        zb_raise(st, "gzip_decompress")
-        return _finish(&raw, written)
+        return _decode_to_bytes(zb_gzip_decompress, &view, cap, max_size, "gzip_decompress")
     finally:
-        Py_XDECREF(raw)
         PyBuffer_Release(&view)
 
 
 def gzip_decompress_into(data, out):
     """Decode gzip ``data`` into the writable buffer ``out``; return the number of bytes written.
     Output larger than ``out`` raises CorruptChunkError."""
-    cdef Py_buffer view, oview
-    cdef size_t written = 0
-    cdef int st
-    _get_in(data, &view, "gzip_decompress_into")
-    try:
-        _get_out(out, &oview, "gzip_decompress_into")
-        try:
-            with nogil:
-                st = zb_gzip_decompress(view.buf, <size_t>view.len, oview.buf, <size_t>oview.len,
-                                        &written)
-            if st == ZB_ETOOSMALL:
-                raise _zb_errors.CorruptChunkError(
-                    f"gzip_decompress_into: data decodes to more than {oview.len} bytes")
-            zb_raise(st, "gzip_decompress_into")
-            return written
-        finally:
-            PyBuffer_Release(&oview)
-    finally:
-        PyBuffer_Release(&view)
+    return _decode_into(zb_gzip_decompress, data, out, "gzip_decompress_into")
 
 
 def library_versions():
