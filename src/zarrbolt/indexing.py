@@ -14,11 +14,15 @@ where ``out`` / ``value`` have the indexer's ``shape``.  Three kinds, as in zarr
   mask, combined as an outer product (``.oindex``);
 * :func:`vectorized_indexer` — integer arrays broadcast together pointwise, or one boolean mask
   of the array's shape (``.vindex``).
+
+Per-dimension projections are computed once per indexer; the chunks of the selection are then
+their Cartesian product, so the per-chunk cost is a few tuple operations.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
@@ -29,15 +33,29 @@ from .errors import BoundsCheckError
 
 
 class ChunkProjection(NamedTuple):
+    """How one chunk takes part in a selection.
+
+    ``chunk_coords``: the chunk's position in the chunk grid; ``chunk_selection``: what to take
+    from (or put into) the chunk array (of the full chunk shape); ``out_selection``: where that
+    goes in the output (or comes from in the value); ``is_complete_chunk``: the selection covers
+    the whole in-array part of the chunk, with step 1 and in order.
+    """
+
     chunk_coords: tuple[int, ...]
     chunk_selection: tuple
     out_selection: tuple
     is_complete_chunk: bool
 
 
+_ADVICE = "use .oindex[] for orthogonal (outer) selections or .vindex[] for coordinate/mask selections"
+
+
 # ---------------------------------------------------------------------------- helpers
 def _as_int(x: Any) -> int | None:
+    """``x`` as a Python int when it is an integer scalar (not a bool), else None."""
     if isinstance(x, (bool, np.bool_)):
+        return None
+    if isinstance(x, np.ndarray) and (x.ndim != 0 or x.dtype.kind not in "iu"):
         return None
     try:
         return operator.index(x)
@@ -51,9 +69,27 @@ def _check_int(i: int, n: int, dim: int) -> int:
     return i + n if i < 0 else i
 
 
-def _normalize_tuple(selection: Any, ndim: int, *, allow_newaxis: bool) -> tuple[list[Any], list[int]]:
-    """Expand Ellipsis and pad with full slices.  Returns the per-dimension selection (None
-    entries for np.newaxis, which do not consume a dimension) and nothing else."""
+def _check_shapes(shape: Sequence[int], chunk_shape: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    shape = tuple(operator.index(s) for s in shape)
+    chunk_shape = tuple(operator.index(c) for c in chunk_shape)
+    if len(shape) != len(chunk_shape):
+        raise ValueError(f"chunk shape {chunk_shape} does not have the array's {len(shape)} dimensions")
+    if any(s < 0 for s in shape):
+        raise ValueError(f"invalid array shape {shape}: negative size")
+    if any(c < 1 for c in chunk_shape):
+        raise ValueError(f"invalid chunk shape {chunk_shape}: every chunk size must be at least 1")
+    return shape, chunk_shape
+
+
+def _is_arraylike(s: Any) -> bool:
+    return isinstance(s, (list, tuple, np.ndarray)) or (
+        hasattr(s, "__array__") and not isinstance(s, (str, bytes))
+    )
+
+
+def _normalize_tuple(selection: Any, ndim: int, *, allow_newaxis: bool) -> list[Any]:
+    """Expand Ellipsis and pad with full slices.  The result holds one entry per array
+    dimension plus a ``None`` for each np.newaxis (which consumes no dimension)."""
     if not isinstance(selection, tuple):
         selection = (selection,)
     n_ell = sum(1 for s in selection if s is Ellipsis)
@@ -61,7 +97,7 @@ def _normalize_tuple(selection: Any, ndim: int, *, allow_newaxis: bool) -> tuple
         raise IndexError("an index can only have a single ellipsis ('...')")
     n_new = sum(1 for s in selection if s is None)
     if n_new and not allow_newaxis:
-        raise IndexError("np.newaxis is only supported in basic selections")
+        raise IndexError("np.newaxis (None) is only supported in basic selections")
     n_real = len(selection) - n_ell - n_new
     if n_real > ndim:
         raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but {n_real} were indexed")
@@ -73,34 +109,39 @@ def _normalize_tuple(selection: Any, ndim: int, *, allow_newaxis: bool) -> tuple
             out.append(s)
     if not n_ell:
         out.extend([slice(None)] * (ndim - n_real))
-    return out, []
+    return out
 
 
 # ---------------------------------------------------------------------------- per-dimension indexers
+# Each per-dimension indexer lists the chunks it touches as entries
+#   (chunk index, chunk-local selection, output selection or None when the dim is dropped,
+#    complete, is_array)
+# where the selections are ints, slices or 1-d intp arrays (is_array).
+
+
 class _DimInt:
     """An integer: selects one element, drops the dimension."""
 
-    __slots__ = ("i", "cs", "drops")
+    __slots__ = ("i", "cs", "_entries")
+    drops = True
+    length = 1
 
     def __init__(self, i: int, cs: int):
-        self.i, self.cs, self.drops = i, cs, True
+        self.i, self.cs = i, cs
+        self._entries: list | None = None
 
-    @property
-    def length(self) -> int:
-        return 1
-
-    def chunks(self) -> list[tuple[int, Any, Any, bool]]:
-        c = self.i // self.cs
-        return [(c, self.i - c * self.cs, None, False)]
-
-    def positions(self) -> np.ndarray:
-        return np.array([self.i], dtype=np.intp)
+    def chunks(self) -> list[tuple]:
+        if self._entries is None:
+            c = self.i // self.cs
+            self._entries = [(c, self.i - c * self.cs, None, False, False)]
+        return self._entries
 
 
 class _DimSlice:
     """A slice with any step; keeps the dimension."""
 
-    __slots__ = ("start", "stop", "step", "n", "cs", "m", "drops")
+    __slots__ = ("start", "stop", "step", "n", "cs", "length", "_entries")
+    drops = False
 
     def __init__(self, s: slice, n: int, cs: int):
         for v in (s.start, s.stop, s.step):
@@ -109,23 +150,32 @@ class _DimSlice:
         if s.step is not None and operator.index(s.step) == 0:
             raise IndexError("slice step cannot be zero")
         self.start, self.stop, self.step = s.indices(n)
-        self.n, self.cs, self.drops = n, cs, False
-        self.m = len(range(self.start, self.stop, self.step))
+        self.n, self.cs = n, cs
+        self.length = len(range(self.start, self.stop, self.step))
+        self._entries: list | None = None
 
-    @property
-    def length(self) -> int:
-        return self.m
+    def chunks(self) -> list[tuple]:
+        if self._entries is None:
+            self._entries = self._compute()
+        return self._entries
 
-    def chunks(self) -> list[tuple[int, Any, Any, bool]]:
-        m, start, step, cs, n = self.m, self.start, self.step, self.cs, self.n
+    def _compute(self) -> list[tuple]:
+        m, start, step, cs, n = self.length, self.start, self.step, self.cs, self.n
         if m == 0:
             return []
+        res = []
+        if abs(step) > cs:
+            # at most one element per chunk: one entry per element
+            for k, p in enumerate(range(start, start + m * step, step)):
+                c = p // cs
+                loc = p - c * cs
+                res.append((c, slice(loc, loc + 1), slice(k, k + 1), False, False))
+            return res
         last = start + (m - 1) * step
         lo, hi = (start, last) if step > 0 else (last, start)
-        res = []
         cids = range(lo // cs, hi // cs + 1)
         if step < 0:
-            cids = reversed(cids)
+            cids = cids[::-1]
         for c in cids:
             c0, c1 = c * cs, min((c + 1) * cs, n)
             if step > 0:
@@ -134,67 +184,99 @@ class _DimSlice:
             else:
                 k0 = max(0, -(-(start - (c1 - 1)) // -step))
                 k1 = min(m - 1, (start - c0) // -step)
-            if k1 < k0:
+            if k1 < k0:  # pragma: no cover - |step| <= cs leaves no chunk in the span empty
                 continue
             first = start + k0 * step - c0
             lastl = start + k1 * step - c0
             if step > 0:
-                csel = slice(first, lastl + 1, step)
+                csel = slice(first, lastl + 1, step if step != 1 else None)
             else:
-                csel = slice(first, lastl - 1 if lastl - 1 >= 0 else None, step)
+                csel = slice(first, lastl - 1 if lastl >= 1 else None, step)
             complete = step == 1 and first == 0 and lastl == c1 - c0 - 1
-            res.append((c, csel, slice(k0, k1 + 1), complete))
+            res.append((c, csel, slice(k0, k1 + 1), complete, False))
         return res
-
-    def positions(self) -> np.ndarray:
-        return np.arange(self.start, self.stop, self.step, dtype=np.intp)
 
 
 class _DimArray:
-    """An integer array (any order, duplicates allowed) along one dimension; keeps it."""
+    """An integer array (any order, duplicates allowed) or a boolean mask along one dimension;
+    keeps the dimension."""
 
-    __slots__ = ("idx", "cs", "drops")
+    __slots__ = ("idx", "n", "cs", "length", "_entries")
+    drops = False
 
-    def __init__(self, idx: np.ndarray, n: int, cs: int, dim: int):
+    def __init__(self, idx: Any, n: int, cs: int, dim: int):
         idx = np.asarray(idx)
         if idx.dtype == bool:
+            if idx.ndim > 1:
+                raise IndexError(f"boolean index along axis {dim} has shape {idx.shape}; a multi-dimensional mask "
+                                 "needs .vindex[] (mask selection)")
             if idx.ndim != 1 or idx.shape[0] != n:
-                raise IndexError(f"boolean index along axis {dim} must have length {n}, got shape {idx.shape}")
+                raise IndexError(f"boolean index along axis {dim} must be 1-d of length {n}, got shape {idx.shape}")
             idx = np.flatnonzero(idx)
         else:
             if idx.ndim != 1:
                 raise IndexError(f"orthogonal index along axis {dim} must be one-dimensional, got shape {idx.shape}")
-            if idx.size and idx.dtype.kind not in "iu":
-                raise IndexError(f"index arrays must be integers or booleans, got dtype {idx.dtype}")
+            if idx.size == 0:
+                idx = np.zeros(0, dtype=np.intp)
+            elif idx.dtype.kind not in "iu":
+                raise IndexError(f"index arrays must hold integers or booleans, got dtype {idx.dtype} along axis {dim}")
+            if idx.dtype.kind == "u" and idx.size and int(idx.max()) >= n:
+                raise BoundsCheckError(f"index {int(idx.max())} is out of bounds for axis {dim} with size {n}")
             idx = idx.astype(np.intp, copy=False)
             if idx.size:
                 bad = (idx < -n) | (idx >= n)
                 if bad.any():
                     raise BoundsCheckError(f"index {int(idx[bad][0])} is out of bounds for axis {dim} with size {n}")
-                idx = np.where(idx < 0, idx + n, idx)
-        self.idx, self.cs, self.drops = idx, cs, False
+                if (idx < 0).any():
+                    idx = np.where(idx < 0, idx + n, idx)
+        self.idx, self.n, self.cs = idx, n, cs
+        self.length = int(idx.size)
+        self._entries: list | None = None
 
-    @property
-    def length(self) -> int:
-        return int(self.idx.size)
+    def chunks(self) -> list[tuple]:
+        if self._entries is None:
+            self._entries = self._compute()
+        return self._entries
 
-    def chunks(self) -> list[tuple[int, Any, Any, bool]]:
-        idx, cs = self.idx, self.cs
+    def _compute(self) -> list[tuple]:
+        idx, cs, n = self.idx, self.cs, self.n
         if idx.size == 0:
             return []
         cids = idx // cs
-        order = np.argsort(cids, kind="stable")
+        if idx.size == 1 or bool((cids[1:] >= cids[:-1]).all()):
+            order = np.arange(idx.size, dtype=np.intp)
+        else:
+            order = np.argsort(cids, kind="stable").astype(np.intp, copy=False)
         sorted_c = cids[order]
-        uniq, starts = np.unique(sorted_c, return_index=True)
-        ends = list(starts[1:]) + [len(order)]
+        local = idx[order] - sorted_c * cs
+        starts = np.flatnonzero(np.concatenate(([True], sorted_c[1:] != sorted_c[:-1])))
+        ends = np.append(starts[1:], idx.size)
+        # a group is a run when its output positions and its chunk-local indices both step by 1
+        good = (np.diff(order) == 1) & (np.diff(local) == 1)
+        badcum = np.concatenate(([0], np.cumsum(~good)))
+        run = badcum[ends - 1] - badcum[starts] == 0
         res = []
-        for c, a, b in zip(uniq.tolist(), starts.tolist(), ends):
-            pos = order[a:b]
-            res.append((c, idx[pos] - c * cs, pos, False))
+        for c, a, b, r in zip(sorted_c[starts].tolist(), starts.tolist(), ends.tolist(), run.tolist()):
+            if r:
+                l0 = int(local[a])
+                o0 = int(order[a])
+                extent = min(cs, n - c * cs)
+                res.append((c, slice(l0, l0 + b - a), slice(o0, o0 + b - a), l0 == 0 and b - a == extent, False))
+            else:
+                res.append((c, local[a:b], order[a:b], False, True))
         return res
 
-    def positions(self) -> np.ndarray:
-        return self.idx
+
+def _as_arrays(e: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """An entry's chunk-local and output selections as 1-d intp arrays."""
+    cs, os_ = e[1], e[2]
+    if e[4]:
+        return cs, os_
+    if cs.stop is None:  # negative step running down to 0
+        carr = np.arange(cs.start, -1, cs.step, dtype=np.intp)
+    else:
+        carr = np.arange(cs.start, cs.stop, cs.step or 1, dtype=np.intp)
+    return carr, np.arange(os_.start, os_.stop, dtype=np.intp)
 
 
 # ---------------------------------------------------------------------------- indexers
@@ -212,11 +294,19 @@ class _ProductIndexer:
         self._newaxis_at = newaxis_at
         self._advanced = any(isinstance(d, _DimArray) for d in dims)
 
+    @property
+    def nchunks(self) -> int:
+        """How many chunks the selection touches."""
+        return math.prod(len(d.chunks()) for d in self.dims)
+
+    def __len__(self) -> int:
+        return self.nchunks
+
     def unit_step_items(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
         """For selections of ints and step-1 slices only: ``(coords, starts, shapes, out_starts)``,
         int64 arrays of shape (nchunks, ndim) in C order of the chunk grid.  ``out_starts`` index
         the output viewed with one axis per array dimension (ints as length-1 axes, newaxes
-        removed).  None for other selections."""
+        removed, see :meth:`unit_shape`).  None for other selections."""
         if self._advanced or not self.dims:
             return None
         cols = []
@@ -245,7 +335,7 @@ class _ProductIndexer:
         return out[0], out[1], out[2], out[3]
 
     def unit_shape(self) -> tuple[int, ...]:
-        """The output shape with one axis per array dimension (see unit_step_items)."""
+        """The output shape with one axis per array dimension (see :meth:`unit_step_items`)."""
         return tuple(d.length for d in self.dims)
 
     def __iter__(self) -> Iterator[ChunkProjection]:
@@ -259,77 +349,151 @@ class _ProductIndexer:
 
     def _iter_basic(self, per_dim: list) -> Iterator[ChunkProjection]:
         newaxis = self._newaxis_at
+        if len(per_dim) == 1 and not newaxis:  # common 1-d case
+            for c, cs, os_, complete, _ in per_dim[0]:
+                yield ChunkProjection((c,), (cs,), (os_,) if os_ is not None else (), complete)
+            return
         for combo in itertools.product(*per_dim):
-            coords = tuple(c[0] for c in combo)
-            csel = tuple(c[1] for c in combo)
-            osel = [c[2] for c in combo if c[2] is not None]
+            osel = [e[2] for e in combo if e[2] is not None]
             for pos in newaxis:
                 osel.insert(pos, 0)
-            complete = all(c[3] for c in combo)
-            yield ChunkProjection(coords, csel, tuple(osel), complete)
+            yield ChunkProjection(
+                tuple(e[0] for e in combo),
+                tuple(e[1] for e in combo),
+                tuple(osel),
+                all(e[3] for e in combo),
+            )
 
     def _iter_advanced(self, per_dim: list) -> Iterator[ChunkProjection]:
-        # Every kept dimension becomes an integer array shaped for broadcasting (an outer
-        # product, like np.ix_); dropped dimensions stay scalar.  All indices are then
-        # "advanced", so numpy lays the result out exactly as the broadcast shape.
-        kept = [i for i, d in enumerate(self.dims) if not d.drops]
+        dims = self.dims
+        ndim = len(dims)
+        kept = [i for i, d in enumerate(dims) if not d.drops]
         k = len(kept)
         axis_of = {d: j for j, d in enumerate(kept)}
-        for combo in itertools.product(*per_dim):
-            coords = tuple(c[0] for c in combo)
+        # Outer-product (np.ix_-style) forms of the entries, built on first use.
+        ix_cache: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+
+        def ix_form(dim: int, pos: int) -> tuple[np.ndarray, np.ndarray]:
+            got = ix_cache.get((dim, pos))
+            if got is None:
+                carr, oarr = _as_arrays(per_dim[dim][pos])
+                shp = [1] * k
+                shp[axis_of[dim]] = carr.size
+                got = (carr.reshape(shp), oarr.reshape(shp))
+                ix_cache[(dim, pos)] = got
+            return got
+
+        for picks in itertools.product(*[range(len(p)) for p in per_dim]):
+            combo = [per_dim[d][i] for d, i in enumerate(picks)]
+            coords = tuple(e[0] for e in combo)
+            arr_dims = [i for i in range(ndim) if combo[i][4]]
+            if not arr_dims:  # every dimension of this chunk is a slice or an int
+                yield ChunkProjection(
+                    coords,
+                    tuple(e[1] for e in combo),
+                    tuple(e[2] for e in combo if e[2] is not None),
+                    all(e[3] for e in combo),
+                )
+                continue
+            if len(arr_dims) == 1:
+                # One array: numpy keeps its axis in place as long as the ints (also advanced
+                # indices) sit next to it, so slices can stay slices.
+                a = arr_dims[0]
+                adv = [i for i in range(ndim) if i == a or dims[i].drops]
+                if adv[-1] - adv[0] == len(adv) - 1:
+                    yield ChunkProjection(
+                        coords,
+                        tuple(e[1] for e in combo),
+                        tuple(e[2] for e in combo if e[2] is not None),
+                        False,
+                    )
+                    continue
+            # General case: every kept dimension becomes an integer array shaped for an outer
+            # product; dropped dimensions stay scalars.  All indices are then advanced and
+            # numpy lays out the result as the broadcast (outer) shape.
             csel: list[Any] = []
             osel: list[Any] = []
-            for dim, c in enumerate(combo):
-                if dim not in axis_of:
-                    csel.append(c[1])
-                    continue
-                j = axis_of[dim]
-                shp = [1] * k
-                cs_part, out_part = c[1], c[2]
-                if isinstance(cs_part, slice):
-                    cs_part = np.arange(cs_part.start, cs_part.stop if cs_part.stop is not None else -1, cs_part.step, dtype=np.intp)
-                    out_part = np.arange(out_part.start, out_part.stop, dtype=np.intp)
-                shp[j] = len(cs_part)
-                csel.append(np.asarray(cs_part, dtype=np.intp).reshape(shp))
-                osel.append(np.asarray(out_part, dtype=np.intp).reshape(shp))
+            for dim, e in enumerate(combo):
+                if e[2] is None:
+                    csel.append(e[1])
+                else:
+                    ca, oa = ix_form(dim, picks[dim])
+                    csel.append(ca)
+                    osel.append(oa)
             yield ChunkProjection(coords, tuple(csel), tuple(osel), False)
 
 
 class _PointIndexer:
-    """Pointwise (vectorized) selection."""
+    """Pointwise (vectorized) selection: the points are grouped by chunk with one argsort."""
 
     def __init__(self, coords: list[np.ndarray], out_shape: tuple[int, ...], shape: tuple[int, ...],
-                 chunk_shape: tuple[int, ...]):
+                 chunk_shape: tuple[int, ...], *, zero_d_hit: bool = False):
         self.coords = coords  # flat, normalized, one per dimension
         self.shape = out_shape
         self.array_shape = shape
         self.chunk_shape = chunk_shape
+        self._zero_d_hit = zero_d_hit  # a 0-d array selected by a True mask
+        self._groups: tuple | None = None
+
+    def _group(self) -> tuple:
+        if self._groups is None:
+            cs = self.chunk_shape
+            grid = tuple(-(-s // c) for s, c in zip(self.array_shape, cs))
+            ccoords = [x // c for x, c in zip(self.coords, cs)]
+            lin = np.ravel_multi_index(ccoords, grid)
+            if lin.size <= 1 or bool((lin[1:] >= lin[:-1]).all()):
+                order = np.arange(lin.size, dtype=np.intp)
+            else:
+                order = np.argsort(lin, kind="stable").astype(np.intp, copy=False)
+            slin = lin[order]
+            starts = np.flatnonzero(np.concatenate(([True], slin[1:] != slin[:-1])))
+            ends = np.append(starts[1:], lin.size)
+            chunk_coords = np.stack(np.unravel_index(slin[starts], grid), axis=1)
+            local = [(x[order] - cc[order] * c) for x, cc, c in zip(self.coords, ccoords, cs)]
+            if len(self.shape) == 1:
+                out = [order]
+            elif not self.shape:
+                out = []
+            else:
+                out = list(np.unravel_index(order, self.shape))
+            self._groups = (chunk_coords.tolist(), starts.tolist(), ends.tolist(), local, out)
+        return self._groups
+
+    @property
+    def nchunks(self) -> int:
+        if not self.array_shape:
+            return 1 if (self._zero_d_hit or self.shape == ()) else 0
+        if self.coords[0].size == 0:
+            return 0
+        return len(self._group()[0])
+
+    def __len__(self) -> int:
+        return self.nchunks
 
     def __iter__(self) -> Iterator[ChunkProjection]:
-        npts = self.coords[0].size if self.coords else 1
-        if npts == 0:
+        if not self.array_shape:  # 0-d array
+            if self.shape == ():
+                yield ChunkProjection((), (), (), True)
+            elif self._zero_d_hit:
+                yield ChunkProjection((), (), (0,), True)
             return
-        if not self.coords:  # 0-d array
-            yield ChunkProjection((), (), (), True)
+        if self.coords[0].size == 0:
             return
-        cs = self.chunk_shape
-        grid = tuple(-(-s // c) for s, c in zip(self.array_shape, cs))
-        ccoords = [x // c for x, c in zip(self.coords, cs)]
-        lin = np.ravel_multi_index(ccoords, grid)
-        order = np.argsort(lin, kind="stable")
-        uniq, starts = np.unique(lin[order], return_index=True)
-        ends = list(starts[1:]) + [len(order)]
-        out_shape = self.shape
-        for u, a, b in zip(uniq.tolist(), starts.tolist(), ends):
-            pts = order[a:b]
-            cc = tuple(int(v) for v in np.unravel_index(u, grid))
-            csel = tuple(x[pts] - c * s for x, c, s in zip(self.coords, cc, cs))
-            osel = np.unravel_index(pts, out_shape) if len(out_shape) != 1 else (pts,)
-            yield ChunkProjection(cc, csel, tuple(osel), False)
+        chunk_coords, starts, ends, local, out = self._group()
+        if self.shape == ():  # one point, 0-d output
+            yield ChunkProjection(tuple(chunk_coords[0]), tuple(int(x[0]) for x in local), (), False)
+            return
+        for cc, a, b in zip(chunk_coords, starts, ends):
+            yield ChunkProjection(
+                tuple(cc),
+                tuple(x[a:b] for x in local),
+                tuple(o[a:b] for o in out),
+                False,
+            )
 
 
 # ---------------------------------------------------------------------------- public constructors
-def _dims_basic(sel: list[Any], shape: tuple[int, ...], chunk_shape: tuple[int, ...], *, orthogonal: bool):
+def _dims_from(sel: list[Any], shape: tuple[int, ...], chunk_shape: tuple[int, ...], *, orthogonal: bool):
     dims: list[Any] = []
     newaxis_at: list[int] = []
     dim = 0
@@ -346,104 +510,154 @@ def _dims_basic(sel: list[Any], shape: tuple[int, ...], chunk_shape: tuple[int, 
         elif isinstance(s, slice):
             dims.append(_DimSlice(s, n, cs))
             out_pos += 1
-        elif orthogonal and (isinstance(s, (list, np.ndarray)) or (hasattr(s, "__array__") and not isinstance(s, (str, bytes)))):
-            dims.append(_DimArray(np.asarray(s), n, cs, dim))
+        elif orthogonal and _is_arraylike(s):
+            dims.append(_DimArray(s, n, cs, dim))
             out_pos += 1
-        elif not orthogonal and isinstance(s, (list, np.ndarray)):
+        elif not orthogonal and _is_arraylike(s):
             raise IndexError(
-                f"unsupported selection item {type(s).__name__} for basic indexing; use .oindex[] for orthogonal "
-                "(outer) or .vindex[] for coordinate/mask selections"
+                f"unsupported selection item {type(s).__name__} for basic indexing (only integers, slices, "
+                f"..., np.newaxis); {_ADVICE}"
             )
         else:
-            raise IndexError(f"unsupported selection item for indexing: {s!r} (only integers, slices, ..., np.newaxis"
-                             f"{' and integer/boolean arrays' if orthogonal else ''})")
+            allowed = "integers, slices, ..., integer arrays, boolean masks" if orthogonal \
+                else "integers, slices, ..., np.newaxis"
+            raise IndexError(f"unsupported selection item {s!r} of type {type(s).__name__}; expected {allowed}")
         dim += 1
     return dims, newaxis_at
 
 
 def basic_indexer(selection: Any, shape: Sequence[int], chunk_shape: Sequence[int]) -> _ProductIndexer:
-    shape, chunk_shape = tuple(shape), tuple(chunk_shape)
-    sel, _ = _normalize_tuple(selection, len(shape), allow_newaxis=True)
-    dims, newaxis_at = _dims_basic(sel, shape, chunk_shape, orthogonal=False)
+    """Indexer of a basic selection: integers (negative counts from the end), slices with any
+    step, one Ellipsis, np.newaxis; missing trailing dimensions are selected whole."""
+    shape, chunk_shape = _check_shapes(shape, chunk_shape)
+    if not isinstance(selection, tuple) and _is_arraylike(selection) and _as_int(selection) is None:
+        raise IndexError(f"unsupported selection item {type(selection).__name__} for basic indexing; {_ADVICE}")
+    sel = _normalize_tuple(selection, len(shape), allow_newaxis=True)
+    dims, newaxis_at = _dims_from(sel, shape, chunk_shape, orthogonal=False)
     return _ProductIndexer(dims, newaxis_at, shape, chunk_shape)
 
 
 def orthogonal_indexer(selection: Any, shape: Sequence[int], chunk_shape: Sequence[int]) -> _ProductIndexer:
-    shape, chunk_shape = tuple(shape), tuple(chunk_shape)
-    if isinstance(selection, np.ndarray) and selection.dtype == bool and selection.ndim == len(shape) > 1:
-        raise IndexError("a multi-dimensional boolean mask needs .vindex[] (or get_mask_selection)")
-    sel, _ = _normalize_tuple(selection, len(shape), allow_newaxis=False)
-    dims, newaxis_at = _dims_basic(sel, shape, chunk_shape, orthogonal=True)
+    """Indexer of an orthogonal (outer) selection: per dimension an integer, a slice, a 1-d
+    integer array (any order, duplicates, negatives) or a 1-d boolean mask of the dimension's
+    length.  Integer dimensions are dropped from the output."""
+    shape, chunk_shape = _check_shapes(shape, chunk_shape)
+    if isinstance(selection, np.ndarray) and selection.dtype == bool and selection.ndim > 1:
+        raise IndexError("a multi-dimensional boolean mask needs .vindex[] (mask selection), not .oindex[]")
+    if isinstance(selection, list):  # a list is one dimension's index array, not a tuple of items
+        selection = (selection,)
+    sel = _normalize_tuple(selection, len(shape), allow_newaxis=False)
+    dims, newaxis_at = _dims_from(sel, shape, chunk_shape, orthogonal=True)
     return _ProductIndexer(dims, newaxis_at, shape, chunk_shape)
 
 
 def vectorized_indexer(selection: Any, shape: Sequence[int], chunk_shape: Sequence[int]) -> _PointIndexer:
-    shape, chunk_shape = tuple(shape), tuple(chunk_shape)
+    """Indexer of a coordinate selection (one integer array per dimension, broadcast together;
+    the output has the broadcast shape) or of a mask selection (one boolean array of the array's
+    shape; the output is 1-d, in C order)."""
+    shape, chunk_shape = _check_shapes(shape, chunk_shape)
     ndim = len(shape)
     if not isinstance(selection, tuple):
         selection = (selection,)
-    if len(selection) == 1 and isinstance(selection[0], np.ndarray) and selection[0].dtype == bool:
-        mask = selection[0]
-        if mask.shape != shape:
-            raise IndexError(f"boolean mask of shape {mask.shape} does not match the array shape {shape}")
-        coords = [c.astype(np.intp, copy=False) for c in np.nonzero(mask)]
-        return _PointIndexer(coords, (int(np.count_nonzero(mask)),), shape, chunk_shape)
+    if len(selection) == 1 and _is_arraylike(selection[0]):
+        m = np.asarray(selection[0])
+        if m.dtype == bool:
+            if m.shape != shape:
+                raise IndexError(f"boolean mask of shape {m.shape} does not match the array shape {shape}")
+            if ndim == 0:
+                hit = bool(m)
+                return _PointIndexer([], (int(hit),), shape, chunk_shape, zero_d_hit=hit)
+            coords = [c.astype(np.intp, copy=False) for c in np.nonzero(m)]
+            return _PointIndexer(coords, (coords[0].size,), shape, chunk_shape)
     if len(selection) != ndim:
-        raise IndexError(f"coordinate selection needs one integer array per dimension ({ndim}), got {len(selection)}")
+        raise IndexError(
+            f"coordinate selection needs one integer array per dimension ({ndim}), got {len(selection)}"
+        )
     arrays = []
     for d, s in enumerate(selection):
         if isinstance(s, slice) or s is Ellipsis or s is None:
-            raise IndexError("slices, Ellipsis and np.newaxis are not supported in coordinate (.vindex) selections")
+            raise IndexError(
+                "slices, Ellipsis and np.newaxis are not supported in coordinate (.vindex) selections; "
+                "use .oindex[] or basic indexing"
+            )
+        if isinstance(s, (str, bytes)):
+            raise IndexError(f"unsupported coordinate selection item {s!r} along axis {d}")
         a = np.asarray(s)
         if a.dtype == bool:
-            raise IndexError("boolean arrays in a coordinate selection must be a single mask of the array's shape")
-        if a.size and a.dtype.kind not in "iu":
-            raise IndexError(f"coordinate arrays must be integers, got dtype {a.dtype}")
-        arrays.append(a.astype(np.intp, copy=False))
+            raise IndexError(
+                "a boolean mask in a coordinate selection must be the only item and have the array's shape"
+            )
+        if a.size == 0:
+            a = a.astype(np.intp)
+        elif a.dtype.kind not in "iu":
+            raise IndexError(f"coordinate arrays must hold integers, got dtype {a.dtype} along axis {d}")
+        arrays.append(a)
     try:
         b = np.broadcast_arrays(*arrays) if arrays else []
-    except ValueError as e:
-        raise IndexError(f"coordinate arrays do not broadcast together: {e}") from None
-    out_shape = b[0].shape if b else ()
+    except ValueError:
+        shapes = ", ".join(str(a.shape) for a in arrays)
+        raise IndexError(f"coordinate arrays of shapes {shapes} do not broadcast together") from None
+    out_shape = tuple(b[0].shape) if b else ()
     coords = []
     for d, a in enumerate(b):
-        flat = a.reshape(-1)
         n = shape[d]
+        flat = a.reshape(-1)
         if flat.size:
+            if flat.dtype.kind == "u" and int(flat.max()) >= n:
+                raise BoundsCheckError(f"index {int(flat.max())} is out of bounds for axis {d} with size {n}")
+            flat = flat.astype(np.intp, copy=False)
             bad = (flat < -n) | (flat >= n)
             if bad.any():
                 raise BoundsCheckError(f"index {int(flat[bad][0])} is out of bounds for axis {d} with size {n}")
-            flat = np.where(flat < 0, flat + n, flat)
-        coords.append(flat)
-    return _PointIndexer(coords, tuple(out_shape), shape, chunk_shape)
+            if (flat < 0).any():
+                flat = np.where(flat < 0, flat + n, flat)
+        coords.append(flat.astype(np.intp, copy=False))
+    return _PointIndexer(coords, out_shape, shape, chunk_shape)
 
 
-def check_value_shape(value: Any, shape: tuple[int, ...]) -> Any:
-    """A scalar as is; an array broadcast to ``shape`` (ValueError when it cannot be)."""
-    if np.isscalar(value) or (isinstance(value, np.ndarray) and value.ndim == 0 and shape != ()):
+def check_value_shape(value: Any, shape: Sequence[int]) -> Any:
+    """A scalar as is; an array(-like) broadcast to ``shape`` (leading length-1 axes beyond
+    ``shape`` are dropped, as numpy does on assignment).  ValueError when it cannot be."""
+    shape = tuple(shape)
+    if np.isscalar(value) or (isinstance(value, np.ndarray) and value.ndim == 0):
         return value
     arr = np.asanyarray(value)
-    if arr.shape == tuple(shape):
+    if arr.shape == shape:
         return arr
+    extra = arr.ndim - len(shape)
+    if extra > 0 and all(n == 1 for n in arr.shape[:extra]):
+        arr = arr.reshape(arr.shape[extra:])
     try:
         return np.broadcast_to(arr, shape)
     except ValueError:
-        raise ValueError(f"parameter 'value': expected array with shape {tuple(shape)}, got {arr.shape}") from None
+        raise ValueError(
+            f"parameter 'value': expected an array of shape {shape} (or broadcastable to it), "
+            f"got shape {np.shape(value)}"
+        ) from None
 
 
 def is_total_slice(selection: Any, shape: Sequence[int]) -> bool:
-    """True when ``selection`` selects every element of an array of ``shape`` in order."""
+    """True when ``selection`` selects every element of an array of ``shape`` in order with
+    step 1 (only Ellipsis and slices qualify)."""
     shape = tuple(shape)
-    if selection is Ellipsis or selection == ():
+    if selection is Ellipsis:
         return True
+    if isinstance(selection, tuple) and len(selection) == 0:
+        return True
+    if not isinstance(selection, (tuple, slice)):
+        return False
     try:
-        sel, _ = _normalize_tuple(selection, len(shape), allow_newaxis=False)
+        sel = _normalize_tuple(selection, len(shape), allow_newaxis=False)
     except IndexError:
         return False
     for s, n in zip(sel, shape):
         if not isinstance(s, slice):
             return False
-        if s.indices(n) != (0, n, 1) and not (n == 0):
+        try:
+            start, stop, step = s.indices(n)
+        except TypeError:
+            return False
+        if n and (start, stop, step) != (0, n, 1):
             return False
     return True
 
