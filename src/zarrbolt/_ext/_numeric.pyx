@@ -186,44 +186,38 @@ def scale_offset(src, offset, scale, bint decode, out=None):
     return res
 
 
-def scale_offset_cast(src, offset, scale, dtype, rounding="nearest-even", out_of_range=None, scalar_map=None, out=None):
+cdef object _fused(src, offset, scale, dtype, rounding, out_of_range, scalar_map, out, bint decode):
+    """scale_offset + cast_value in one pass (decode: cast back, then scale_offset decode)."""
     a = _native(np.asarray(src))
     cdef int st = type_code(a.dtype), dt = type_code(dtype)
     res = _out_for(a, dtype, out)
     if out is not None and np.may_share_memory(a, res):
         a = a.copy()  # the kernels need src and dst apart
     cdef _Opts opts = _Opts(rounding, out_of_range, scalar_map, a.dtype, res.dtype)
-    o = _scalar(offset, a.dtype)
-    sc = _scalar(scale, a.dtype)
+    array_dtype = res.dtype if decode else a.dtype  # offset and scale are in the array's dtype
+    o = _scalar(offset, array_dtype)
+    sc = _scalar(scale, array_dtype)
     cdef size_t n = a.size, idx = 0
     cdef size_t sp = <size_t>a.ctypes.data, dp = <size_t>res.ctypes.data
     cdef size_t op = <size_t>o.ctypes.data, scp = <size_t>sc.ctypes.data
     cdef zb_status s
     with nogil:
-        s = zb_scale_offset_cast_encode(<const void *>sp, st, <void *>dp, dt, n, <const void *>op, <const void *>scp,
-                                        &opts.o, &idx)
+        if decode:
+            s = zb_cast_scale_offset_decode(<const void *>sp, st, <void *>dp, dt, n, <const void *>op,
+                                            <const void *>scp, &opts.o, &idx)
+        else:
+            s = zb_scale_offset_cast_encode(<const void *>sp, st, <void *>dp, dt, n, <const void *>op,
+                                            <const void *>scp, &opts.o, &idx)
     if s != ZB_OK:
-        _raise(s, idx, a, f"scale_offset + cast_value {a.dtype} -> {res.dtype}")
+        what = "cast_value + scale_offset decode" if decode else "scale_offset + cast_value"
+        _raise(s, idx, a, f"{what} {a.dtype} -> {res.dtype}")
     return res
+
+
+def scale_offset_cast(src, offset, scale, dtype, rounding="nearest-even", out_of_range=None, scalar_map=None, out=None):
+    return _fused(src, offset, scale, dtype, rounding, out_of_range, scalar_map, out, False)
 
 
 def cast_scale_offset_decode(src, dtype, offset, scale, rounding="nearest-even", out_of_range=None,
                              scalar_map=None, out=None):
-    a = _native(np.asarray(src))
-    cdef int st = type_code(a.dtype), dt = type_code(dtype)
-    res = _out_for(a, dtype, out)
-    if out is not None and np.may_share_memory(a, res):
-        a = a.copy()  # the kernels need src and dst apart
-    cdef _Opts opts = _Opts(rounding, out_of_range, scalar_map, a.dtype, res.dtype)
-    o = _scalar(offset, res.dtype)
-    sc = _scalar(scale, res.dtype)
-    cdef size_t n = a.size, idx = 0
-    cdef size_t sp = <size_t>a.ctypes.data, dp = <size_t>res.ctypes.data
-    cdef size_t op = <size_t>o.ctypes.data, scp = <size_t>sc.ctypes.data
-    cdef zb_status s
-    with nogil:
-        s = zb_cast_scale_offset_decode(<const void *>sp, st, <void *>dp, dt, n, <const void *>op, <const void *>scp,
-                                        &opts.o, &idx)
-    if s != ZB_OK:
-        _raise(s, idx, a, f"cast_value + scale_offset decode {a.dtype} -> {res.dtype}")
-    return res
+    return _fused(src, offset, scale, dtype, rounding, out_of_range, scalar_map, out, True)
