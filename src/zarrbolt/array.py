@@ -112,7 +112,44 @@ class _VIndex:
         self._array.set_coordinate_selection(selection, value)
 
 
-class Array:
+class _Node:
+    """What arrays and groups share: their store, path, metadata and attributes."""
+
+    _store: Store
+    _path: str
+    _metadata: Any
+    _read_only: bool
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def name(self) -> str:
+        return "/" + self._path
+
+    @property
+    def basename(self) -> str:
+        return self._path.rsplit("/", 1)[-1]
+
+    @property
+    def metadata(self) -> Any:
+        return self._metadata
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    @property
+    def attrs(self) -> Attributes:
+        return Attributes(self)
+
+
+class Array(_Node):
     """A Zarr v3 array in a store.  Create with :func:`zarrbolt.create_array`, open with
     :func:`zarrbolt.open_array`."""
 
@@ -162,26 +199,6 @@ class Array:
         self._set_metadata(metadata)
 
     # ------------------------------------------------------------------ properties
-    @property
-    def metadata(self) -> ArrayMetadata:
-        return self._metadata
-
-    @property
-    def store(self) -> Store:
-        return self._store
-
-    @property
-    def path(self) -> str:
-        return self._path
-
-    @property
-    def name(self) -> str:
-        return "/" + self._path
-
-    @property
-    def basename(self) -> str:
-        return self._path.rsplit("/", 1)[-1]
-
     @property
     def shape(self) -> tuple[int, ...]:
         return tuple(self._metadata.shape)
@@ -233,14 +250,6 @@ class Array:
     @property
     def order(self) -> str:
         return "C"
-
-    @property
-    def read_only(self) -> bool:
-        return self._read_only
-
-    @property
-    def attrs(self) -> Attributes:
-        return Attributes(self)
 
     @property
     def codecs(self) -> tuple:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .array import Array, Attributes, _check_json_attributes, _load_metadata, _meta_key
+from .array import Array, _check_json_attributes, _load_metadata, _meta_key, _Node
 from .errors import (
     ContainsArrayError,
     ContainsGroupError,
@@ -75,7 +75,7 @@ def erase_node(store: Store, path: str) -> None:
         store.erase_prefix("")
 
 
-class Group:
+class Group(_Node):
     """A Zarr v3 group."""
 
     def __init__(self, store: Store, path: str, metadata: GroupMetadata, *, read_only: bool | None = None):
@@ -118,34 +118,6 @@ class Group:
         return cls(store, path, meta)
 
     # ------------------------------------------------------------------ properties
-    @property
-    def store(self) -> Store:
-        return self._store
-
-    @property
-    def path(self) -> str:
-        return self._path
-
-    @property
-    def name(self) -> str:
-        return "/" + self._path
-
-    @property
-    def basename(self) -> str:
-        return self._path.rsplit("/", 1)[-1]
-
-    @property
-    def metadata(self) -> GroupMetadata:
-        return self._metadata
-
-    @property
-    def attrs(self) -> Attributes:
-        return Attributes(self)
-
-    @property
-    def read_only(self) -> bool:
-        return self._read_only
-
     @property
     def info(self) -> str:
         return (
