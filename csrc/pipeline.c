@@ -85,6 +85,33 @@ static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_
             return ZB_EINVAL;
         if (t->shape[d] == 0) return ZB_OK;
     }
+    if (plan->getitem && plan->sizes && plan->nsteps == 1 && !plan->transposed) {
+        /* The byte span of the region inside the (C-order) chunk. */
+        int64_t first = 0, last = 0;
+        for (int d = 0; d < plan->ndim; d++) {
+            first += t->chunk_start[d] * dec_strides[d];
+            last += (t->chunk_start[d] + t->shape[d] - 1) * dec_strides[d];
+        }
+        last += (int64_t)plan->itemsize;
+        if ((size_t)(last - first) * 2 <= plan->chunk_nbytes) {
+            size_t nbytes = 0, cbytes = 0, bsize = 0, ts = 0;
+            zb_status st = plan->sizes(t->src, t->n, &nbytes, &cbytes, &bsize, &ts);
+            if (st != ZB_OK) return st;
+            if (nbytes != plan->chunk_nbytes || cbytes != t->n) return ZB_ECORRUPT;
+            if (ts > 0 && nbytes % ts == 0) {
+                int64_t i0 = first / (int64_t)ts, i1 = (last + (int64_t)ts - 1) / (int64_t)ts;
+                size_t got = 0;
+                st = plan->getitem(t->src, t->n, i0, i1 - i0, scratch_a, scratch_cap, &got);
+                if (st != ZB_OK) return st;
+                if (got != (size_t)(i1 - i0) * ts) return ZB_ECORRUPT;
+                uint8_t *region = scratch_a + (first - i0 * (int64_t)ts);
+                if (plan->byteswap) byteswap_inplace(region, (size_t)(last - first), (size_t)plan->byteswap);
+                /* region holds the chunk from byte `first`, the region's first element */
+                return zb_strided_copy(out + t->out_offset, out_strides, region, dec_strides, t->shape, plan->ndim,
+                                       plan->itemsize);
+            }
+        }
+    }
     const uint8_t *data = t->src;
     size_t n = t->n;
     uint8_t *bufs[2] = {scratch_a, scratch_b};

@@ -15,11 +15,13 @@ CHAINS = {
     "bytes": [LE],
     "be-complex": [BE],
     "blosc": [LE, {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "bitshuffle", "typesize": 4, "blocksize": 0}}],
+    "blosc-be-noshuffle": [BE, {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 1, "shuffle": "noshuffle", "typesize": 1, "blocksize": 1024}}],
     "zstd-crc": [BE, {"name": "zstd", "configuration": {"level": 1, "checksum": True}}, {"name": "crc32c"}],
     "crc-gzip": [LE, {"name": "crc32c"}, {"name": "gzip", "configuration": {"level": 1}}],
     "transpose": [{"name": "transpose", "configuration": {"order": [2, 0, 1]}}, BE, {"name": "zstd", "configuration": {"level": 0, "checksum": False}}],
 }
-SELS = [(...,), (3, slice(2, 30), slice(None)), (slice(5, 6), 7, 8), (slice(None), slice(None), 0),
+SELS = [(...,), (3, slice(2, 30), slice(None)), (slice(5, 6), 7, 8), (slice(None), slice(None), 0), (11,), (slice(9, 11),),
+        (slice(17, 19), slice(3, 5)),
         (slice(1, 19), slice(4, 33), slice(3, 20)), (np.newaxis, 2), (slice(0, 0),)]
 
 
@@ -66,3 +68,24 @@ def test_fused_errors_name_the_chunk():
     st.set("c/1", bytes(raw[:3]))
     with pytest.raises(CorruptChunkError, match="c/1"):
         fused[...]
+
+
+def test_blosc_partial_decode_reads_only_the_needed_blocks():
+    """A plane of a blosc chunk decodes only the blosc blocks holding it: damage in another
+    block does not affect it (the whole-chunk read, and the general path, see the damage)."""
+    st = MemoryStore()
+    codecs = [LE, {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 1, "shuffle": "noshuffle",
+                                                      "typesize": 2, "blocksize": 1024}}]
+    a = zarr.create_array(st, shape=(64, 64), chunks=(64, 64), dtype="uint16", codecs=codecs)
+    data = (np.arange(64 * 64, dtype=np.uint32) * 2654435761 % 65521).astype(np.uint16).reshape(64, 64)
+    a[...] = data
+    raw = bytearray(st.get("c/0/0"))
+    raw[-8:] = bytes(8)  # inside the last block's compressed stream
+    st.set("c/0/0", bytes(raw))
+    fused, slow = both(st, "")
+    np.testing.assert_array_equal(fused[0], data[0])
+    np.testing.assert_array_equal(fused[1:3, 5:9], data[1:3, 5:9])
+    with pytest.raises(CorruptChunkError):
+        fused[...]
+    with pytest.raises(CorruptChunkError):
+        slow[0]

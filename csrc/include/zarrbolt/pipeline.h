@@ -31,6 +31,13 @@ extern "C" {
 /* Decode src[0..n) into dst (capacity cap); *out_n = bytes written. */
 typedef zb_status (*zb_decompress_fn)(const void *src, size_t n, void *dst, size_t cap, size_t *out_n);
 
+/* Decode items [start, start + nitems) (items of the header's typesize) into dst. */
+typedef zb_status (*zb_getitem_fn)(const void *src, size_t n, int64_t start, int64_t nitems, void *dst,
+                                   size_t cap, size_t *out_n);
+/* Header sizes of a compressed buffer. */
+typedef zb_status (*zb_sizes_fn)(const void *src, size_t n, size_t *nbytes, size_t *cbytes, size_t *blocksize,
+                                 size_t *typesize);
+
 enum { ZB_STEP_DECOMPRESS = 1, ZB_STEP_CRC32C = 2 };
 
 typedef struct {
@@ -49,6 +56,10 @@ typedef struct {
     int transposed;                      /* stored order = decoded.transpose(perm) */
     int perm[ZB_PLAN_MAXDIM];
     size_t chunk_nbytes;                 /* decoded (and stored-array) size in bytes */
+    /* Optional partial decode (chains bytes -> blosc only): when the wanted region spans at most
+     * half of the chunk, only the blosc blocks holding it are decoded. */
+    zb_getitem_fn getitem;
+    zb_sizes_fn sizes;
 } zb_plan;
 
 typedef struct {

@@ -150,3 +150,5 @@ def library_version():
 from cpython.pycapsule cimport PyCapsule_New
 
 DECOMPRESS_FN = PyCapsule_New(<void *>zb_blosc2_decompress, b"zarrbolt.decompress_fn", NULL)
+GETITEM_FN = PyCapsule_New(<void *>zb_blosc2_getitem, b"zarrbolt.getitem_fn", NULL)
+SIZES_FN = PyCapsule_New(<void *>zb_blosc2_cbuffer_sizes, b"zarrbolt.sizes_fn", NULL)

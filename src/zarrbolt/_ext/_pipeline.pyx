@@ -23,6 +23,10 @@ cdef extern from "zarrbolt/pipeline.h" nogil:
         ZB_STEP_DECOMPRESS
         ZB_STEP_CRC32C
     ctypedef zb_status (*zb_decompress_fn)(const void *src, size_t n, void *dst, size_t cap, size_t *out_n)
+    ctypedef zb_status (*zb_getitem_fn)(const void *src, size_t n, int64_t start, int64_t nitems, void *dst,
+                                        size_t cap, size_t *out_n)
+    ctypedef zb_status (*zb_sizes_fn)(const void *src, size_t n, size_t *nbytes, size_t *cbytes,
+                                      size_t *blocksize, size_t *typesize)
     ctypedef struct zb_plan_step:
         int kind
         zb_decompress_fn fn
@@ -36,6 +40,8 @@ cdef extern from "zarrbolt/pipeline.h" nogil:
         int transposed
         int perm[32]
         size_t chunk_nbytes
+        zb_getitem_fn getitem
+        zb_sizes_fn sizes
     ctypedef struct zb_decode_task:
         const uint8_t *src
         size_t n
@@ -55,8 +61,9 @@ cdef class Plan:
     cdef readonly size_t scratch_cap
     cdef object _keep
 
-    def __cinit__(self, steps, size_t itemsize, int byteswap, chunk_shape, perm, size_t scratch_cap):
-        """steps: sequence of ("crc32c", None) or ("decompress", capsule) in chain order."""
+    def __cinit__(self, steps, size_t itemsize, int byteswap, chunk_shape, perm, size_t scratch_cap, partial=None):
+        """steps: sequence of ("crc32c", None) or ("decompress", capsule) in chain order;
+        partial: optional (getitem capsule, sizes capsule) for decoding only part of a chunk."""
         memset(&self.plan, 0, sizeof(zb_plan))
         if len(steps) > ZB_PLAN_MAXSTEPS:
             raise ValueError("too many bytes->bytes codecs for the fused pipeline")
@@ -88,7 +95,10 @@ cdef class Plan:
             for d, p in enumerate(perm):
                 self.plan.perm[d] = p
         self.scratch_cap = max(scratch_cap, nbytes)
-        self._keep = tuple(steps)
+        if partial is not None:
+            self.plan.getitem = <zb_getitem_fn>PyCapsule_GetPointer(partial[0], b"zarrbolt.getitem_fn")
+            self.plan.sizes = <zb_sizes_fn>PyCapsule_GetPointer(partial[1], b"zarrbolt.sizes_fn")
+        self._keep = (tuple(steps), partial)
 
     def decode(self, list buffers, int64_t[:, ::1] starts, int64_t[:, ::1] shapes, int64_t[::1] out_offsets, out):
         """Decode ``buffers[i]`` into ``out`` at byte offset ``out_offsets[i]``, copying the region

@@ -60,8 +60,14 @@ def compile_decode_plan(bound: Any) -> Any | None:
     swap = 0
     if ab._swap(bound.ab_spec):
         swap = spec.dtype.itemsize // 2 if spec.dtype.kind == "complex" else spec.dtype.itemsize
+    partial = None
+    if perm is None and len(chain.bb) == 1 and isinstance(chain.bb[0], BloscCodec):
+        # planes and small regions decode only the blosc blocks they need
+        from .._ext import _blosc2
+
+        partial = (_blosc2.GETITEM_FN, _blosc2.SIZES_FN)
     try:
-        return _pipeline.Plan(steps, spec.dtype.itemsize, swap, list(spec.shape), perm, scratch)
+        return _pipeline.Plan(steps, spec.dtype.itemsize, swap, list(spec.shape), perm, scratch, partial)
     except (ValueError, CodecError):
         return None
 
