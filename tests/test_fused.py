@@ -89,3 +89,23 @@ def test_blosc_partial_decode_reads_only_the_needed_blocks():
         fused[...]
     with pytest.raises(CorruptChunkError):
         slow[0]
+
+
+@pytest.mark.parametrize("damage", ["truncate", "extend", "nbytes"])
+def test_blosc_partial_decode_checks_the_header(damage):
+    st = MemoryStore()
+    codecs = [LE, {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle",
+                                                      "typesize": 2, "blocksize": 512}}]
+    a = zarr.create_array(st, shape=(32, 32), chunks=(32, 32), dtype="uint16", codecs=codecs)
+    a[...] = np.arange(32 * 32, dtype=np.uint16).reshape(32, 32)
+    raw = bytearray(st.get("c/0/0"))
+    if damage == "truncate":
+        raw = raw[:-5]
+    elif damage == "extend":
+        raw += b"\0\0"
+    else:  # header nbytes (bytes 4..8) no longer matches the chunk size
+        raw[4:8] = (1024).to_bytes(4, "little")
+    st.set("c/0/0", bytes(raw))
+    fused, _ = both(st, "")
+    with pytest.raises(CorruptChunkError, match="c/0/0"):
+        fused[3]
