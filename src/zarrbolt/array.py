@@ -19,6 +19,7 @@ from .errors import (
     CorruptChunkError,
     MetadataError,
     ReadOnlyError,
+    StoreError,
 )
 from .indexing import (
     ChunkProjection,
@@ -176,7 +177,6 @@ class Array(_Node):
         self._bound: BoundChain = self._chain.bind(metadata.chunk_spec())
         self._dtype = metadata.data_type.numpy_dtype
         self._fill = metadata.fill_value
-        self._fill_bits = np.asarray(self._fill, dtype=self._dtype).tobytes()
         self._key_prefix = f"{self._path}/" if self._path else ""
         self._encode_key = metadata.chunk_key_encoding.encode_chunk_key
         from .codecs.sharding import ShardingCodec
@@ -321,18 +321,6 @@ class Array(_Node):
         except (ValueError, TypeError) as e:
             raise CorruptChunkError(f"chunk {key!r}: {e}") from e
 
-    def _is_fill_chunk(self, chunk: np.ndarray) -> bool:
-        """True when every element equals the fill value bit for bit."""
-        itemsize = self._dtype.itemsize
-        flat = np.ascontiguousarray(chunk).reshape(-1)
-        if flat.size == 0:
-            return True
-        if itemsize in (1, 2, 4, 8):
-            u = flat.view(f"u{itemsize}")
-            return bool((u == np.frombuffer(self._fill_bits, dtype=u.dtype)[0]).all())
-        raw = flat.view(np.uint8).reshape(-1, itemsize)
-        return bool((raw == np.frombuffer(self._fill_bits, dtype=np.uint8)).all())
-
     def _iter_stored_chunk_keys(self) -> Iterator[str]:
         prefix = self._key_prefix
         for key in self._store.list_prefix(prefix):
@@ -460,9 +448,10 @@ class Array(_Node):
                 out.append(None if o == EMPTY else mv[o: o + int(nb[f])])
             return out
         kind, index_nbytes = codec.index_range(lay)
-        if not store.exists(key):
+        try:
+            total = store.getsize(key)
+        except StoreError:  # the shard does not exist
             return None
-        total = store.getsize(key)
         if total < index_nbytes:
             raise CorruptChunkError(f"shard {key!r}: {total} bytes is smaller than its {index_nbytes}-byte index")
         rng = (total - index_nbytes, total) if kind == "suffix" else (0, index_nbytes)
@@ -662,7 +651,7 @@ class Array(_Node):
                 else:
                     data = store.get(key)
                     if data is not None and sharding is not None:
-                        enc = sharding.update_shard(data, shard_spec, p.chunk_selection, src, key, self._is_fill_chunk)
+                        enc = sharding.update_shard(data, shard_spec, p.chunk_selection, src, key, self._bound.spec.is_fill)
                         if enc is None:
                             store.erase(key)
                         else:
@@ -673,11 +662,11 @@ class Array(_Node):
                     else:
                         chunk = np.array(self._decode_chunk(data, key), copy=True)
                     chunk[p.chunk_selection] = src
-                if not write_empty and self._is_fill_chunk(chunk):
+                if not write_empty and self._bound.spec.is_fill(chunk):
                     store.erase(key)
                     continue
                 if sharding is not None:
-                    enc = sharding.encode_shard(chunk, shard_spec, is_fill=self._is_fill_chunk)
+                    enc = sharding.encode_shard(chunk, shard_spec, is_fill=self._bound.spec.is_fill)
                     if enc is None:
                         store.erase(key)
                     else:
@@ -751,7 +740,7 @@ class Array(_Node):
                 sl = [slice(None)] * self.ndim
                 sl[d] = slice(keep, None)
                 chunk[tuple(sl)] = self._fill
-            if not config.get("write_empty_chunks") and self._is_fill_chunk(chunk):
+            if not config.get("write_empty_chunks") and self._bound.spec.is_fill(chunk):
                 self._store.erase(key)
             else:
                 self._store.set(key, self._bound.encode(chunk))

@@ -132,6 +132,15 @@ def _out_for(src, dtype, out):
     return out
 
 
+def _src_out(a, dtype, out):
+    """The output array, and the source (copied when it shares memory with ``out``: the
+    kernels need them apart)."""
+    res = _out_for(a, dtype, out)
+    if out is not None and np.may_share_memory(a, res):
+        a = a.copy()
+    return a, res
+
+
 cdef _raise(zb_status st, size_t idx, src, what):
     if st == ZB_ERANGE:
         v = src.reshape(-1)[idx] if src.size else None
@@ -142,9 +151,7 @@ cdef _raise(zb_status st, size_t idx, src, what):
 def cast_value(src, dtype, rounding="nearest-even", out_of_range=None, scalar_map=None, out=None):
     a = _native(np.asarray(src))
     cdef int st = type_code(a.dtype), dt = type_code(dtype)
-    res = _out_for(a, dtype, out)
-    if out is not None and np.may_share_memory(a, res):
-        a = a.copy()  # the kernels need src and dst apart
+    a, res = _src_out(a, dtype, out)
     cdef _Opts opts = _Opts(rounding, out_of_range, scalar_map, a.dtype, res.dtype)
     cdef size_t n = a.size, idx = 0
     cdef size_t sp = <size_t>a.ctypes.data, dp = <size_t>res.ctypes.data
@@ -167,9 +174,7 @@ def scale_offset(src, offset, scale, bint decode, out=None):
     cdef int t = type_code(a.dtype)
     if a.dtype.kind == "b":
         raise TypeError("scale_offset needs an integer or floating-point array")
-    res = _out_for(a, a.dtype, out)
-    if out is not None and np.may_share_memory(a, res):
-        a = a.copy()  # the kernels need src and dst apart
+    a, res = _src_out(a, a.dtype, out)
     o = _scalar(offset, a.dtype)
     sc = _scalar(scale, a.dtype)
     cdef size_t n = a.size, idx = 0
@@ -190,9 +195,7 @@ cdef object _fused(src, offset, scale, dtype, rounding, out_of_range, scalar_map
     """scale_offset + cast_value in one pass (decode: cast back, then scale_offset decode)."""
     a = _native(np.asarray(src))
     cdef int st = type_code(a.dtype), dt = type_code(dtype)
-    res = _out_for(a, dtype, out)
-    if out is not None and np.may_share_memory(a, res):
-        a = a.copy()  # the kernels need src and dst apart
+    a, res = _src_out(a, dtype, out)
     cdef _Opts opts = _Opts(rounding, out_of_range, scalar_map, a.dtype, res.dtype)
     array_dtype = res.dtype if decode else a.dtype  # offset and scale are in the array's dtype
     o = _scalar(offset, array_dtype)

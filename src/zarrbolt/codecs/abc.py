@@ -40,6 +40,19 @@ class ChunkSpec:
     def __hash__(self) -> int:
         return hash(self._key())
 
+    def is_fill(self, chunk: np.ndarray) -> bool:
+        """True when every element of ``chunk`` equals the fill value bit for bit."""
+        npdt = self.dtype.numpy_dtype
+        bits = np.asarray(self.fill_value, dtype=npdt).tobytes()
+        flat = np.ascontiguousarray(chunk).reshape(-1)
+        if flat.size == 0:
+            return True
+        n = npdt.itemsize
+        if n in (1, 2, 4, 8):
+            u = flat.view(f"u{n}")
+            return bool((u == np.frombuffer(bits, dtype=u.dtype)[0]).all())
+        return bool((flat.view(np.uint8).reshape(-1, n) == np.frombuffer(bits, dtype=np.uint8)).all())
+
     @property
     def nbytes(self) -> int:
         n = self.dtype.itemsize

@@ -246,8 +246,7 @@ class ShardingCodec(ArrayToBytesCodec):
         lay = self._layout(spec)
         inner = lay.inner
         if is_fill is None:
-            fill_bits = np.asarray(spec.fill_value, dtype=spec.dtype.numpy_dtype).tobytes()
-            is_fill = _fill_checker(spec.dtype.numpy_dtype, fill_bits)
+            is_fill = spec.is_fill
         pieces: list[Any] = []
         offsets = np.full(lay.n, EMPTY, dtype=np.uint64)
         nbytes = np.full(lay.n, EMPTY, dtype=np.uint64)
@@ -309,20 +308,4 @@ class ShardingCodec(ArrayToBytesCodec):
                     raise type(e)(f"shard {key!r}, inner chunk {int(i)}: {e}") from e
         shard[selection] = value
         return self.encode_shard(shard, spec, reuse=(mv, offs, nb), touched=touched, is_fill=is_fill)
-
-
-def _fill_checker(dtype: np.dtype, fill_bits: bytes) -> Callable[[np.ndarray], bool]:
-    itemsize = dtype.itemsize
-
-    def check(chunk: np.ndarray) -> bool:
-        flat = np.ascontiguousarray(chunk).reshape(-1)
-        if flat.size == 0:
-            return True
-        if itemsize in (1, 2, 4, 8):
-            u = flat.view(f"u{itemsize}")
-            return bool((u == np.frombuffer(fill_bits, dtype=u.dtype)[0]).all())
-        raw = flat.view(np.uint8).reshape(-1, itemsize)
-        return bool((raw == np.frombuffer(fill_bits, dtype=np.uint8)).all())
-
-    return check
 
