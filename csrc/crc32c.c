@@ -11,6 +11,7 @@
  * carry-less multiplications (PCLMULQDQ): clmul(c, x^(8s-33)) fed through crc32 of a zero
  * register yields c * x^(8s) mod P. */
 #include "zarrbolt/crc32c.h"
+#include "zarrbolt/cpu.h"
 
 #include <string.h>
 
@@ -29,13 +30,16 @@
 #    include <intrin.h>
 #    include <nmmintrin.h>
 #    include <wmmintrin.h>
+#    include <immintrin.h>
 #    define ZB_TARGET_SSE42
 #    define ZB_TARGET_SSE42_PCLMUL
+#    define ZB_TARGET_AVX512_VPCLMUL
 #  else
-#    include <cpuid.h>
 #    include <immintrin.h>
 #    define ZB_TARGET_SSE42 __attribute__((target("sse4.2")))
 #    define ZB_TARGET_SSE42_PCLMUL __attribute__((target("sse4.2,pclmul")))
+#    define ZB_TARGET_AVX512_VPCLMUL \
+      __attribute__((target("sse4.2,pclmul,avx2,avx512f,avx512vl,vpclmulqdq")))
 #  endif
 #endif
 
@@ -114,6 +118,9 @@ static inline uint32_t shift_apply(const zb_shift_table *s, uint32_t c) {
 static uint32_t g_slice[8][256];
 static zb_shift_table g_shift_long, g_shift_short;
 static uint64_t g_k_long[2], g_k_short[2]; /* clmul constants: x^(16L-33), x^(8L-33) */
+/* Folding constants {x^(D+64-33), x^(D-33)} that carry a 128-bit block D bits forward:
+ * D = 128 (16 bytes), 512 (64 bytes), 2048 (256 bytes). */
+static uint64_t g_fold16[2], g_fold64[2], g_fold256[2];
 static zb_crc_fn g_fn[ZB_CRC32C_NIMPL];
 static int g_selected = ZB_CRC32C_PORTABLE;
 
@@ -242,24 +249,59 @@ ZB_TARGET_SSE42_PCLMUL static uint32_t crc_sse42_pclmul(uint32_t crc, const unsi
   return sse42_serial(crc, p, n);
 }
 
-static void x86_features(int *sse42, int *pclmul) {
-  unsigned int a = 0, b = 0, c = 0, d = 0;
-#  if defined(_MSC_VER) && !defined(__clang__)
-  int r[4];
-  __cpuid(r, 0);
-  if (r[0] >= 1) {
-    __cpuid(r, 1);
-    c = (unsigned int)r[2];
+/* Folding with 512-bit carry-less multiplications.  Four zmm accumulators hold 16 lanes of
+ * 128 bits over 256 consecutive bytes; each step carries every lane 256 bytes forward,
+ *   lane' = clmul(lane.lo, x^(D+64-33)) ^ clmul(lane.hi, x^(D-33)) ^ next data,
+ * which keeps the polynomial of the whole message unchanged mod P.  The accumulators are then
+ * folded into one, its four lanes into one, and the final 16 bytes go through the crc32
+ * instruction (which multiplies by x^32 and reduces), followed by the tail. */
+#  define ZB_FOLD512(X, K, Y) \
+    _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128((X), (K), 0x00), \
+                              _mm512_clmulepi64_epi128((X), (K), 0x11), (Y), 0x96)
+#  define ZB_FOLD128(X, K, Y) \
+    _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128((X), (K), 0x00), \
+                                _mm_clmulepi64_si128((X), (K), 0x11)), (Y))
+
+ZB_TARGET_AVX512_VPCLMUL static uint32_t crc_avx512_vpclmul(uint32_t crc, const unsigned char *p,
+                                                          size_t n) {
+  if (n < 512) return crc_sse42_pclmul(crc, p, n);
+  const __m512i k256 = _mm512_broadcast_i32x4(
+      _mm_set_epi64x((long long)g_fold256[1], (long long)g_fold256[0]));
+  const __m512i k64 = _mm512_broadcast_i32x4(
+      _mm_set_epi64x((long long)g_fold64[1], (long long)g_fold64[0]));
+  const __m128i k16 = _mm_set_epi64x((long long)g_fold16[1], (long long)g_fold16[0]);
+  __m512i x0 = _mm512_loadu_si512((const void *)p);
+  __m512i x1 = _mm512_loadu_si512((const void *)(p + 64));
+  __m512i x2 = _mm512_loadu_si512((const void *)(p + 128));
+  __m512i x3 = _mm512_loadu_si512((const void *)(p + 192));
+  x0 = _mm512_xor_si512(x0, _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)crc)));
+  p += 256;
+  n -= 256;
+  while (n >= 256) {
+    x0 = ZB_FOLD512(x0, k256, _mm512_loadu_si512((const void *)p));
+    x1 = ZB_FOLD512(x1, k256, _mm512_loadu_si512((const void *)(p + 64)));
+    x2 = ZB_FOLD512(x2, k256, _mm512_loadu_si512((const void *)(p + 128)));
+    x3 = ZB_FOLD512(x3, k256, _mm512_loadu_si512((const void *)(p + 192)));
+    p += 256;
+    n -= 256;
   }
-#  else
-  if (!__get_cpuid(1, &a, &b, &c, &d)) c = 0;
-#  endif
-  (void)a;
-  (void)b;
-  (void)d;
-  *sse42 = (c >> 20) & 1;
-  *pclmul = (c >> 1) & 1;
+  x1 = ZB_FOLD512(x0, k64, x1);
+  x2 = ZB_FOLD512(x1, k64, x2);
+  x3 = ZB_FOLD512(x2, k64, x3);
+  while (n >= 64) {
+    x3 = ZB_FOLD512(x3, k64, _mm512_loadu_si512((const void *)p));
+    p += 64;
+    n -= 64;
+  }
+  __m128i y = _mm512_extracti32x4_epi32(x3, 0);
+  y = ZB_FOLD128(y, k16, _mm512_extracti32x4_epi32(x3, 1));
+  y = ZB_FOLD128(y, k16, _mm512_extracti32x4_epi32(x3, 2));
+  y = ZB_FOLD128(y, k16, _mm512_extracti32x4_epi32(x3, 3));
+  uint64_t c = _mm_crc32_u64(0, (uint64_t)_mm_cvtsi128_si64(y));
+  c = _mm_crc32_u64(c, (uint64_t)_mm_extract_epi64(y, 1));
+  return crc_sse42_pclmul((uint32_t)c, p, n);
 }
+
 #endif /* ZB_CRC_X86 */
 
 /* ------------------------------------------------------------------------------------------
@@ -336,19 +378,28 @@ static void zb_crc_init(void) {
   g_k_long[1] = xpowmodp(8 * (uint64_t)ZB_CRC_LONG - 33);
   g_k_short[0] = xpowmodp(16 * (uint64_t)ZB_CRC_SHORT - 33);
   g_k_short[1] = xpowmodp(8 * (uint64_t)ZB_CRC_SHORT - 33);
+  g_fold16[0] = xpowmodp(128 + 64 - 33);
+  g_fold16[1] = xpowmodp(128 - 33);
+  g_fold64[0] = xpowmodp(512 + 64 - 33);
+  g_fold64[1] = xpowmodp(512 - 33);
+  g_fold256[0] = xpowmodp(2048 + 64 - 33);
+  g_fold256[1] = xpowmodp(2048 - 33);
 
   g_fn[ZB_CRC32C_PORTABLE] = crc_portable;
   g_selected = ZB_CRC32C_PORTABLE;
 #ifdef ZB_CRC_X86
   {
-    int sse42 = 0, pclmul = 0;
-    x86_features(&sse42, &pclmul);
-    if (sse42) {
+    unsigned f = zb_cpu_features();
+    if (f & ZB_CPU_SSE42) {
       g_fn[ZB_CRC32C_SSE42] = crc_sse42;
       g_selected = ZB_CRC32C_SSE42;
-      if (pclmul) {
+      if (f & ZB_CPU_PCLMUL) {
         g_fn[ZB_CRC32C_SSE42_PCLMUL] = crc_sse42_pclmul;
         g_selected = ZB_CRC32C_SSE42_PCLMUL;
+        if (f & ZB_CPU_AVX512_VPCLMUL) {
+          g_fn[ZB_CRC32C_AVX512_VPCLMUL] = crc_avx512_vpclmul;
+          g_selected = ZB_CRC32C_AVX512_VPCLMUL;
+        }
       }
     }
   }
@@ -409,6 +460,7 @@ const char *zb_crc32c_impl_name(int impl) {
     case ZB_CRC32C_SSE42: return "sse42";
     case ZB_CRC32C_SSE42_PCLMUL: return "sse42_pclmul";
     case ZB_CRC32C_ARMV8: return "armv8";
+    case ZB_CRC32C_AVX512_VPCLMUL: return "avx512_vpclmul";
     default: return NULL;
   }
 }

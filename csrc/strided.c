@@ -1,5 +1,6 @@
 /* N-d strided copy and transpose; see zarrbolt/strided.h. */
 #include "zarrbolt/strided.h"
+#include "zarrbolt/cpu.h"
 
 #include <string.h>
 
@@ -17,17 +18,8 @@
 #    include <immintrin.h>
 #    define ZB_TARGET_AVX2
 #  else
-#    include <cpuid.h>
 #    include <immintrin.h>
 #    define ZB_TARGET_AVX2 __attribute__((target("avx2")))
-#  endif
-#  if defined(_WIN32)
-#    ifndef WIN32_LEAN_AND_MEAN
-#      define WIN32_LEAN_AND_MEAN
-#    endif
-#    include <windows.h>
-#  else
-#    include <pthread.h>
 #  endif
 #endif
 
@@ -296,54 +288,7 @@ ZB_TARGET_AVX2 static inline void micro_avx2_4(char *d, int64_t dj, const char *
 ZB_DEF_TILE_SIMD(tile_avx2_2, ZB_TARGET_AVX2, micro_avx2_2, 2, 16, 16, 64, 64)
 ZB_DEF_TILE_SIMD(tile_avx2_4, ZB_TARGET_AVX2, micro_avx2_4, 4, 8, 8, 32, 32)
 
-static int g_has_avx2;
-
-static void zb_strided_detect(void) {
-  unsigned int a = 0, b = 0, c = 0, d = 0, maxleaf = 0;
-#    if defined(_MSC_VER) && !defined(__clang__)
-  int r[4];
-  __cpuid(r, 0);
-  maxleaf = (unsigned int)r[0];
-  if (maxleaf < 7) return;
-  __cpuid(r, 1);
-  c = (unsigned int)r[2];
-  if (!((c >> 27) & 1) || !((c >> 28) & 1)) return; /* OSXSAVE, AVX */
-  if ((_xgetbv(0) & 6) != 6) return;                /* the OS saves XMM and YMM state */
-  __cpuidex(r, 7, 0);
-  b = (unsigned int)r[1];
-#    else
-  maxleaf = __get_cpuid_max(0, NULL);
-  if (maxleaf < 7) return;
-  __cpuid(1, a, b, c, d);
-  if (!((c >> 27) & 1) || !((c >> 28) & 1)) return;
-  unsigned int xlo, xhi;
-  __asm__ volatile("xgetbv" : "=a"(xlo), "=d"(xhi) : "c"(0));
-  if ((xlo & 6) != 6) return;
-  __cpuid_count(7, 0, a, b, c, d);
-#    endif
-  g_has_avx2 = (b >> 5) & 1;
-}
-
-#    if defined(_WIN32)
-static INIT_ONCE g_strided_once = INIT_ONCE_STATIC_INIT;
-static BOOL CALLBACK zb_strided_detect_cb(PINIT_ONCE once, PVOID param, PVOID *ctx) {
-  (void)once;
-  (void)param;
-  (void)ctx;
-  zb_strided_detect();
-  return TRUE;
-}
-static int zb_has_avx2(void) {
-  InitOnceExecuteOnce(&g_strided_once, zb_strided_detect_cb, NULL, NULL);
-  return g_has_avx2;
-}
-#    else
-static pthread_once_t g_strided_once = PTHREAD_ONCE_INIT;
-static int zb_has_avx2(void) {
-  pthread_once(&g_strided_once, zb_strided_detect);
-  return g_has_avx2;
-}
-#    endif
+static int zb_has_avx2(void) { return (zb_cpu_features() & ZB_CPU_AVX2) != 0; }
 #  endif /* ZB_STRIDED_AVX2 */
 #endif /* ZB_STRIDED_SSE2 */
 

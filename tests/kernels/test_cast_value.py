@@ -511,3 +511,38 @@ def test_error_message_names_index_and_value():
     a[4321] = np.nan
     with pytest.raises(CodecError, match="4321"):
         kernels.cast_value(a, "uint16", out_of_range="clamp")
+
+
+# ------------------------------------------------------------------------------------------
+# the vectorised float32 -> uint8/uint16 loops, forced to each instruction set
+
+from zarrbolt._ext import _numeric  # noqa: E402
+
+NUMERIC_ISAS = _numeric._numeric_isas()
+
+
+@pytest.fixture(params=NUMERIC_ISAS)
+def numeric_isa(request):
+    old = _numeric._numeric_set_isa(request.param)
+    try:
+        yield request.param
+    finally:
+        _numeric._numeric_set_isa(old)
+
+
+@pytest.mark.parametrize("dst", ["uint8", "uint16"])
+@pytest.mark.parametrize("n", [1, 15, 16, 33, 67, 200])
+def test_vector_loops_every_isa(numeric_isa, dst, n):
+    hi = float(np.iinfo(dst).max)
+    rng = np.random.default_rng(n)
+    edges = [0.0, -0.0, 0.5, 1.5, 2.5, -0.49, -0.5, -0.51, hi - 0.5, hi + 0.49, hi + 0.5, hi + 0.51,
+             hi, -1.0, 1e30, -1e30]
+    a = np.concatenate([rng.choice(np.array(edges, np.float32), n),
+                        rng.uniform(-10, hi + 10, n).astype(np.float32)])
+    check_pair("float32", dst, a)
+    # one NaN or infinity at every position class: first, in the vector body, in the tail
+    for pos in {0, n // 2, 2 * n - 1}:
+        for special in (np.nan, np.inf, -np.inf):
+            b = a.copy()
+            b[pos] = special
+            check_pair("float32", dst, b)

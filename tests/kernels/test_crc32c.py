@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from zarrbolt import kernels
 
 POLY = 0x82F63B78
-KNOWN_IMPLS = {"portable", "sse42", "sse42_pclmul", "armv8"}
+KNOWN_IMPLS = {"portable", "sse42", "sse42_pclmul", "armv8", "avx512_vpclmul"}
 IMPLS = kernels.crc32c_implementations()
 
 
@@ -92,11 +92,12 @@ def test_random_lengths_and_offsets(impl, data):
 
 @pytest.mark.parametrize("impl", IMPLS)
 def test_every_length_around_block_boundaries(impl):
-    # The hardware paths switch between 3x4096-, 3x256-byte and single-stream loops.
+    # The hardware paths switch between 3x4096-, 3x256-byte and single-stream loops; the
+    # AVX-512 path between its 256-byte loop (from 512 bytes), a 64-byte loop and the tail.
     rng = random.Random(7)
     buf = rng.randbytes(3 * 4096 * 2 + 3 * 256 + 64)
     lengths = set(range(0, 40))
-    for base in (768, 3 * 4096, 2 * 3 * 4096, 3 * 4096 + 768):
+    for base in (256, 512, 576, 768, 1024 + 192, 3 * 4096, 2 * 3 * 4096, 3 * 4096 + 768):
         lengths.update(range(base - 9, base + 10))
     for n in sorted(lengths):
         for off in (0, 3):

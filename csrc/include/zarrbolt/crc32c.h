@@ -27,7 +27,8 @@ enum {
   ZB_CRC32C_SSE42 = 2,        /* x86-64 crc32 instruction, table-based stream combination */
   ZB_CRC32C_SSE42_PCLMUL = 3, /* x86-64 crc32 instruction, PCLMULQDQ stream combination */
   ZB_CRC32C_ARMV8 = 4,        /* aarch64 crc32c instructions */
-  ZB_CRC32C_NIMPL = 5         /* number of identifiers (not an implementation) */
+  ZB_CRC32C_AVX512_VPCLMUL = 5, /* x86-64 AVX-512 VPCLMULQDQ folding, 256 bytes per step */
+  ZB_CRC32C_NIMPL = 6           /* number of identifiers (not an implementation) */
 };
 
 /* Continue a CRC-32C: *crc_inout holds the CRC of the bytes before `data` (0 to start) and

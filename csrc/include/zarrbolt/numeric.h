@@ -49,6 +49,14 @@ typedef struct zb_cast_opts {
 /* Size in bytes of an element type; 0 for an unknown type. */
 size_t zb_type_size(int t);
 
+/* Instruction sets of the vectorised fast loops (float32 -> uint8/uint16, nearest-even). */
+enum { ZB_NUMERIC_ISA_SCALAR = 0, ZB_NUMERIC_ISA_SSE2 = 1, ZB_NUMERIC_ISA_AVX2 = 2 };
+/* The best one this CPU and build can run. */
+int zb_numeric_isa_available(void);
+/* Testing hook: use at most `limit` (default: the best available); returns the old limit.
+ * Not thread-safe; results never depend on it. */
+int zb_numeric_set_isa_limit(int limit);
+
 zb_status zb_cast_value(const void *src, int src_type, void *dst, int dst_type, size_t n,
                         const zb_cast_opts *opts, size_t *err_index);
 

@@ -11,6 +11,8 @@ import numpy as np
 include "status.pxi"
 
 cdef extern from "zarrbolt/numeric.h" nogil:
+    int zb_numeric_isa_available()
+    int zb_numeric_set_isa_limit(int limit)
     ctypedef struct zb_cast_opts:
         int rounding
         int out_of_range
@@ -224,3 +226,16 @@ def scale_offset_cast(src, offset, scale, dtype, rounding="nearest-even", out_of
 def cast_scale_offset_decode(src, dtype, offset, scale, rounding="nearest-even", out_of_range=None,
                              scalar_map=None, out=None):
     return _fused(src, offset, scale, dtype, rounding, out_of_range, scalar_map, out, True)
+
+
+_ISA_NAMES = ("scalar", "sse2", "avx2")
+
+
+def _numeric_isas():
+    """Instruction sets the vectorised cast loops can use here, lowest first (testing aid)."""
+    return list(_ISA_NAMES[: zb_numeric_isa_available() + 1])
+
+
+def _numeric_set_isa(name):
+    """Limit the cast loops to instruction set `name`; returns the previous limit's name."""
+    return _ISA_NAMES[min(zb_numeric_set_isa_limit(_ISA_NAMES.index(name)), len(_ISA_NAMES) - 1)]

@@ -10,6 +10,7 @@ cdef extern from "zarrbolt/crc32c.h" nogil:
         ZB_CRC32C_SSE42
         ZB_CRC32C_SSE42_PCLMUL
         ZB_CRC32C_ARMV8
+        ZB_CRC32C_AVX512_VPCLMUL
         ZB_CRC32C_NIMPL
     int zb_crc32c(uint32_t *crc_inout, const void *data, size_t n)
     int zb_crc32c_impl(int impl, uint32_t *crc_inout, const void *data, size_t n)
