@@ -49,7 +49,7 @@ inplace: sysdeps venv
 refvenv: $(REFVENV)/bin/python
 $(REFVENV)/bin/python:
 	@if [ -z "$(REF_PYTHON)" ]; then echo "no python3.12: compat tests will be skipped"; else \
-	  $(REF_PYTHON) -m venv $(REFVENV) && $(REFVENV)/bin/pip install -q "zarr>=3.1" tensorstore numcodecs crc32c "cast-value-rs>=0.4.2" \
+	  $(REF_PYTHON) -m venv $(REFVENV) && $(REFVENV)/bin/pip install -q "zarr>=3.1" tensorstore zarrs numcodecs crc32c google-crc32c blosc2 zlib-ng "cast-value-rs>=0.4.2" \
 	  || { echo "reference venv failed: compat tests will be skipped"; rm -rf $(REFVENV); }; fi
 
 asan: sysdeps venv

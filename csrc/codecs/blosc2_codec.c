@@ -9,10 +9,21 @@
  *    `python -c` probe), lazy chunks and special-value chunks; none of that is part of the Zarr
  *    `blosc` codec, and no Zarr reader but c-blosc2 could read such chunks anyway.
  * Only context functions are called (blosc2_create_dctx / blosc2_decompress_ctx /
- * blosc2_getitem_ctx with one thread), so calls run concurrently without locks. */
+ * blosc2_getitem_ctx with one thread), so calls run concurrently without locks.  Each thread
+ * keeps one decompression context (thread-specific storage, freed when the thread exits): a
+ * context owns c-blosc2's block buffers, and making a new one per chunk costs an allocation and
+ * fresh pages for every chunk.  A context that saw an error is dropped, never reused. */
 #include <limits.h>
 #include <string.h>
 #include <blosc2.h>
+#if defined(_WIN32)
+#  ifndef WIN32_LEAN_AND_MEAN
+#    define WIN32_LEAN_AND_MEAN
+#  endif
+#  include <windows.h>
+#else
+#  include <pthread.h>
+#endif
 
 #include "zarrbolt/codecs.h"
 
@@ -71,6 +82,66 @@ static blosc2_context *new_dctx(void) {
   return blosc2_create_dctx(dp);
 }
 
+#if defined(_WIN32)
+static DWORD g_tls = FLS_OUT_OF_INDEXES;
+static INIT_ONCE g_tls_once = INIT_ONCE_STATIC_INIT;
+static VOID WINAPI ctx_release(PVOID p) {
+  if (p) blosc2_free_ctx((blosc2_context *)p);
+}
+static BOOL CALLBACK tls_init(PINIT_ONCE once, PVOID param, PVOID *c) {
+  (void)once;
+  (void)param;
+  (void)c;
+  g_tls = FlsAlloc(ctx_release);
+  return TRUE;
+}
+static blosc2_context *tls_get(void) {
+  InitOnceExecuteOnce(&g_tls_once, tls_init, NULL, NULL);
+  return g_tls == FLS_OUT_OF_INDEXES ? NULL : (blosc2_context *)FlsGetValue(g_tls);
+}
+static int tls_set(blosc2_context *c) {
+  return g_tls != FLS_OUT_OF_INDEXES && FlsSetValue(g_tls, c);
+}
+#else
+static pthread_key_t g_tls;
+static int g_tls_ok;
+static pthread_once_t g_tls_once = PTHREAD_ONCE_INIT;
+static void ctx_release(void *p) {
+  if (p) blosc2_free_ctx((blosc2_context *)p);
+}
+static void tls_init(void) { g_tls_ok = pthread_key_create(&g_tls, ctx_release) == 0; }
+static blosc2_context *tls_get(void) {
+  pthread_once(&g_tls_once, tls_init);
+  return g_tls_ok ? (blosc2_context *)pthread_getspecific(g_tls) : NULL;
+}
+static int tls_set(blosc2_context *c) { return g_tls_ok && pthread_setspecific(g_tls, c) == 0; }
+#endif
+
+/* This thread's context (created on first use), or NULL when out of memory. */
+static blosc2_context *acquire_dctx(void) {
+  blosc2_context *c = tls_get();
+  if (c) return c;
+  c = new_dctx();
+  if (c && !tls_set(c)) {
+    /* no thread-specific slot: the caller frees it (see release_dctx) */
+  }
+  return c;
+}
+
+/* After a call: keep the context for this thread, or free it when the call failed (its state is
+ * then unknown) or it could not be stored. */
+static void release_dctx(blosc2_context *c, int failed) {
+  if (c == NULL) return;
+  if (tls_get() != c) {
+    blosc2_free_ctx(c);
+    return;
+  }
+  if (failed) {
+    tls_set(NULL);
+    blosc2_free_ctx(c);
+  }
+}
+
 zb_status zb_blosc2_decompress(const void *src, size_t n, void *dst, size_t cap, size_t *out_n) {
   if (out_n == NULL || (dst == NULL && cap)) return ZB_EINVAL;
   *out_n = 0;
@@ -81,11 +152,11 @@ zb_status zb_blosc2_decompress(const void *src, size_t n, void *dst, size_t cap,
   if ((size_t)h.cbytes != n) return ZB_ECORRUPT;
   if ((size_t)h.nbytes > cap) return ZB_ETOOSMALL;
   if (h.nbytes == 0) return ZB_OK;
-  blosc2_context *ctx = new_dctx();
+  blosc2_context *ctx = acquire_dctx();
   if (ctx == NULL) return ZB_ENOMEM;
   int32_t destsize = cap > (size_t)INT32_MAX ? INT32_MAX : (int32_t)cap;
   int r = blosc2_decompress_ctx(ctx, src, h.cbytes, dst, destsize);
-  blosc2_free_ctx(ctx);
+  release_dctx(ctx, r < 0 || r != h.nbytes);
   if (r < 0 || r != h.nbytes) return ZB_ECORRUPT;
   *out_n = (size_t)r;
   return ZB_OK;
@@ -105,11 +176,11 @@ zb_status zb_blosc2_getitem(const void *src, size_t n, int64_t start, int64_t ni
   size_t need = (size_t)nitems * (size_t)h.typesize;
   if (cap < need) return ZB_EINVAL;
   if (nitems == 0) return ZB_OK;
-  blosc2_context *ctx = new_dctx();
+  blosc2_context *ctx = acquire_dctx();
   if (ctx == NULL) return ZB_ENOMEM;
   int32_t destsize = cap > (size_t)INT32_MAX ? INT32_MAX : (int32_t)cap;
   int r = blosc2_getitem_ctx(ctx, src, h.cbytes, (int)start, (int)nitems, dst, destsize);
-  blosc2_free_ctx(ctx);
+  release_dctx(ctx, r < 0 || (size_t)r != need);
   if (r < 0 || (size_t)r != need) return ZB_ECORRUPT;
   *out_n = (size_t)r;
   return ZB_OK;

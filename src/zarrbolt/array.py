@@ -430,6 +430,23 @@ class Array(_Node):
         run_batches(work, range(n), cost=self._bound.spec.nbytes * n)
         return out
 
+    def _shard_index(self, key: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """The validated ``(offsets, nbytes)`` of shard ``key`` read by one byte-range request
+        (after its size), or None when the shard does not exist."""
+        codec, lay, store = self._sharding, self._shard_layout, self._store
+        kind, index_nbytes = codec.index_range(lay)
+        try:
+            total = store.getsize(key)
+        except StoreError:  # the shard does not exist
+            return None
+        if total < index_nbytes:
+            raise CorruptChunkError(f"shard {key!r}: {total} bytes is smaller than its {index_nbytes}-byte index")
+        rng = (total - index_nbytes, total) if kind == "suffix" else (0, index_nbytes)
+        raw_index = store.get(key, rng)
+        if raw_index is None or len(raw_index) != index_nbytes:
+            raise CorruptChunkError(f"shard {key!r} changed or was truncated while being read")
+        return codec.decode_index(raw_index, lay, total, key)
+
     def _fetch_inner_chunks(self, key: str, flats: Sequence[int], whole: bool) -> list[Any] | None:
         """The encoded bytes of inner chunks ``flats`` of shard ``key`` (None for empty ones), or
         None when the shard does not exist.  ``whole``: one request for the whole shard; else the
@@ -447,18 +464,10 @@ class Array(_Node):
                 o = int(offs[f])
                 out.append(None if o == EMPTY else mv[o: o + int(nb[f])])
             return out
-        kind, index_nbytes = codec.index_range(lay)
-        try:
-            total = store.getsize(key)
-        except StoreError:  # the shard does not exist
+        index = self._shard_index(key)
+        if index is None:
             return None
-        if total < index_nbytes:
-            raise CorruptChunkError(f"shard {key!r}: {total} bytes is smaller than its {index_nbytes}-byte index")
-        rng = (total - index_nbytes, total) if kind == "suffix" else (0, index_nbytes)
-        raw_index = store.get(key, rng)
-        if raw_index is None or len(raw_index) != index_nbytes:
-            raise CorruptChunkError(f"shard {key!r} changed or was truncated while being read")
-        offs, nb = codec.decode_index(raw_index, lay, total, key)
+        offs, nb = index
         wanted = np.asarray(flats, dtype=np.int64)
         order, read_of, begins, ends = kernels.coalesce_ranges(offs, nb, wanted, max_gap=COALESCE_GAP)
         blobs = store.get_partial_values([(key, (int(b), int(e))) for b, e in zip(begins, ends)])
@@ -479,20 +488,26 @@ class Array(_Node):
         return out
 
     def _shard_work_items(self, groups: list[tuple[tuple[int, ...], Any]], ninner: int) -> list[tuple]:
-        """``(shard coords, entries, whole)`` work items.  Few shards but many inner chunks: a
-        shard is split so every thread decodes (each part fetches the small index itself);
-        small reads stay whole: one index read and coalesced ranges."""
+        """``(shard coords, entries, whole)`` work items.  Few shards but many inner chunks: each
+        shard is split into parts (each part fetches the small index itself) so that every
+        thread gets several to balance with; small reads stay whole: one index read and
+        coalesced ranges."""
+        from .pipeline.executor import BATCHES_PER_THREAD
+
         lay = self._shard_layout
         threads = config.get("threads")
-        split = threads > 1 and len(groups) < threads and lay.inner.spec.nbytes * ninner >= (8 << 20)
+        want = threads * BATCHES_PER_THREAD
+        split = threads > 1 and len(groups) < want and lay.inner.spec.nbytes * ninner >= (8 << 20)
+        parts = -(-want // max(len(groups), 1))
         items: list[tuple] = []
         for sc, entries in groups:
-            if split and len(entries) >= 2 * threads:
-                n = len(entries)
-                for i in range(threads):
-                    items.append((sc, entries[n * i // threads: n * (i + 1) // threads], False))
+            n = len(entries)
+            k = min(parts, n // 2) if split else 1
+            if k >= 2:
+                for i in range(k):
+                    items.append((sc, entries[n * i // k: n * (i + 1) // k], False))
             else:
-                items.append((sc, entries, len(entries) == lay.n))
+                items.append((sc, entries, n == lay.n))
         return items
 
     def _read_sharded_fused(self, make_indexer: Any) -> np.ndarray | None:
@@ -528,22 +543,77 @@ class Array(_Node):
         def fill_task(i: int) -> None:
             full[tuple(slice(o, o + l) for o, l in zip(out_starts[i], shapes[i]))] = fill
 
+        from .codecs.sharding import COALESCE_GAP, EMPTY
+
+        store = self._store
+
         def work(batch) -> None:
-            for sc, g, whole in batch:
+            # Inner chunks are read (neighbours coalesced into one request) into this thread's
+            # reusable arena and decoded in one GIL release whenever it fills up: no fresh
+            # buffer per request, so no page faults for the compressed bytes.
+            arena = _thread_arena()
+            cap = len(arena)
+            pos = 0
+            bufs: list = []
+            idx: list = []
+            names: list = []
+
+            def flush() -> None:
+                nonlocal pos, bufs, idx, names
+                self._fused_decode(plan, bufs, idx, starts, shapes, offs, full, names)
+                bufs, idx, names, pos = [], [], [], 0
+
+            for sc, g, _whole in batch:
                 key = self._chunk_key(sc)
                 tasks = g.tolist()
-                parts = self._fetch_inner_chunks(key, [int(flat[i]) for i in tasks], whole)
-                bufs: list = []
-                idx: list = []
-                names: list = []
-                for i, data in zip(tasks, parts if parts is not None else [None] * len(tasks)):
-                    if data is None:
+                index = self._shard_index(key)
+                if index is None:
+                    for i in tasks:
                         fill_task(i)
-                        continue
-                    bufs.append(data)
-                    idx.append(i)
-                    names.append(f"{key}[{int(flat[i])}]")
-                self._fused_decode(plan, bufs, idx, starts, shapes, offs, full, names)
+                    continue
+                ioff, inb = index
+                ents = [(int(ioff[f]), int(inb[f]), i, f) for i in tasks for f in (int(flat[i]),)]
+                present = []
+                for e in ents:
+                    if e[0] == EMPTY:
+                        fill_task(e[2])
+                    else:
+                        present.append(e)
+                present.sort()
+                k = 0
+                while k < len(present):
+                    # one request: following entries while the gap is small and it fits
+                    b0 = present[k][0]
+                    end = b0 + present[k][1]
+                    m = k + 1
+                    while m < len(present):
+                        o, nbytes = present[m][0], present[m][1]
+                        if o - end > COALESCE_GAP or max(end, o + nbytes) - b0 > cap // 2:
+                            break
+                        end = max(end, o + nbytes)
+                        m += 1
+                    size = end - b0
+                    if size > cap:  # one inner chunk larger than the arena
+                        blob = store.get(key, (b0, end))
+                        if blob is None or len(blob) != size:
+                            raise CorruptChunkError(f"shard {key!r} changed or was truncated while being read")
+                        view = memoryview(blob)
+                    else:
+                        if pos + size > cap:
+                            flush()
+                        got = store.get_into(key, arena[pos: pos + size], b0)
+                        if got != size:
+                            raise CorruptChunkError(f"shard {key!r} changed or was truncated while being read")
+                        view = arena[pos: pos + size]
+                        pos += size
+                    for o, nbytes, i, f in present[k:m]:
+                        bufs.append(view[o - b0: o - b0 + nbytes])
+                        idx.append(i)
+                        names.append(f"{key}[{f}]")
+                    if size > cap:
+                        flush()
+                    k = m
+            flush()
 
         run_batches(work, work_items, cost=inner_nbytes * n)
         return out
@@ -641,7 +711,10 @@ class Array(_Node):
                 if p.is_complete_chunk:
                     region = grid.chunk_region(p.chunk_coords, shape)
                     full = all(r.stop - r.start == c for r, c in zip(region, chunk_shape))
-                    if full:
+                    if full and sharding is not None and isinstance(src, np.ndarray) \
+                            and src.shape == tuple(chunk_shape) and src.dtype == self._dtype:
+                        chunk = src  # encode_shard copies each inner chunk out of the view
+                    elif full:
                         chunk = np.empty(chunk_shape, dtype=self._dtype)
                         chunk[...] = src
                     else:

@@ -39,6 +39,16 @@ class CountingStore:
             self.requests.append((key, byte_range))
         return self._inner.get(key, byte_range)
 
+    def get_into(self, key, buffer, offset=0):
+        with self._lock:
+            self.requests.append((key, (offset, offset + len(memoryview(buffer)))))
+        return self._inner.get_into(key, buffer, offset)
+
+    def read_into(self, key, buffer):
+        with self._lock:
+            self.requests.append((key, None))
+        return self._inner.read_into(key, buffer)
+
     def get_partial_values(self, key_ranges):
         key_ranges = list(key_ranges)
         with self._lock:

@@ -258,10 +258,10 @@ class ShardingCodec(ArrayToBytesCodec):
                     continue
                 enc: Any = reuse[0][o: o + int(reuse[2][i])]
             else:
-                chunk = array[self.inner_region(lay, i)]
+                chunk = np.ascontiguousarray(array[self.inner_region(lay, i)])
                 if is_fill(chunk):
                     continue
-                enc = inner.encode(np.ascontiguousarray(chunk))
+                enc = inner.encode(chunk)
             size = len(memoryview(enc).cast("B")) if not isinstance(enc, (bytes, bytearray)) else len(enc)
             offsets[i] = pos
             nbytes[i] = size

@@ -1,12 +1,15 @@
 """Running chunk work on a shared thread pool.
 
 The codec work runs in C with the GIL released, so plain threads give real parallelism.
-Work is split into at most ``threads`` contiguous batches (one task per batch, not per chunk), and
-small jobs run inline on the calling thread.
+Work is split into contiguous batches, a few per thread, which the threads (the caller included)
+take from a shared counter as they become free: on a shared machine where one core is slowed
+down, the others take over its share instead of waiting for it.  Small jobs run inline on the
+calling thread.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +23,10 @@ _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
 _pool_lock = threading.Lock()
 _local = threading.local()
+
+# Batches per thread: enough for the threads to even out, few enough that each batch still
+# amortises its Python overhead (and, in the fused path, one GIL release) over many chunks.
+BATCHES_PER_THREAD = 4
 
 
 def _get_pool(n: int) -> ThreadPoolExecutor:
@@ -49,21 +56,32 @@ def run_batches(
     if threads <= 1 or n < 2 * min_items_per_task or cost < (1 << 20) or getattr(_local, "in_pool", False):
         func(items)
         return
-    ntasks = min(threads, n // min_items_per_task)
-    bounds = [n * i // ntasks for i in range(ntasks + 1)]
+    nbatches = min(threads * BATCHES_PER_THREAD, n // min_items_per_task)
+    bounds = [n * i // nbatches for i in range(nbatches + 1)]
+    nworkers = min(threads, nbatches)
     pool = _get_pool(threads)
+    counter = itertools.count()  # next() is atomic under the GIL
+    failed = threading.Event()
 
-    def task(lo: int, hi: int) -> None:
+    def worker() -> None:
         _local.in_pool = True
         try:
-            func(items[lo:hi])
+            while not failed.is_set():
+                i = next(counter)
+                if i >= nbatches:
+                    return
+                try:
+                    func(items[bounds[i]: bounds[i + 1]])
+                except BaseException:
+                    failed.set()
+                    raise
         finally:
             _local.in_pool = False
 
-    futures = [pool.submit(task, bounds[i], bounds[i + 1]) for i in range(1, ntasks)]
+    futures = [pool.submit(worker) for _ in range(1, nworkers)]
     error: BaseException | None = None
     try:
-        task(bounds[0], bounds[1])
+        worker()
     except BaseException as e:  # noqa: BLE001 - re-raised below after the others finish
         error = e
     for f in futures:
