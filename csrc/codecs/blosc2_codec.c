@@ -122,9 +122,7 @@ static blosc2_context *acquire_dctx(void) {
   blosc2_context *c = tls_get();
   if (c) return c;
   c = new_dctx();
-  if (c && !tls_set(c)) {
-    /* no thread-specific slot: the caller frees it (see release_dctx) */
-  }
+  if (c) tls_set(c); /* when no slot holds it, release_dctx frees it after the call */
   return c;
 }
 
