@@ -109,7 +109,7 @@ int zb_shard_index_find_overlap(const uint64_t *pairs, size_t n, int64_t *scratc
 }
 
 zb_status zb_shard_coalesce(const uint64_t *pairs, size_t n, const int64_t *wanted, size_t m,
-                            uint64_t max_gap, int64_t *order, int64_t *range_of, uint64_t *range_begin,
+                            uint64_t max_gap, uint64_t max_read, int64_t *order, int64_t *range_of, uint64_t *range_begin,
                             uint64_t *range_end, size_t *nchunks, size_t *nranges, int64_t *scratch) {
   if (!nchunks || !nranges || (m && (!wanted || !order || !range_of || !range_begin || !range_end || !scratch)))
     return ZB_EINVAL;
@@ -124,8 +124,10 @@ zb_status zb_shard_coalesce(const uint64_t *pairs, size_t n, const int64_t *want
   size_t r = 0;
   for (size_t i = 0; i < k; i++) {
     uint64_t off = pairs[2 * order[i]], end = off + pairs[2 * order[i] + 1];
-    /* sorted by offset, so off >= range_begin[r-1]: merge when inside or within max_gap */
-    if (r > 0 && (off <= range_end[r - 1] || off - range_end[r - 1] <= max_gap)) {
+    /* sorted by offset, so off >= range_begin[r-1]: merge when inside or within max_gap, and
+     * while the read stays within max_read bytes (0: no limit) */
+    if (r > 0 && (off <= range_end[r - 1] || off - range_end[r - 1] <= max_gap) &&
+        (max_read == 0 || (end > range_end[r - 1] ? end : range_end[r - 1]) - range_begin[r - 1] <= max_read)) {
       if (end > range_end[r - 1]) range_end[r - 1] = end;
     } else {
       range_begin[r] = off;

@@ -543,7 +543,7 @@ class Array(_Node):
         def fill_task(i: int) -> None:
             full[tuple(slice(o, o + l) for o, l in zip(out_starts[i], shapes[i]))] = fill
 
-        from .codecs.sharding import COALESCE_GAP, EMPTY
+        from .codecs.sharding import COALESCE_GAP
 
         store = self._store
 
@@ -572,26 +572,14 @@ class Array(_Node):
                         fill_task(i)
                     continue
                 ioff, inb = index
-                ents = [(int(ioff[f]), int(inb[f]), i, f) for i in tasks for f in (int(flat[i]),)]
-                present = []
-                for e in ents:
-                    if e[0] == EMPTY:
-                        fill_task(e[2])
-                    else:
-                        present.append(e)
-                present.sort()
+                task_of = {int(flat[i]): i for i in tasks}
+                order, read_of, begins, ends = kernels.coalesce_ranges(
+                    ioff, inb, list(task_of), max_gap=COALESCE_GAP, max_read=cap // 2)
+                for f in set(task_of) - set(order.tolist()):  # empty inner chunks
+                    fill_task(task_of[f])
                 k = 0
-                while k < len(present):
-                    # one request: following entries while the gap is small and it fits
-                    b0 = present[k][0]
-                    end = b0 + present[k][1]
-                    m = k + 1
-                    while m < len(present):
-                        o, nbytes = present[m][0], present[m][1]
-                        if o - end > COALESCE_GAP or max(end, o + nbytes) - b0 > cap // 2:
-                            break
-                        end = max(end, o + nbytes)
-                        m += 1
+                for r in range(len(begins)):
+                    b0, end = int(begins[r]), int(ends[r])
                     size = end - b0
                     if size > cap:  # one inner chunk larger than the arena
                         blob = store.get(key, (b0, end))
@@ -606,13 +594,15 @@ class Array(_Node):
                             raise CorruptChunkError(f"shard {key!r} changed or was truncated while being read")
                         view = arena[pos: pos + size]
                         pos += size
-                    for o, nbytes, i, f in present[k:m]:
-                        bufs.append(view[o - b0: o - b0 + nbytes])
-                        idx.append(i)
+                    while k < len(order) and read_of[k] == r:
+                        f = int(order[k])
+                        o = int(ioff[f]) - b0
+                        bufs.append(view[o: o + int(inb[f])])
+                        idx.append(task_of[f])
                         names.append(f"{key}[{f}]")
+                        k += 1
                     if size > cap:
                         flush()
-                    k = m
             flush()
 
         run_batches(work, work_items, cost=inner_nbytes * n)

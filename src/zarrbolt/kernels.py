@@ -141,11 +141,12 @@ def parse_shard_index(
 
 
 def coalesce_ranges(
-    offsets: np.ndarray, nbytes: np.ndarray, wanted: Sequence[int], *, max_gap: int = 0
+    offsets: np.ndarray, nbytes: np.ndarray, wanted: Sequence[int], *, max_gap: int = 0, max_read: int = 0
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Plan the reads for the ``wanted`` inner chunks (flat C-order entry numbers) of a shard.
 
-    Byte ranges closer than ``max_gap`` bytes are merged into one read.  Returns ``(order,
+    Byte ranges closer than ``max_gap`` bytes are merged into one read, as long as the read stays
+    within ``max_read`` bytes (0: no limit; one entry larger than that is read alone).  Returns ``(order,
     read_of, begins, ends)``: the non-empty wanted entries sorted by offset, the read each one
     belongs to, and the ``[begin, end)`` byte range of every read."""
     import numpy as np
@@ -153,7 +154,7 @@ def coalesce_ranges(
     from ._ext import _shard
 
     pairs = np.stack([np.asarray(offsets, dtype=np.uint64).reshape(-1), np.asarray(nbytes, dtype=np.uint64).reshape(-1)], axis=1)
-    return _shard.coalesce(pairs, np.asarray(wanted, dtype=np.int64), int(max_gap))
+    return _shard.coalesce(pairs, np.asarray(wanted, dtype=np.int64), int(max_gap), int(max_read))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -147,6 +147,32 @@ def test_coalesce_property(entries, gap, data):
         assert int(begins[r]) > int(ends[r - 1]) + gap
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 500), st.integers(0, 60), st.booleans()), min_size=1, max_size=40),
+    st.integers(0, 50),
+    st.integers(1, 120),
+    st.data(),
+)
+def test_coalesce_max_read_property(entries, gap, max_read, data):
+    pairs = np.array([(EMPTY, EMPTY) if empty else (o, n) for o, n, empty in entries], dtype=np.uint64)
+    wanted = data.draw(st.lists(st.integers(0, len(entries) - 1), unique=True))
+    order, range_of, begins, ends = _shard.coalesce(pairs, wanted, gap, max_read)
+    assert sorted(order.tolist()) == sorted(w for w in wanted if not entries[w][2])
+    members = [[] for _ in range(len(begins))]
+    for e, r in zip(order, range_of):
+        o, n = int(pairs[e, 0]), int(pairs[e, 1])
+        assert int(begins[r]) <= o and o + n <= int(ends[r])
+        members[r].append(n)
+    assert list(range_of) == sorted(range_of)  # reads follow the offset order
+    for r, sizes in enumerate(members):
+        size = int(ends[r]) - int(begins[r])
+        # a read is within max_read, unless its first entry alone is larger
+        assert size <= max_read or sizes[0] > max_read, (size, sizes)
+    # without a limit the same call merges at least as much
+    assert len(_shard.coalesce(pairs, wanted, gap)[2]) <= len(begins)
+
+
 def test_public_parse_shard_index():
     from zarrbolt import kernels
 

@@ -44,14 +44,15 @@ int zb_shard_index_find_overlap(const uint64_t *pairs, size_t n, int64_t *scratc
 /* Group the byte ranges of the wanted inner chunks into as few reads as possible.
  *
  * `wanted` lists m entry numbers (any order, no duplicates required); empty entries are skipped.
- * Ranges are merged when the gap between them is at most `max_gap` bytes.  Outputs (each
+ * Ranges are merged when the gap between them is at most `max_gap` bytes and the merged read
+ * stays within `max_read` bytes (0: no limit; a single entry may still exceed it).  Outputs (each
  * caller-allocated with room for m entries):
  *   order[k]        entry numbers sorted by offset (empty ones left out); *nchunks their count
  *   range_of[k]     the read (0..*nranges-1) that holds order[k]
  *   range_begin[r], range_end[r]   the byte range [begin, end) of read r
  * `scratch` must hold m int64.  Returns ZB_OK or ZB_EINVAL (an entry number out of range). */
 zb_status zb_shard_coalesce(const uint64_t *pairs, size_t n, const int64_t *wanted, size_t m,
-                            uint64_t max_gap, int64_t *order, int64_t *range_of, uint64_t *range_begin,
+                            uint64_t max_gap, uint64_t max_read, int64_t *order, int64_t *range_of, uint64_t *range_begin,
                             uint64_t *range_end, size_t *nchunks, size_t *nranges, int64_t *scratch);
 
 #ifdef __cplusplus

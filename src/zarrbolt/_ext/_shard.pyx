@@ -16,7 +16,7 @@ cdef extern from "zarrbolt/shard_index.h" nogil:
                                    uint64_t *pairs, int64_t *bad_entry)
     int zb_shard_index_find_overlap(const uint64_t *pairs, size_t n, int64_t *scratch, int64_t *a, int64_t *b)
     zb_status zb_shard_coalesce(const uint64_t *pairs, size_t n, const int64_t *wanted, size_t m,
-                                uint64_t max_gap, int64_t *order, int64_t *range_of, uint64_t *range_begin,
+                                uint64_t max_gap, uint64_t max_read, int64_t *order, int64_t *range_of, uint64_t *range_begin,
                                 uint64_t *range_end, size_t *nchunks, size_t *nranges, int64_t *scratch)
 
 
@@ -96,8 +96,9 @@ def find_overlap(pairs_in):
     return (int(a), int(b)) if found else None
 
 
-def coalesce(pairs_in, wanted_in, uint64_t max_gap):
-    """Group the byte ranges of the wanted entries into reads.
+def coalesce(pairs_in, wanted_in, uint64_t max_gap, uint64_t max_read=0):
+    """Group the byte ranges of the wanted entries into reads (gaps up to max_gap merged, reads
+    of at most max_read bytes unless one entry is larger; 0: no limit).
 
     Returns (order, range_of, begins, ends): entries (non-empty, sorted by offset), the read each
     belongs to, and the [begin, end) byte range of every read."""
@@ -116,7 +117,7 @@ def coalesce(pairs_in, wanted_in, uint64_t max_gap):
     cdef size_t nchunks = 0, nranges = 0
     cdef zb_status st
     with nogil:
-        st = zb_shard_coalesce(&p[0, 0], n, &w[0], m, max_gap, &o[0], &ro[0], &bg[0], &en[0],
+        st = zb_shard_coalesce(&p[0, 0], n, &w[0], m, max_gap, max_read, &o[0], &ro[0], &bg[0], &en[0],
                                &nchunks, &nranges, &sc[0])
     if st == ZB_EINVAL:
         raise IndexError(f"wanted entry out of range [0, {n})")
