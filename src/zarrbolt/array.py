@@ -488,16 +488,16 @@ class Array(_Node):
         return out
 
     def _shard_work_items(self, groups: list[tuple[tuple[int, ...], Any]], ninner: int) -> list[tuple]:
-        """``(shard coords, entries, whole)`` work items.  Few shards but many inner chunks: each
-        shard is split into parts (each part fetches the small index itself) so that every
-        thread gets several to balance with; small reads stay whole: one index read and
-        coalesced ranges."""
+        """``(shard coords, entries, whole)`` work items.  Fewer shards than the threads want work
+        items: each shard is split into parts of at least two inner chunks (the parts share one
+        read of the shard index) so that every thread gets some to balance with; reads under
+        1 MiB of decoded data stay whole."""
         from .pipeline.executor import BATCHES_PER_THREAD
 
         lay = self._shard_layout
         threads = config.get("threads")
         want = threads * BATCHES_PER_THREAD
-        split = threads > 1 and len(groups) < want and lay.inner.spec.nbytes * ninner >= (8 << 20)
+        split = threads > 1 and len(groups) < want and lay.inner.spec.nbytes * ninner >= (1 << 20)
         parts = -(-want // max(len(groups), 1))
         items: list[tuple] = []
         for sc, entries in groups:
@@ -546,6 +546,7 @@ class Array(_Node):
         from .codecs.sharding import COALESCE_GAP
 
         store = self._store
+        indices: dict = {}
 
         def work(batch) -> None:
             # Inner chunks are read (neighbours coalesced into one request) into this thread's
@@ -566,7 +567,9 @@ class Array(_Node):
             for sc, g, _whole in batch:
                 key = self._chunk_key(sc)
                 tasks = g.tolist()
-                index = self._shard_index(key)
+                index = indices.get(sc, False)
+                if index is False:  # the parts of a split shard share one index read
+                    index = indices[sc] = self._shard_index(key)
                 if index is None:
                     for i in tasks:
                         fill_task(i)
@@ -737,7 +740,11 @@ class Array(_Node):
                     continue
                 store.set(key, bound.encode(chunk))
 
-        run_batches(work, projections, cost=bound.spec.nbytes * len(projections))
+        if sharding is not None and len(projections) < config.get("threads"):
+            # Fewer shards than threads: one shard at a time, its inner chunks encoded in parallel.
+            work(projections)
+        else:
+            run_batches(work, projections, cost=bound.spec.nbytes * len(projections))
 
     def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
         self._write(basic_indexer(selection, self.shape, self._chunk_shape), value)

@@ -309,7 +309,7 @@ class _ProductIndexer:
         removed, see :meth:`unit_shape`).  None for other selections."""
         if self._advanced or not self.dims:
             return None
-        cols = []
+        per: list[list[tuple[int, int, int, int]]] = []  # per dim: (coord, start, length, out start)
         for d in self.dims:
             if isinstance(d, _DimSlice) and d.step != 1:
                 return None
@@ -317,22 +317,18 @@ class _ProductIndexer:
             if not ch:
                 z = np.zeros((0, len(self.dims)), dtype=np.int64)
                 return z, z, z, z
-            c = np.array([e[0] for e in ch], dtype=np.int64)
             if isinstance(d, _DimInt):
-                st = np.array([e[1] for e in ch], dtype=np.int64)
-                ln = np.ones(len(ch), dtype=np.int64)
-                os_ = np.zeros(len(ch), dtype=np.int64)
+                per.append([(e[0], e[1], 1, 0) for e in ch])
             else:
-                st = np.array([e[1].start for e in ch], dtype=np.int64)
-                ln = np.array([e[1].stop - e[1].start for e in ch], dtype=np.int64)
-                os_ = np.array([e[2].start for e in ch], dtype=np.int64)
-            cols.append((c, st, ln, os_))
-        idx = np.meshgrid(*[np.arange(len(c[0])) for c in cols], indexing="ij")
-        flat = [i.reshape(-1) for i in idx]
-        out = []
-        for k in range(4):
-            out.append(np.stack([cols[d][k][flat[d]] for d in range(len(cols))], axis=1))
-        return out[0], out[1], out[2], out[3]
+                per.append([(e[0], e[1].start, e[1].stop - e[1].start, e[2].start) for e in ch])
+        if math.prod(len(p) for p in per) <= 256:  # small reads: no array machinery per dimension
+            rows = np.array(list(itertools.product(*per)), dtype=np.int64)  # (n, ndim, 4)
+        else:
+            cols = [np.array(p, dtype=np.int64) for p in per]
+            grids = np.meshgrid(*[np.arange(len(c)) for c in cols], indexing="ij")
+            rows = np.stack([c[g.reshape(-1)] for c, g in zip(cols, grids)], axis=1)
+        r = np.ascontiguousarray(rows.transpose(2, 0, 1))
+        return r[0], r[1], r[2], r[3]
 
     def unit_shape(self) -> tuple[int, ...]:
         """The output shape with one axis per array dimension (see :meth:`unit_step_items`)."""

@@ -279,3 +279,31 @@ def test_fused_sharded_read_chunks_larger_than_the_arena():
             np.testing.assert_array_equal(a[...], data)
     finally:
         za._arenas.buf = old
+
+
+def test_single_shard_write_encodes_inner_chunks_in_parallel(monkeypatch):
+    """Fewer shards than threads: the inner chunks of one shard are encoded on the pool, and the
+    stored shard is byte-for-byte the one a single thread writes."""
+    import time
+
+    data = vol((64, 128, 128))
+    stored = {}
+    for threads in (1, 4):
+        store = MemoryStore()
+        with zarr.config.set(threads=threads):
+            a = zarr.create_array(store, shape=data.shape, chunks=(32, 32, 32), shards=data.shape, dtype="uint16")
+            idents = set()
+            orig = ShardingCodec.inner_region
+
+            def spy(self, lay, flat, orig=orig, idents=idents):
+                idents.add(threading.get_ident())
+                time.sleep(0.002)  # let every pool thread pick up a batch
+                return orig(self, lay, flat)
+
+            monkeypatch.setattr(ShardingCodec, "inner_region", spy)
+            a[...] = data
+            monkeypatch.setattr(ShardingCodec, "inner_region", orig)
+        assert len(idents) == (1 if threads == 1 else 4)
+        stored[threads] = store.get("c/0/0/0")
+        np.testing.assert_array_equal(zarr.Array.open(store)[...], data)
+    assert stored[1] == stored[4]

@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import kernels
 from ..errors import CodecError, CorruptChunkError, MetadataError
+from ..pipeline.executor import run_batches
 from .abc import ArrayToBytesCodec, ChunkSpec, Codec
 from .registry import parse_codecs, register_codec
 from ._util import config_dict
@@ -247,22 +248,30 @@ class ShardingCodec(ArrayToBytesCodec):
         inner = lay.inner
         if is_fill is None:
             is_fill = spec.is_fill
+        encoded: list[Any] = [None] * lay.n  # None: empty inner chunk
+
+        def encode_batch(flats: Sequence[int]) -> None:
+            for i in flats:
+                if reuse is not None and touched is not None and not touched[i]:
+                    o = int(reuse[1][i])
+                    if o != EMPTY:
+                        encoded[i] = reuse[0][o: o + int(reuse[2][i])]
+                    continue
+                chunk = np.ascontiguousarray(array[self.inner_region(lay, i)])
+                if not is_fill(chunk):
+                    encoded[i] = inner.encode(chunk)
+
+        # Inner chunks are encoded on the shared pool (the codecs release the GIL).  When this
+        # shard is itself one task of a parallel write, the nested call runs inline.
+        run_batches(encode_batch, range(lay.n), cost=spec.nbytes)
         pieces: list[Any] = []
         offsets = np.full(lay.n, EMPTY, dtype=np.uint64)
         nbytes = np.full(lay.n, EMPTY, dtype=np.uint64)
         pos = lay.index_nbytes if self.index_location == "start" else 0
-        for i in range(lay.n):
-            if reuse is not None and touched is not None and not touched[i]:
-                o = int(reuse[1][i])
-                if o == EMPTY:
-                    continue
-                enc: Any = reuse[0][o: o + int(reuse[2][i])]
-            else:
-                chunk = np.ascontiguousarray(array[self.inner_region(lay, i)])
-                if is_fill(chunk):
-                    continue
-                enc = inner.encode(chunk)
-            size = len(memoryview(enc).cast("B")) if not isinstance(enc, (bytes, bytearray)) else len(enc)
+        for i, enc in enumerate(encoded):
+            if enc is None:
+                continue
+            size = len(enc) if isinstance(enc, (bytes, bytearray)) else len(memoryview(enc).cast("B"))
             offsets[i] = pos
             nbytes[i] = size
             pos += size
