@@ -5,13 +5,17 @@ in shards, blosc-zstd bitshuffle; c: 128^3 gzip; d: shards with a transposed zst
 on a 128x512x512 uint16 volume (64 MiB) so a run stays short.  Full read, full write, a 2-D
 plane ``arr[z]``, a 64x256x256 region of interest and an unaligned 64^3 block."""
 
+import os
 import shutil
+import sys
 import tempfile
 
 import numpy as np
 
 import zarrbolt as zb
 from zarrbolt.__main__ import synthetic_volume
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 SHAPE = (128, 512, 512)
 LE = {"name": "bytes", "configuration": {"endian": "little"}}
@@ -70,6 +74,14 @@ class Read(_Volume):
 
     def peakmem_full(self, root, layout):
         self.arr[...]
+
+    def track_peak_ratio_full(self, root, layout):
+        """Peak memory a full read adds, as a multiple of the output size (target <= 1.2)."""
+        from _peak import measure
+
+        return measure(f"{root}/{layout}.zarr", 2)["ratio"]
+
+    track_peak_ratio_full.unit = "x output"
 
 
 class Write(_Volume):
