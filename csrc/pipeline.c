@@ -79,7 +79,8 @@ static int direct_target(const zb_plan *plan, const zb_decode_task *t, const int
 }
 
 static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_t *out, const int64_t *out_strides,
-                            const int64_t *dec_strides, uint8_t *scratch_a, uint8_t *scratch_b, size_t scratch_cap) {
+                            const int64_t *dec_strides, uint8_t *scratch_a, uint8_t *scratch_b, size_t scratch_cap,
+                            unsigned copy_flags) {
     for (int d = 0; d < plan->ndim; d++) {
         if (t->shape[d] < 0 || t->chunk_start[d] < 0 || t->chunk_start[d] + t->shape[d] > plan->chunk_shape[d])
             return ZB_EINVAL;
@@ -107,8 +108,8 @@ static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_
                 uint8_t *region = scratch_a + (first - i0 * (int64_t)ts);
                 if (plan->byteswap) byteswap_inplace(region, (size_t)(last - first), (size_t)plan->byteswap);
                 /* region holds the chunk from byte `first`, the region's first element */
-                return zb_strided_copy(out + t->out_offset, out_strides, region, dec_strides, t->shape, plan->ndim,
-                                       plan->itemsize);
+                return zb_strided_copy_ex(out + t->out_offset, out_strides, region, dec_strides, t->shape,
+                                          plan->ndim, plan->itemsize, copy_flags);
             }
         }
     }
@@ -157,12 +158,12 @@ static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_
     }
     const uint8_t *src = data;
     for (int d = 0; d < plan->ndim; d++) src += t->chunk_start[d] * dec_strides[d];
-    return zb_strided_copy(target, out_strides, src, dec_strides, t->shape, plan->ndim, plan->itemsize);
+    return zb_strided_copy_ex(target, out_strides, src, dec_strides, t->shape, plan->ndim, plan->itemsize, copy_flags);
 }
 
 zb_status zb_plan_decode(const zb_plan *plan, const zb_decode_task *tasks, size_t ntasks, uint8_t *out,
                          const int64_t *out_strides, uint8_t *scratch_a, uint8_t *scratch_b,
-                         size_t scratch_cap, size_t *failed) {
+                         size_t scratch_cap, unsigned copy_flags, size_t *failed) {
     if (!plan || (!tasks && ntasks) || plan->ndim < 0 || plan->ndim > ZB_PLAN_MAXDIM || plan->itemsize == 0 ||
         plan->nsteps < 0 || plan->nsteps > ZB_PLAN_MAXSTEPS)
         return ZB_EINVAL;
@@ -170,7 +171,8 @@ zb_status zb_plan_decode(const zb_plan *plan, const zb_decode_task *tasks, size_
     int64_t dec_strides[ZB_PLAN_MAXDIM];
     source_strides(plan, dec_strides);
     for (size_t i = 0; i < ntasks; i++) {
-        zb_status st = decode_one(plan, &tasks[i], out, out_strides, dec_strides, scratch_a, scratch_b, scratch_cap);
+        zb_status st = decode_one(plan, &tasks[i], out, out_strides, dec_strides, scratch_a, scratch_b, scratch_cap,
+                                  copy_flags);
         if (st != ZB_OK) {
             if (failed) *failed = i;
             return st;

@@ -28,7 +28,7 @@ typedef struct {
 } zb_dim;
 
 /* What is done for one index of the outer dimensions. */
-enum { ZB_INNER_ONE, ZB_INNER_ROW, ZB_INNER_STRIDED, ZB_INNER_TILE };
+enum { ZB_INNER_ONE, ZB_INNER_ROW, ZB_INNER_ROW_STREAM, ZB_INNER_STRIDED, ZB_INNER_TILE };
 
 typedef struct {
   int kind;
@@ -330,10 +330,35 @@ static void tile_2d(char *d, int64_t dj, int64_t dk, const char *s, int64_t sj, 
 /* ------------------------------------------------------------------------------------------
  * Driver. */
 
+/* One destination row with non-temporal stores: large outputs are written once and not read
+ * back soon, so the stores skip the read-for-ownership of each destination cache line and
+ * leave the caches to the data being decoded.  The caller ends the copy with a store fence. */
+static void row_stream(char *d, const char *s, size_t n) {
+#if defined(ZB_STRIDED_SSE2)
+  size_t head = (16 - ((uintptr_t)d & 15)) & 15;
+  if (head > n) head = n;
+  memcpy(d, s, head);
+  d += head;
+  s += head;
+  n -= head;
+  for (; n >= 64; d += 64, s += 64, n -= 64) {
+    __m128i a = _mm_loadu_si128((const __m128i *)s), b = _mm_loadu_si128((const __m128i *)(s + 16));
+    __m128i c = _mm_loadu_si128((const __m128i *)(s + 32)), e = _mm_loadu_si128((const __m128i *)(s + 48));
+    _mm_stream_si128((__m128i *)d, a);
+    _mm_stream_si128((__m128i *)(d + 16), b);
+    _mm_stream_si128((__m128i *)(d + 32), c);
+    _mm_stream_si128((__m128i *)(d + 48), e);
+  }
+  for (; n >= 16; d += 16, s += 16, n -= 16) _mm_stream_si128((__m128i *)d, _mm_loadu_si128((const __m128i *)s));
+#endif
+  memcpy(d, s, n);
+}
+
 static void run_inner(const zb_inner *in, char *d, const char *s) {
   switch (in->kind) {
     case ZB_INNER_ONE: memcpy(d, s, in->itemsize); return;
     case ZB_INNER_ROW: memcpy(d, s, (size_t)in->nk * in->itemsize); return;
+    case ZB_INNER_ROW_STREAM: row_stream(d, s, (size_t)in->nk * in->itemsize); return;
     case ZB_INNER_STRIDED: strided_any(d, in->dk, s, in->sk, in->nk, in->itemsize); return;
     default:
       tile_2d(d, in->dj, in->dk, s, in->sj, in->sk, in->nj, in->nk, in->nm, in->dm, in->sm,
@@ -366,6 +391,12 @@ static void outer_loop(const zb_dim *od, int no, char *d, const char *s, const z
 zb_status zb_strided_copy(void *dst, const int64_t *dst_strides, const void *src,
                           const int64_t *src_strides, const int64_t *shape, int ndim,
                           size_t itemsize) {
+  return zb_strided_copy_ex(dst, dst_strides, src, src_strides, shape, ndim, itemsize, 0);
+}
+
+zb_status zb_strided_copy_ex(void *dst, const int64_t *dst_strides, const void *src,
+                             const int64_t *src_strides, const int64_t *shape, int ndim,
+                             size_t itemsize, unsigned flags) {
   if (ndim < 0 || ndim > ZB_STRIDED_MAXDIM || itemsize == 0) return ZB_EINVAL;
   if (ndim > 0 && (dst_strides == NULL || src_strides == NULL || shape == NULL)) return ZB_EINVAL;
   for (int i = 0; i < ndim; i++) {
@@ -437,7 +468,13 @@ zb_status zb_strided_copy(void *dst, const int64_t *dst_strides, const void *src
   in.sk = k.ss;
   if (k.ds == (int64_t)itemsize && k.ss == (int64_t)itemsize) {
     in.kind = ZB_INNER_ROW;
+#if defined(ZB_STRIDED_SSE2)
+    if ((flags & ZB_COPY_STREAM) && k.n * (int64_t)itemsize >= 64) in.kind = ZB_INNER_ROW_STREAM;
+#endif
     outer_loop(dims, nd - 1, d, s, &in);
+#if defined(ZB_STRIDED_SSE2)
+    if (in.kind == ZB_INNER_ROW_STREAM) _mm_sfence();
+#endif
     return ZB_OK;
   }
 

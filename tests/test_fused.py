@@ -34,9 +34,19 @@ def both(store, path):
     return fused, slow
 
 
+@pytest.fixture(params=["cached", "stream"])
+def output_stores(request, monkeypatch):
+    """Run with the fused decode writing outputs with ordinary and with non-temporal stores."""
+    import sys
+
+    if request.param == "stream":
+        monkeypatch.setattr(sys.modules["zarrbolt.array"], "STREAM_MIN_BYTES", 0)
+    return request.param
+
+
 @pytest.mark.parametrize("name", sorted(CHAINS))
 @pytest.mark.parametrize("sharded", [False, True])
-def test_fused_equals_general(name, sharded):
+def test_fused_equals_general(name, sharded, output_stores):
     dtype = "complex64" if name == "be-complex" else "float32"
     data = (np.arange(20 * 35 * 22) * 1.25).astype(dtype).reshape(20, 35, 22)
     data.reshape(-1)[::13] = np.nan

@@ -34,6 +34,11 @@ from .pipeline.executor import run_batches
 from .storage import Store
 
 ZARR_JSON = "zarr.json"
+# Outputs at least this large are written with non-temporal stores by the fused decode: they
+# cannot stay in the caches anyway, and skipping the read-for-ownership of every destination
+# line makes full-volume reads ~10% faster.  Smaller outputs (blocks, planes) stay cached for
+# whatever the caller does next.
+STREAM_MIN_BYTES = 64 << 20
 
 
 def _meta_key(path: str) -> str:
@@ -377,7 +382,7 @@ class Array(_Node):
         ii = np.asarray(idx, dtype=np.intp)
         try:
             plan.decode(bufs, np.ascontiguousarray(starts[ii]), np.ascontiguousarray(shapes[ii]),
-                        np.ascontiguousarray(offs[ii]), full)
+                        np.ascontiguousarray(offs[ii]), full, full.nbytes >= STREAM_MIN_BYTES)
         except CodecError as e:
             where = names[e.args[1]] if len(e.args) > 1 and isinstance(e.args[1], int) else "?"
             msg = e.args[0] if e.args else str(e)

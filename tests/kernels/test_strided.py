@@ -78,8 +78,28 @@ def test_strided_copy_random_layouts(data, shape, dtype):
     src = data.draw(layouts(shape, dtype, rng), label="src")
     dst = data.draw(layouts(shape, dtype, rng), label="dst")
     expected = src.copy()
-    kernels.strided_copy(dst, src)
+    kernels.strided_copy(dst, src, stream=data.draw(st.booleans(), label="stream"))
     assert same(dst, expected)
+
+
+@pytest.mark.parametrize("itemsize", [1, 2, 4, 8])
+@pytest.mark.parametrize("row_bytes", [0, 8, 15, 16, 17, 48, 63, 64, 65, 100, 127, 128, 129, 200, 1000])
+@pytest.mark.parametrize("misalign", [0, 1, 8, 15])
+def test_stream_copy_rows(itemsize, row_bytes, misalign):
+    """Non-temporal row copies: every row length and destination alignment around the 16-byte
+    stores and the 64-byte unroll, bytes outside the destination rows untouched."""
+    n = row_bytes // itemsize
+    rows, stride = 5, (n + 9) * itemsize
+    base = np.zeros(misalign + rows * stride + 64, dtype=np.uint8)
+    dst = np.ndarray((rows, n), dtype=f"V{itemsize}", buffer=base, offset=misalign, strides=(stride, itemsize))
+    src = np.random.default_rng(row_bytes).integers(1, 256, (rows, n * itemsize), dtype=np.uint8)
+    src = src.view(f"V{itemsize}")
+    kernels.strided_copy(dst, src, stream=True)
+    assert dst.tobytes() == src.tobytes()
+    touched = np.zeros(base.shape, bool)
+    for r in range(rows):
+        touched[misalign + r * stride: misalign + r * stride + n * itemsize] = True
+    assert not base[~touched].any()
 
 
 @settings(max_examples=150, deadline=None)

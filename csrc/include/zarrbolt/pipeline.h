@@ -72,10 +72,11 @@ typedef struct {
 
 /* Decode ntasks chunks into out (strides out_strides, in bytes, ndim = plan->ndim).
  * scratch_a / scratch_b: two buffers of at least scratch_cap >= plan->chunk_nbytes bytes.
- * On error *failed is the index of the failing task. */
+ * copy_flags: zb_strided_copy_ex flags for the copies into out (ZB_COPY_STREAM for outputs far
+ * larger than the caches).  On error *failed is the index of the failing task. */
 zb_status zb_plan_decode(const zb_plan *plan, const zb_decode_task *tasks, size_t ntasks, uint8_t *out,
                          const int64_t *out_strides, uint8_t *scratch_a, uint8_t *scratch_b,
-                         size_t scratch_cap, size_t *failed);
+                         size_t scratch_cap, unsigned copy_flags, size_t *failed);
 
 #ifdef __cplusplus
 }

@@ -37,6 +37,15 @@ zb_status zb_strided_copy(void *dst, const int64_t *dst_strides, const void *src
                           const int64_t *src_strides, const int64_t *shape, int ndim,
                           size_t itemsize);
 
+/* zb_strided_copy_ex flags. ZB_COPY_STREAM: write contiguous destination rows of 64 bytes or
+ * more with non-temporal stores (x86), for large destinations that are written once and not
+ * read back while still in cache.  Other copies ignore it. */
+#define ZB_COPY_STREAM 1u
+
+zb_status zb_strided_copy_ex(void *dst, const int64_t *dst_strides, const void *src,
+                             const int64_t *src_strides, const int64_t *shape, int ndim,
+                             size_t itemsize, unsigned flags);
+
 /* Instruction sets of the tiled transpose kernels. */
 enum { ZB_STRIDED_ISA_SCALAR = 0, ZB_STRIDED_ISA_SSE2 = 1, ZB_STRIDED_ISA_AVX2 = 2 };
 

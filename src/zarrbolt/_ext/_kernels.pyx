@@ -13,7 +13,7 @@ import operator
 
 from kernels cimport (
     zb_crc32c_impl, zb_crc32c_available, zb_crc32c_selected, zb_crc32c_impl_name,
-    ZB_CRC32C_AUTO, ZB_CRC32C_NIMPL, zb_strided_copy, ZB_STRIDED_MAXDIM,
+    ZB_CRC32C_AUTO, ZB_CRC32C_NIMPL, zb_strided_copy, zb_strided_copy_ex, ZB_COPY_STREAM, ZB_STRIDED_MAXDIM,
     zb_strided_isa_available, zb_strided_set_isa_limit,
 )
 
@@ -102,7 +102,7 @@ def _strided_set_isa(name):
     return _ISA_NAMES[zb_strided_set_isa_limit(_ISA_NAMES.index(name))]
 
 
-cdef int _raw_copy(cnp.ndarray dst, cnp.ndarray src) except -1:
+cdef int _raw_copy(cnp.ndarray dst, cnp.ndarray src, unsigned flags=0) except -1:
     """dst[...] = src for arrays already checked to have equal shapes and itemsizes."""
     cdef int nd = cnp.PyArray_NDIM(dst)
     cdef int64_t dstr[ZB_STRIDED_MAXDIM]
@@ -122,11 +122,11 @@ cdef int _raw_copy(cnp.ndarray dst, cnp.ndarray src) except -1:
         sstr[i] = ss[i]
         shp[i] = sh[i]
     with nogil:
-        st = zb_strided_copy(dp, dstr, sp, sstr, shp, nd, itemsize)
+        st = zb_strided_copy_ex(dp, dstr, sp, sstr, shp, nd, itemsize, flags)
     return zb_raise(st, "strided_copy")
 
 
-cdef int _checked_copy(cnp.ndarray dst, cnp.ndarray src) except -1:
+cdef int _checked_copy(cnp.ndarray dst, cnp.ndarray src, unsigned flags=0) except -1:
     """Copy with overlap handling: arrays whose memory may overlap go through a temporary."""
     cdef cnp.ndarray tmp
     if cnp.PyArray_SIZE(dst) == 0:
@@ -137,8 +137,8 @@ cdef int _checked_copy(cnp.ndarray dst, cnp.ndarray src) except -1:
             return 0  # the same elements: nothing to do
         tmp = np.empty((<object>src).shape, dtype=src.dtype)
         _raw_copy(tmp, src)
-        return _raw_copy(dst, tmp)
-    return _raw_copy(dst, src)
+        return _raw_copy(dst, tmp, flags)
+    return _raw_copy(dst, src, flags)
 
 
 cdef _check_dtype(cnp.ndarray a, str what):
@@ -147,7 +147,7 @@ cdef _check_dtype(cnp.ndarray a, str what):
                         f"supported")
 
 
-def strided_copy(dst, src):
+def strided_copy(dst, src, stream=False):
     """dst[...] = src for arrays of equal shape and itemsize; see zarrbolt.kernels."""
     if not isinstance(dst, np.ndarray):
         raise TypeError(f"strided_copy: dst must be a numpy.ndarray, not {type(dst).__name__}")
@@ -164,7 +164,7 @@ def strided_copy(dst, src):
     _check_dtype(s, "strided_copy")
     if not d.flags.writeable:
         raise ValueError("strided_copy: dst is read-only")
-    _checked_copy(d, s)
+    _checked_copy(d, s, ZB_COPY_STREAM if stream else 0)
 
 
 def transpose(src, order, out=None):

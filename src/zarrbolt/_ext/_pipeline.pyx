@@ -16,6 +16,9 @@ import numpy as np
 
 include "status.pxi"
 
+cdef extern from "zarrbolt/strided.h" nogil:
+    unsigned ZB_COPY_STREAM
+
 cdef extern from "zarrbolt/pipeline.h" nogil:
     enum:
         ZB_PLAN_MAXDIM
@@ -50,7 +53,7 @@ cdef extern from "zarrbolt/pipeline.h" nogil:
         int64_t shape[32]
     zb_status zb_plan_decode(const zb_plan *plan, const zb_decode_task *tasks, size_t ntasks, uint8_t *out,
                              const int64_t *out_strides, uint8_t *scratch_a, uint8_t *scratch_b,
-                             size_t scratch_cap, size_t *failed)
+                             size_t scratch_cap, unsigned copy_flags, size_t *failed)
 
 MAXDIM = ZB_PLAN_MAXDIM
 MAXSTEPS = ZB_PLAN_MAXSTEPS
@@ -100,10 +103,12 @@ cdef class Plan:
             self.plan.sizes = <zb_sizes_fn>PyCapsule_GetPointer(partial[1], b"zarrbolt.sizes_fn")
         self._keep = (tuple(steps), partial)
 
-    def decode(self, list buffers, int64_t[:, ::1] starts, int64_t[:, ::1] shapes, int64_t[::1] out_offsets, out):
+    def decode(self, list buffers, int64_t[:, ::1] starts, int64_t[:, ::1] shapes, int64_t[::1] out_offsets, out,
+               bint stream=False):
         """Decode ``buffers[i]`` into ``out`` at byte offset ``out_offsets[i]``, copying the region
-        ``starts[i]`` / ``shapes[i]`` of the chunk.  Returns None; raises CorruptChunkError /
-        ChecksumError with the failing task's index in ``exc.args[1]``."""
+        ``starts[i]`` / ``shapes[i]`` of the chunk.  ``stream``: write ``out`` with non-temporal
+        stores (for outputs far larger than the caches).  Returns None; raises
+        CorruptChunkError / ChecksumError with the failing task's index in ``exc.args[1]``."""
         cdef Py_ssize_t ntasks = len(buffers)
         cdef int nd = self.plan.ndim
         if starts.shape[0] != ntasks or shapes.shape[0] != ntasks or out_offsets.shape[0] != ntasks:
@@ -141,7 +146,8 @@ cdef class Plan:
                     tasks[i].shape[d2] = shapes[i, d2]
             with nogil:
                 st = zb_plan_decode(&self.plan, tasks, <size_t>ntasks, base, out_strides, scratch,
-                                    scratch + self.scratch_cap, self.scratch_cap, &failed)
+                                    scratch + self.scratch_cap, self.scratch_cap,
+                                    ZB_COPY_STREAM if stream else 0, &failed)
         finally:
             for i in range(got):
                 PyBuffer_Release(&views[i])
