@@ -180,3 +180,43 @@ zb_status zb_plan_decode(const zb_plan *plan, const zb_decode_task *tasks, size_
     }
     return ZB_OK;
 }
+
+zb_status zb_plan_read_decode(const zb_plan *plan, zb_file_read *files, zb_decode_task *tasks, size_t ntasks,
+                              uint8_t *arena, size_t arena_cap, uint8_t *out, const int64_t *out_strides,
+                              uint8_t *scratch_a, uint8_t *scratch_b, size_t scratch_cap, unsigned copy_flags,
+                              uint8_t *skipped, size_t *failed, int *os_error) {
+    if (!plan || (!files && ntasks) || (!tasks && ntasks) || (!skipped && ntasks) || !failed || !os_error)
+        return ZB_EINVAL;
+    *failed = 0;
+    *os_error = 0;
+    size_t i = 0;
+    while (i < ntasks) {
+        size_t done = 0;
+        zb_status st = zb_read_files(files + i, ntasks - i, arena, arena_cap, &done, os_error);
+        if (st != ZB_OK) {
+            *failed = i + done;
+            return st;
+        }
+        for (size_t k = i; k < i + done; k++) {
+            if (files[k].size == ZB_FILE_MISSING) {
+                skipped[k] = ZB_SKIPPED_MISSING;
+                continue;
+            }
+            skipped[k] = 0;
+            tasks[k].src = arena + files[k].offset;
+            tasks[k].n = (size_t)files[k].size;
+            size_t f = 0;
+            st = zb_plan_decode(plan, &tasks[k], 1, out, out_strides, scratch_a, scratch_b, scratch_cap, copy_flags, &f);
+            if (st != ZB_OK) {
+                *failed = k;
+                return st;
+            }
+        }
+        i += done;
+        if (i < ntasks && done == 0) { /* larger than the whole arena: left to the caller */
+            skipped[i] = ZB_SKIPPED_TOO_LARGE;
+            i++;
+        }
+    }
+    return ZB_OK;
+}

@@ -10,6 +10,7 @@ const char *zb_status_message(int status) {
     case ZB_ENOMEM: return "out of memory";
     case ZB_EUNSUPPORTED: return "unsupported";
     case ZB_ERANGE: return "value out of range of the target type";
+    case ZB_EIO: return "I/O error";
     default: return "unknown error";
   }
 }

@@ -119,3 +119,114 @@ def test_blosc_partial_decode_checks_the_header(damage):
     fused, _ = both(st, "")
     with pytest.raises(CorruptChunkError, match="c/0/0"):
         fused[3]
+
+
+# --------------------------------------------------------------------------- local files, read in C
+def local_pair(tmp_path, name, data, chunks, codecs, fill_value=-1):
+    from zarrbolt.storage import LocalStore
+
+    a = zarr.create_array(LocalStore(tmp_path / name), shape=data.shape, chunks=chunks, dtype=data.dtype,
+                          codecs=codecs, fill_value=fill_value)
+    return a
+
+
+@pytest.mark.parametrize("name", sorted(CHAINS))
+def test_local_files_read_in_c_equal_general(tmp_path, name, output_stores):
+    """A plain LocalStore goes through the C file reader; chunks that were never written read as
+    the fill value, and every selection equals the general path and the numpy reference."""
+    from zarrbolt.storage import LocalStore
+
+    dtype = "complex64" if name == "be-complex" else "float32"
+    data = (np.arange(20 * 35 * 22) * 1.25).astype(dtype).reshape(20, 35, 22)
+    a = local_pair(tmp_path, "a", data, (8, 16, 22), CHAINS[name])
+    a[2:, :30] = data[2:, :30]
+    expect = np.full(data.shape, -1, dtype)
+    expect[2:, :30] = data[2:, :30]
+    fused, slow = both(LocalStore(tmp_path / "a"), "")
+    for sel in SELS:
+        for threads in (1, 3):
+            with zarr.config.set(threads=threads):
+                f, s = fused[sel], slow[sel]
+            assert f.tobytes() == s.tobytes() == expect[sel].tobytes(), sel
+
+
+def test_local_files_larger_than_the_arena_and_directories(tmp_path, monkeypatch):
+    import os
+    import sys
+
+    from zarrbolt.storage import LocalStore
+
+    za = sys.modules["zarrbolt.array"]
+    data = np.arange(16 * 64, dtype=np.uint16).reshape(16, 64)
+    a = local_pair(tmp_path, "a", data, (4, 64), [LE], fill_value=7)
+    a[...] = data
+    os.remove(tmp_path / "a" / "c" / "1" / "0")
+    expect = data.copy()
+    expect[4:8] = 7
+    os.remove(tmp_path / "a" / "c" / "3" / "0")
+    os.makedirs(tmp_path / "a" / "c" / "3" / "0")  # a directory where a chunk file would be
+    expect[12:16] = 7
+    b = zarr.open_array(LocalStore(tmp_path / "a"))
+    assert za._native_file_path(b._store) is not None
+    old = getattr(za._arenas, "buf", None)
+    try:
+        for size in (1 << 20, 600, 300, 100):  # chunks are 512 bytes: 1, then 0 per arena
+            za._arenas.buf = memoryview(bytearray(size))
+            with zarr.config.set(threads=1):
+                np.testing.assert_array_equal(b[...], expect)
+                np.testing.assert_array_equal(b[3:13, 5:60], expect[3:13, 5:60])
+    finally:
+        za._arenas.buf = old
+
+
+def test_local_files_corrupt_and_unreadable(tmp_path):
+    import os
+
+    from zarrbolt.errors import StoreError
+    from zarrbolt.storage import LocalStore
+
+    data = np.arange(16 * 8, dtype=np.uint16).reshape(16, 8)
+    a = local_pair(tmp_path, "a", data, (4, 8), [LE, {"name": "crc32c"}], fill_value=0)
+    a[...] = data
+    p = tmp_path / "a" / "c" / "2" / "0"
+    raw = bytearray(p.read_bytes())
+    raw[0] ^= 1
+    p.write_bytes(bytes(raw))
+    b = zarr.open_array(LocalStore(tmp_path / "a"))
+    with pytest.raises(ChecksumError, match="c/2/0"):
+        b[...]
+    p.write_bytes(bytes(raw[:3]))
+    with pytest.raises(CorruptChunkError, match="c/2/0"):
+        b[...]
+    if os.name == "posix" and os.geteuid() != 0:
+        p.write_bytes(b"")
+        os.chmod(p, 0)
+        with pytest.raises(StoreError, match="c/2/0"):
+            b[...]
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="POSIX only")
+def test_local_files_symlink_loop_and_fifo(tmp_path):
+    """An OS error (a symlink loop) is a StoreError naming the chunk; a FIFO where a chunk file
+    should be reads as a missing chunk and never blocks."""
+    import os
+
+    from zarrbolt.errors import StoreError
+    from zarrbolt.storage import LocalStore
+
+    data = np.arange(16 * 8, dtype=np.uint16).reshape(16, 8)
+    a = local_pair(tmp_path, "a", data, (4, 8), [LE], fill_value=5)
+    a[...] = data
+    b = zarr.open_array(LocalStore(tmp_path / "a"))
+    p = tmp_path / "a" / "c" / "1" / "0"
+    os.remove(p)
+    os.mkfifo(p)
+    expect = data.copy()
+    expect[4:8] = 5
+    for fused in (True, False):
+        with zarr.config.set(fused_pipeline=fused):
+            np.testing.assert_array_equal(zarr.open_array(LocalStore(tmp_path / "a"))[...], expect)
+    os.remove(p)
+    os.symlink(p, p)  # a link to itself: ELOOP
+    with pytest.raises(StoreError, match="c/1/0"):
+        b[...]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import threading
-from collections.abc import Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,7 +32,7 @@ from .indexing import (
 from .metadata import ArrayMetadata, GroupMetadata, parse_node_metadata
 from .pipeline.chain import BoundChain, CodecChain
 from .pipeline.executor import run_batches
-from .storage import Store
+from .storage import LocalStore, Store
 
 ZARR_JSON = "zarr.json"
 # Outputs at least this large are written with non-temporal stores by the fused decode: they
@@ -401,7 +402,33 @@ class Array(_Node):
         fill = self._fill
         plan = self._plan
         coord_list = coords.tolist()
-        budget = 32 << 20  # compressed bytes held per thread before decoding them
+        stream = full.nbytes >= STREAM_MIN_BYTES
+        file_path = _native_file_path(store)
+
+        def fill_region(i: int) -> None:
+            full[tuple(slice(o, o + l) for o, l in zip(out_starts[i], shapes[i]))] = fill
+
+        def work_files(batch: Sequence[int]) -> None:
+            # Local files: open, read and decode the whole batch in C with the GIL released once.
+            keys = [self._chunk_key(coord_list[i]) for i in batch]
+            ii = np.asarray(batch, dtype=np.intp)
+            try:
+                missing, too_large = plan.read_decode(
+                    [file_path(k) for k in keys], _thread_arena(), np.ascontiguousarray(starts[ii]),
+                    np.ascontiguousarray(shapes[ii]), np.ascontiguousarray(offs[ii]), full, stream)
+            except (CodecError, StoreError) as e:
+                where = keys[e.args[1]] if len(e.args) > 1 and isinstance(e.args[1], int) else "?"
+                msg = e.args[0] if e.args else str(e)
+                raise type(e)(f"chunk {where}: {msg}") from None
+            for j in missing:
+                fill_region(batch[j])
+            for j in too_large:  # larger than the arena
+                i, key = batch[j], keys[j]
+                data = store.get(key)
+                if data is None:
+                    fill_region(i)
+                else:
+                    self._fused_decode(plan, [data], [i], starts, shapes, offs, full, [key])
 
         def work(batch: Sequence[int]) -> None:
             arena = _thread_arena()
@@ -424,7 +451,7 @@ class Array(_Node):
                             self._fused_decode(plan, [data], [i], starts, shapes, offs, full, [key])
                             continue
                 if got is None:
-                    full[tuple(slice(o, o + l) for o, l in zip(out_starts[i], shapes[i]))] = fill
+                    fill_region(i)
                     continue
                 bufs.append(arena[pos: pos + got])
                 idx.append(i)
@@ -432,7 +459,7 @@ class Array(_Node):
                 pos += got
             self._fused_decode(plan, bufs, idx, starts, shapes, offs, full, names)
 
-        run_batches(work, range(n), cost=self._bound.spec.nbytes * n)
+        run_batches(work if file_path is None else work_files, range(n), cost=self._bound.spec.nbytes * n)
         return out
 
     def _shard_index(self, key: str) -> tuple[np.ndarray, np.ndarray] | None:
@@ -854,6 +881,19 @@ def _thread_arena() -> memoryview:
         a = memoryview(bytearray(_ARENA_BYTES))
         _arenas.buf = a
     return a
+
+
+def _native_file_path(store: Any) -> Callable[[str], bytes] | None:
+    """For a plain LocalStore: key -> the file's path as the C reader takes it (file-system bytes;
+    UTF-8 on Windows).  None for every other store, subclasses included (they may override how
+    values are read), which the fused path reads through the Store API."""
+    if type(store) is not LocalStore:
+        return None
+    root = store._root_str
+    if os.name == "nt":
+        return lambda key: (root + "\\" + key.replace("/", "\\")).encode("utf-8", "surrogatepass")
+    prefix = root.rstrip("/") + "/"
+    return lambda key: os.fsencode(prefix + key)
 
 
 def operator_index(x: Any) -> int:

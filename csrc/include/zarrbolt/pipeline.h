@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "zarrbolt/fileio.h"
 #include "zarrbolt/status.h"
 
 #ifdef __cplusplus
@@ -77,6 +78,18 @@ typedef struct {
 zb_status zb_plan_decode(const zb_plan *plan, const zb_decode_task *tasks, size_t ntasks, uint8_t *out,
                          const int64_t *out_strides, uint8_t *scratch_a, uint8_t *scratch_b,
                          size_t scratch_cap, unsigned copy_flags, size_t *failed);
+
+#define ZB_SKIPPED_MISSING 1   /* no such file: the caller fills the region */
+#define ZB_SKIPPED_TOO_LARGE 2 /* larger than the arena: the caller reads and decodes it */
+
+/* Read the chunk files files[i].path into arena (as many per round as fit, see zb_read_files)
+ * and decode each into out as zb_plan_decode does for tasks[i] (whose src/n this sets), all in
+ * one call.  skipped[i]: 0 (decoded) or a ZB_SKIPPED_* value.  On error *failed is the index
+ * of the failing task, and for ZB_EIO *os_error the operating system's error code. */
+zb_status zb_plan_read_decode(const zb_plan *plan, zb_file_read *files, zb_decode_task *tasks, size_t ntasks,
+                              uint8_t *arena, size_t arena_cap, uint8_t *out, const int64_t *out_strides,
+                              uint8_t *scratch_a, uint8_t *scratch_b, size_t scratch_cap, unsigned copy_flags,
+                              uint8_t *skipped, size_t *failed, int *os_error);
 
 #ifdef __cplusplus
 }

@@ -15,7 +15,8 @@ typedef enum zb_status {
   ZB_ETOOSMALL = -4,    /* an output buffer is too small / input truncated */
   ZB_ENOMEM = -5,       /* allocation failed */
   ZB_EUNSUPPORTED = -6, /* valid but not supported by this build */
-  ZB_ERANGE = -7        /* a value is out of range of the target type */
+  ZB_ERANGE = -7,       /* a value is out of range of the target type */
+  ZB_EIO = -8           /* an operating-system I/O error (the OS error code is reported separately) */
 } zb_status;
 
 /* A static English description of a status code. */

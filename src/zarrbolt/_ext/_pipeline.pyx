@@ -54,9 +54,34 @@ cdef extern from "zarrbolt/pipeline.h" nogil:
     zb_status zb_plan_decode(const zb_plan *plan, const zb_decode_task *tasks, size_t ntasks, uint8_t *out,
                              const int64_t *out_strides, uint8_t *scratch_a, uint8_t *scratch_b,
                              size_t scratch_cap, unsigned copy_flags, size_t *failed)
+    ctypedef struct zb_file_read:
+        const char *path
+        int64_t size
+        size_t offset
+    enum:
+        ZB_SKIPPED_MISSING
+        ZB_SKIPPED_TOO_LARGE
+    zb_status zb_plan_read_decode(const zb_plan *plan, zb_file_read *files, zb_decode_task *tasks, size_t ntasks,
+                                  uint8_t *arena, size_t arena_cap, uint8_t *out, const int64_t *out_strides,
+                                  uint8_t *scratch_a, uint8_t *scratch_b, size_t scratch_cap, unsigned copy_flags,
+                                  uint8_t *skipped, size_t *failed, int *os_error)
+
+    enum:
+        ZB_FILE_CHANGED
 
 MAXDIM = ZB_PLAN_MAXDIM
 MAXSTEPS = ZB_PLAN_MAXSTEPS
+
+
+def _os_error_text(int code):
+    if code == ZB_FILE_CHANGED:
+        return "the file changed while being read"
+    import sys
+    if sys.platform == "win32":
+        import ctypes
+        return f"[WinError {code}] {ctypes.FormatError(code)}"
+    import os
+    return f"[Errno {code}] {os.strerror(code)}"
 
 
 cdef class Plan:
@@ -160,3 +185,78 @@ cdef class Plan:
             except Exception as e:
                 e.args = (e.args[0], int(failed))
                 raise
+
+    def read_decode(self, list paths, arena, int64_t[:, ::1] starts, int64_t[:, ::1] shapes,
+                    int64_t[::1] out_offsets, out, bint stream=False):
+        """Read chunk file ``paths[i]`` (bytes; whole file) and decode it into ``out`` like
+        :meth:`decode`, reading as many files per round into ``arena`` (a writable buffer) as fit,
+        all with the GIL released once.  Returns ``(missing, too_large)``: the task indices whose
+        file does not exist (the caller fills them) and those larger than the arena (the caller
+        reads and decodes them).  Errors: StoreError (with the OS error and the task index in
+        ``args[1]``) or, like :meth:`decode`, CorruptChunkError / ChecksumError."""
+        cdef Py_ssize_t ntasks = len(paths)
+        cdef int nd = self.plan.ndim
+        if starts.shape[0] != ntasks or shapes.shape[0] != ntasks or out_offsets.shape[0] != ntasks:
+            raise ValueError("one start, shape and offset per path")
+        if ntasks and (starts.shape[1] != nd or shapes.shape[1] != nd):
+            raise ValueError("starts/shapes must have one column per dimension")
+        arr = out
+        if not isinstance(arr, np.ndarray) or arr.ndim != nd or arr.itemsize != self.plan.itemsize:
+            raise ValueError("out must be an ndarray with the plan's dimensions and item size")
+        if not arr.flags.writeable:
+            raise ValueError("out must be writable")
+        for p in paths:
+            if not isinstance(p, bytes) or b"\0" in p:
+                raise ValueError("paths must be bytes without NUL characters")
+        cdef int64_t out_strides[32]
+        for d in range(nd):
+            out_strides[d] = arr.strides[d]
+        cdef uint8_t *base = <uint8_t *><size_t>arr.ctypes.data
+        cdef Py_buffer av
+        PyObject_GetBuffer(arena, &av, PyBUF_SIMPLE | PyBUF_WRITABLE)
+        cdef zb_file_read *files = <zb_file_read *>malloc(sizeof(zb_file_read) * max(ntasks, 1))
+        cdef zb_decode_task *tasks = <zb_decode_task *>malloc(sizeof(zb_decode_task) * max(ntasks, 1))
+        cdef uint8_t *skipped = <uint8_t *>malloc(max(ntasks, 1))
+        cdef uint8_t *scratch = <uint8_t *>malloc(2 * self.scratch_cap + 64)
+        cdef Py_ssize_t i
+        cdef int d2
+        cdef size_t failed = 0
+        cdef int os_error = 0
+        cdef zb_status st = ZB_OK
+        try:
+            if files == NULL or tasks == NULL or skipped == NULL or scratch == NULL:
+                raise MemoryError()
+            for i in range(ntasks):
+                files[i].path = <const char *>(<bytes>paths[i])  # paths (a list) keeps them alive
+                skipped[i] = 0
+                tasks[i].src = NULL
+                tasks[i].n = 0
+                tasks[i].out_offset = out_offsets[i]
+                for d2 in range(nd):
+                    tasks[i].chunk_start[d2] = starts[i, d2]
+                    tasks[i].shape[d2] = shapes[i, d2]
+            with nogil:
+                st = zb_plan_read_decode(&self.plan, files, tasks, <size_t>ntasks, <uint8_t *>av.buf,
+                                         <size_t>av.len, base, out_strides, scratch, scratch + self.scratch_cap,
+                                         self.scratch_cap, ZB_COPY_STREAM if stream else 0, skipped, &failed,
+                                         &os_error)
+            missing = [i for i in range(ntasks) if skipped[i] == ZB_SKIPPED_MISSING]
+            too_large = [i for i in range(ntasks) if skipped[i] == ZB_SKIPPED_TOO_LARGE]
+        finally:
+            PyBuffer_Release(&av)
+            free(files)
+            free(tasks)
+            free(skipped)
+            free(scratch)
+        if st == ZB_EIO:
+            e = _zb_errors.StoreError(f"cannot read {paths[failed].decode(errors='replace')!r}: "
+                                      f"{_os_error_text(os_error)}")
+            e.args = (e.args[0], int(failed))
+            raise e
+        if st != ZB_OK:
+            try:
+                zb_raise(st, f"chunk {failed}")
+            except Exception as e:
+                e.args = (e.args[0], int(failed))
+                raise
+        return missing, too_large

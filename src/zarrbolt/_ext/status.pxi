@@ -11,6 +11,7 @@ cdef extern from "zarrbolt/status.h" nogil:
         ZB_ENOMEM
         ZB_EUNSUPPORTED
         ZB_ERANGE
+        ZB_EIO
     const char *zb_status_message(int status)
 
 from zarrbolt import errors as _zb_errors
@@ -31,4 +32,6 @@ cdef int zb_raise(int status, str what) except -1:
         raise _zb_errors.CodecError(msg)
     if status == ZB_ERANGE:
         raise _zb_errors.CodecError(msg)
+    if status == ZB_EIO:
+        raise _zb_errors.StoreError(msg)
     raise ValueError(msg)

@@ -30,6 +30,9 @@ _HAS_PREAD = hasattr(os, "pread")
 _HAS_PREADV = hasattr(os, "preadv")
 _O_BINARY = getattr(os, "O_BINARY", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+# A FIFO where a value's file should be must not block the open (it is not a regular file, so it
+# reads as missing); reads of regular files ignore the flag.
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _WINDOWS = os.name == "nt"
 _MISSING = (errno.ENOENT, errno.ENOTDIR)
 
@@ -146,7 +149,7 @@ class LocalStore(Store):
         """``(fd, size)`` of the regular file holding ``key``, or None when there is none."""
         path = self._path(key)
         try:
-            fd = os.open(path, os.O_RDONLY | _O_BINARY | _O_CLOEXEC)
+            fd = os.open(path, os.O_RDONLY | _O_BINARY | _O_CLOEXEC | _O_NONBLOCK)
         except OSError as e:
             if e.errno in _MISSING or isinstance(e, (FileNotFoundError, NotADirectoryError, IsADirectoryError)):
                 return None

@@ -1,0 +1,36 @@
+/* Whole-file reads into one caller buffer, many files per call (local chunk stores). */
+#ifndef ZARRBOLT_FILEIO_H
+#define ZARRBOLT_FILEIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zarrbolt/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ZB_FILE_MISSING (-1)  /* zb_file_read.size: no regular file at this path */
+#define ZB_FILE_NOT_READ (-2) /* zb_file_read.size: not reached (or did not fit) */
+#define ZB_FILE_CHANGED (-1)  /* *os_error of zb_read_files: a file shrank while it was read */
+
+typedef struct {
+  const char *path; /* NUL-terminated; UTF-8 on Windows, the file system's bytes elsewhere */
+  int64_t size;     /* out: the file's size, ZB_FILE_MISSING or ZB_FILE_NOT_READ */
+  size_t offset;    /* out: where in buf the file's bytes start */
+} zb_file_read;
+
+/* Read items[0..n) one after another, each whole file at the next free position of
+ * buf[0..cap), and stop before the first file that does not fit in the space left:
+ * *done is then its index and its size is set (offset unspecified); a file larger than cap
+ * itself can never fit and is the caller's to read another way.  Missing files (no such
+ * path, a directory, not a regular file) get ZB_FILE_MISSING and take no space.
+ * Errors: ZB_EIO, *done the failing item and *os_error errno / GetLastError(), or
+ * ZB_FILE_CHANGED when the file shrank while it was read (a concurrent writer). */
+zb_status zb_read_files(zb_file_read *items, size_t n, uint8_t *buf, size_t cap, size_t *done, int *os_error);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
