@@ -58,6 +58,8 @@ static void detect(void) {
     if ((x & 0xE6) == 0xE6 && ((b7 >> 16) & 1) && ((b7 >> 31) & 1) && ((c7 >> 10) & 1) &&
         (f & ZB_CPU_PCLMUL))
       f |= ZB_CPU_AVX512_VPCLMUL;
+    if ((x & 0xE6) == 0xE6 && ((b7 >> 16) & 1) && ((b7 >> 30) & 1) && ((c7 >> 1) & 1) && ((c7 >> 8) & 1))
+      f |= ZB_CPU_AVX512_GFNI;
   }
   g_features = f;
 }

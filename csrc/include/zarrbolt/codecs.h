@@ -78,6 +78,9 @@ zb_status zb_blosc2_decompress(const void *src, size_t n, void *dst, size_t cap,
 /* Decode items [start, start + nitems) (items of the header's typesize) into dst. */
 zb_status zb_blosc2_getitem(const void *src, size_t n, int64_t start, int64_t nitems, void *dst,
                             size_t cap, size_t *out_n);
+/* Testing hook: 0 makes bit-shuffled chunks decode entirely in c-blosc2 (1, the default: with
+ * zarrbolt's unshuffle kernel).  Returns the previous setting.  Not synchronised. */
+int zb_blosc2_set_fast_bitshuffle(int on);
 /* Must be called once (not thread-safe) before the other zb_blosc2_* functions. */
 void zb_blosc2_global_init(void);
 const char *zb_blosc2_version(void);

@@ -22,6 +22,13 @@ cdef extern from "zarrbolt/codecs.h" nogil:
                                 size_t cap, size_t *out_n)
     void zb_blosc2_global_init()
     const char *zb_blosc2_version()
+    int zb_blosc2_set_fast_bitshuffle(int on)
+
+cdef extern from "zarrbolt/bitshuffle.h" nogil:
+    zb_status zb_bitunshuffle(const unsigned char *src, unsigned char *dst, size_t nelem, size_t typesize,
+                              unsigned char *tmp)
+    int zb_bitunshuffle_isa_available()
+    int zb_bitunshuffle_set_isa_limit(int limit)
 
 include "buffers.pxi"
 
@@ -152,3 +159,45 @@ from cpython.pycapsule cimport PyCapsule_New
 DECOMPRESS_FN = PyCapsule_New(<void *>zb_blosc2_decompress, b"zarrbolt.decompress_fn", NULL)
 GETITEM_FN = PyCapsule_New(<void *>zb_blosc2_getitem, b"zarrbolt.getitem_fn", NULL)
 SIZES_FN = PyCapsule_New(<void *>zb_blosc2_cbuffer_sizes, b"zarrbolt.sizes_fn", NULL)
+
+
+_BITSHUF_ISAS = ("scalar", "avx512_gfni")
+
+
+def _set_fast_bitshuffle(on):
+    """Testing: route whole bit-shuffled chunks through zarrbolt's unshuffle kernel (True, the
+    default) or through c-blosc2 alone (False).  Returns the previous setting."""
+    return bool(zb_blosc2_set_fast_bitshuffle(1 if on else 0))
+
+
+def _bitshuffle_isas():
+    """Instruction sets of the unshuffle kernel usable here, slowest first."""
+    return list(_BITSHUF_ISAS[: zb_bitunshuffle_isa_available() + 1])
+
+
+def _bitshuffle_set_isa(name):
+    """Testing: limit the unshuffle kernel to ``name``; returns the previous limit."""
+    if name not in _BITSHUF_ISAS:
+        raise ValueError(f"unknown instruction set {name!r}; known: {list(_BITSHUF_ISAS)}")
+    return _BITSHUF_ISAS[zb_bitunshuffle_set_isa_limit(_BITSHUF_ISAS.index(name))]
+
+
+def _bitunshuffle(data, size_t typesize):
+    """Testing: unshuffle one bit-shuffled block (``len(data)`` bytes) into new bytes."""
+    cdef Py_buffer view
+    PyObject_GetBuffer(data, &view, PyBUF_C_CONTIGUOUS)
+    cdef size_t n = <size_t>view.len
+    cdef bytearray out = bytearray(n)
+    cdef bytearray tmp = bytearray(n)
+    cdef unsigned char *op = out
+    cdef unsigned char *tp = tmp
+    cdef zb_status st
+    try:
+        if typesize == 0 or n % (8 * typesize):
+            raise ValueError("the block must hold a multiple of 8 elements")
+        with nogil:
+            st = zb_bitunshuffle(<const unsigned char *>view.buf, op, n // typesize, typesize, tp)
+    finally:
+        PyBuffer_Release(&view)
+    zb_raise(st, "bitunshuffle")
+    return bytes(out)
