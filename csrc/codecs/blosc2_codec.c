@@ -86,7 +86,7 @@ static blosc2_context *new_dctx(void) {
 }
 
 /* What a thread keeps between calls: its decompression context and the scratch buffer of the
- * bit-shuffle path (grown on demand, at most FAST_BITSHUFFLE_MAX-ish bytes). */
+ * bit-shuffle path (grown on demand; kept only up to KEEP_SCRATCH_MAX). */
 typedef struct {
   blosc2_context *ctx;
   uint8_t *buf;
@@ -148,6 +148,9 @@ static tls_state *acquire_state(void) {
   return t;
 }
 
+/* Scratch kept between calls; larger buffers (chunks over a few MiB) are freed after use. */
+#define KEEP_SCRATCH_MAX ((size_t)4 << 20)
+
 /* After a call: keep the state for this thread, but drop a context whose call failed (its
  * state is then unknown); free everything when no slot holds it. */
 static void release_state(tls_state *t, int failed) {
@@ -159,6 +162,11 @@ static void release_state(tls_state *t, int failed) {
   if (failed && t->ctx) {
     blosc2_free_ctx(t->ctx);
     t->ctx = NULL;
+  }
+  if (t->cap > KEEP_SCRATCH_MAX) {
+    free(t->buf);
+    t->buf = NULL;
+    t->cap = 0;
   }
 }
 

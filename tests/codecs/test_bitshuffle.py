@@ -120,3 +120,14 @@ def test_damaged_bitshuffled_chunks_raise_typed_errors():
             finally:
                 _blosc2._set_fast_bitshuffle(old)
         assert results[0] == results[1] or "error" in results
+
+
+def test_large_chunks_and_scratch_release():
+    """Chunks whose scratch exceeds what a thread keeps (4 MiB) decode the same, repeatedly."""
+    raw = smooth(np.random.default_rng(5), 2 * 3_000_000)
+    c = _blosc1.compress(raw.tobytes(), 2, 1, 2, "lz4", 0)
+    for _ in range(3):
+        assert _blosc2.decompress(c, raw.nbytes) == raw.tobytes()
+        out = bytearray(2 * 1000)
+        _blosc2.getitem(c, 2_500_000, 1000, out)
+        assert bytes(out) == raw[5_000_000:5_002_000].tobytes()
