@@ -68,7 +68,7 @@ static void source_strides(const zb_plan *plan, int64_t *dec_strides) {
 
 /* True when the whole chunk lands in one C-contiguous run of the output. */
 static int direct_target(const zb_plan *plan, const zb_decode_task *t, const int64_t *out_strides) {
-    if (plan->transposed || plan->byteswap) return 0;
+    if (plan->transposed || plan->byteswap || plan->elem.kind != ZB_ELEM_NONE) return 0;
     int64_t expect = (int64_t)plan->itemsize;
     for (int d = plan->ndim - 1; d >= 0; d--) {
         if (t->chunk_start[d] != 0 || t->shape[d] != plan->chunk_shape[d]) return 0;
@@ -76,6 +76,37 @@ static int direct_target(const zb_plan *plan, const zb_decode_task *t, const int
         expect *= plan->chunk_shape[d];
     }
     return 1;
+}
+
+/* Elementwise decode steps over n contiguous stored elements at src into dst. */
+static zb_status elem_convert(const zb_elem *e, const uint8_t *src, uint8_t *dst, size_t n) {
+    size_t bad = 0;
+    switch (e->kind) {
+    case ZB_ELEM_CAST: return zb_cast_value(src, e->src_type, dst, e->dst_type, n, &e->opts, &bad);
+    case ZB_ELEM_SCALE_OFFSET: return zb_scale_offset_decode(src, dst, e->dst_type, n, e->offset, e->scale, &bad);
+    case ZB_ELEM_CAST_SCALE_OFFSET:
+        return zb_cast_scale_offset_decode(src, e->src_type, dst, e->dst_type, n, e->offset, e->scale, &e->opts, &bad);
+    default: return ZB_EINVAL;
+    }
+}
+
+/* Copy the region of a decoded chunk (region: its first element, strides in stored-element
+ * bytes) into out, through the elementwise steps when the plan has them: the span of stored
+ * elements [region, region + span) is converted into conv first (conv_cap bytes), whose layout
+ * is the chunk's with the array's item size. */
+static zb_status copy_region(const zb_plan *plan, uint8_t *out, const int64_t *out_strides, const uint8_t *region,
+                             size_t span, const int64_t *dec_strides, const int64_t *shape, uint8_t *conv,
+                             size_t conv_cap, unsigned copy_flags) {
+    if (plan->elem.kind == ZB_ELEM_NONE)
+        return zb_strided_copy_ex(out, out_strides, region, dec_strides, shape, plan->ndim, plan->itemsize, copy_flags);
+    size_t si = plan->itemsize, di = plan->elem.dst_itemsize;
+    size_t n = span / si;
+    if (span % si != 0 || di == 0 || n > conv_cap / di) return ZB_EINVAL;
+    zb_status st = elem_convert(&plan->elem, region, conv, n);
+    if (st != ZB_OK) return st;
+    int64_t conv_strides[ZB_PLAN_MAXDIM];
+    for (int d = 0; d < plan->ndim; d++) conv_strides[d] = dec_strides[d] / (int64_t)si * (int64_t)di;
+    return zb_strided_copy_ex(out, out_strides, conv, conv_strides, shape, plan->ndim, di, copy_flags);
 }
 
 static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_t *out, const int64_t *out_strides,
@@ -108,8 +139,8 @@ static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_
                 uint8_t *region = scratch_a + (first - i0 * (int64_t)ts);
                 if (plan->byteswap) byteswap_inplace(region, (size_t)(last - first), (size_t)plan->byteswap);
                 /* region holds the chunk from byte `first`, the region's first element */
-                return zb_strided_copy_ex(out + t->out_offset, out_strides, region, dec_strides, t->shape,
-                                          plan->ndim, plan->itemsize, copy_flags);
+                return copy_region(plan, out + t->out_offset, out_strides, region, (size_t)(last - first),
+                                   dec_strides, t->shape, scratch_b, scratch_cap, copy_flags);
             }
         }
     }
@@ -158,7 +189,15 @@ static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_
     }
     const uint8_t *src = data;
     for (int d = 0; d < plan->ndim; d++) src += t->chunk_start[d] * dec_strides[d];
-    return zb_strided_copy_ex(target, out_strides, src, dec_strides, t->shape, plan->ndim, plan->itemsize, copy_flags);
+    if (plan->elem.kind == ZB_ELEM_NONE)
+        return zb_strided_copy_ex(target, out_strides, src, dec_strides, t->shape, plan->ndim, plan->itemsize, copy_flags);
+    /* convert the stored elements from the region's first to its last (dec_strides are all
+     * positive: the first element is the lowest address) */
+    int64_t span = (int64_t)plan->itemsize;
+    for (int d = 0; d < plan->ndim; d++) span += (t->shape[d] - 1) * dec_strides[d];
+    uint8_t *conv = (data == scratch_a) ? scratch_b : scratch_a;
+    return copy_region(plan, target, out_strides, src, (size_t)span, dec_strides, t->shape, conv, scratch_cap,
+                       copy_flags);
 }
 
 zb_status zb_plan_decode(const zb_plan *plan, const zb_decode_task *tasks, size_t ntasks, uint8_t *out,

@@ -3,13 +3,15 @@
  *
  * A plan covers the chains the fast path handles:
  *
- *     [transpose] -> bytes(little|big) -> (blosc | zstd | gzip | crc32c)*
+ *     [scale_offset] [cast_value] [transpose] -> bytes(little|big) -> (blosc | zstd | gzip | crc32c)*
  *
+ * (scale_offset / cast_value in either or both places, the transpose anywhere among them).
  * For each chunk of a batch the bytes->bytes steps run in reverse (checksum checks, then
  * decompression through function pointers supplied by the codec modules), the decoded bytes
  * are byte-swapped in place when the stored byte order is not native, and the wanted region of
  * the (possibly transposed) chunk is copied straight into its place in the output array with
- * the cache-blocked strided copy.  When the chunk's bytes map to one contiguous region of the
+ * the cache-blocked strided copy.  With cast_value / scale_offset the chunk (or the decoded span
+ * of a partial decode) is first converted in one pass into the other scratch buffer.  When the chunk's bytes map to one contiguous region of the
  * output, the last decompression writes there directly (no copy at all).
  *
  * All functions take pointers, sizes and strides and return a zb_status; none touches Python. */
@@ -20,6 +22,7 @@
 #include <stdint.h>
 
 #include "zarrbolt/fileio.h"
+#include "zarrbolt/numeric.h"
 #include "zarrbolt/status.h"
 
 #ifdef __cplusplus
@@ -46,10 +49,23 @@ typedef struct {
     zb_decompress_fn fn;    /* for ZB_STEP_DECOMPRESS */
 } zb_plan_step;
 
+/* The elementwise array->array decode steps a plan can run: cast_value (stored type -> array
+ * type), scale_offset (in the array type), or both fused. */
+enum { ZB_ELEM_NONE = 0, ZB_ELEM_CAST = 1, ZB_ELEM_SCALE_OFFSET = 2, ZB_ELEM_CAST_SCALE_OFFSET = 3 };
+
+typedef struct {
+    int kind;                 /* ZB_ELEM_* */
+    int src_type, dst_type;   /* ZB_T_* of the stored elements and of the array */
+    size_t dst_itemsize;      /* the array's item size (plan->itemsize is the stored one) */
+    zb_cast_opts opts;        /* cast_value's decode options (maps owned by the caller) */
+    uint8_t offset[16];       /* scale_offset's parameters: one element of dst_type each */
+    uint8_t scale[16];
+} zb_elem;
+
 typedef struct {
     int nsteps;                          /* bytes->bytes codecs, in chain (encode) order */
     zb_plan_step steps[ZB_PLAN_MAXSTEPS];
-    size_t itemsize;
+    size_t itemsize;                     /* of the stored elements (the bytes codec's input) */
     int byteswap;                        /* 0, or the size of the units to byte-swap (the item size;
                                             half of it for complex types) */
     int ndim;
@@ -61,6 +77,7 @@ typedef struct {
      * half of the chunk, only the blosc blocks holding it are decoded. */
     zb_getitem_fn getitem;
     zb_sizes_fn sizes;
+    zb_elem elem;                        /* elementwise decode steps (kind ZB_ELEM_NONE: none) */
 } zb_plan;
 
 typedef struct {
@@ -72,7 +89,8 @@ typedef struct {
 } zb_decode_task;
 
 /* Decode ntasks chunks into out (strides out_strides, in bytes, ndim = plan->ndim).
- * scratch_a / scratch_b: two buffers of at least scratch_cap >= plan->chunk_nbytes bytes.
+ * scratch_a / scratch_b: two buffers of at least scratch_cap >= plan->chunk_nbytes bytes (and,
+ * with elementwise steps, >= the chunk's element count times elem.dst_itemsize).
  * copy_flags: zb_strided_copy_ex flags for the copies into out (ZB_COPY_STREAM for outputs far
  * larger than the caches).  On error *failed is the index of the failing task. */
 zb_status zb_plan_decode(const zb_plan *plan, const zb_decode_task *tasks, size_t ntasks, uint8_t *out,

@@ -85,42 +85,50 @@ def _exact(v, dt):
     return x if back == v else None
 
 
+def cast_options(rounding, out_of_range, scalar_map, src_dt, dst_dt):
+    """Checked cast options as the C kernels take them: ``(rounding code, out_of_range code,
+    map keys, map outputs)``, the maps as native-order arrays of the source / target dtype (None
+    without a scalar map, or when no key fits the source type)."""
+    if rounding not in ROUNDING:
+        raise ValueError(f"rounding must be one of {list(ROUNDING)}, got {rounding!r}")
+    if out_of_range not in OUT_OF_RANGE:
+        raise ValueError(f"out_of_range must be one of 'clamp', 'wrap', 'error' or None, got {out_of_range!r}")
+    if out_of_range == "wrap" and np.dtype(dst_dt).kind not in "iu":
+        raise ValueError("out_of_range='wrap' is only valid for integer target types")
+    ins = outs = None
+    if scalar_map:
+        keys, vals = [], []
+        for pair in scalar_map:
+            try:
+                a, b = pair
+            except (TypeError, ValueError):
+                raise ValueError(f"scalar_map entries must be (input, output) pairs, got {pair!r}") from None
+            out_v = _exact(b, dst_dt)
+            if out_v is None:
+                raise ValueError(f"scalar_map output {b!r} is not exactly representable as {np.dtype(dst_dt)}")
+            key_v = _exact(a, src_dt)
+            if key_v is None:
+                continue  # a key the source type cannot hold never matches
+            keys.append(key_v)
+            vals.append(out_v)
+        if keys:
+            ins = np.array(keys, dtype=np.dtype(src_dt).newbyteorder("="))
+            outs = np.array(vals, dtype=np.dtype(dst_dt).newbyteorder("="))
+    return ROUNDING[rounding], OUT_OF_RANGE[out_of_range], ins, outs
+
+
 cdef class _Opts:
     cdef zb_cast_opts o
     cdef object keep_in, keep_out
 
     def __cinit__(self, rounding, out_of_range, scalar_map, src_dt, dst_dt):
         memset(&self.o, 0, sizeof(zb_cast_opts))
-        if rounding not in ROUNDING:
-            raise ValueError(f"rounding must be one of {list(ROUNDING)}, got {rounding!r}")
-        if out_of_range not in OUT_OF_RANGE:
-            raise ValueError(f"out_of_range must be one of 'clamp', 'wrap', 'error' or None, got {out_of_range!r}")
-        if out_of_range == "wrap" and np.dtype(dst_dt).kind not in "iu":
-            raise ValueError("out_of_range='wrap' is only valid for integer target types")
-        self.o.rounding = ROUNDING[rounding]
-        self.o.out_of_range = OUT_OF_RANGE[out_of_range]
-        if scalar_map:
-            keys, vals = [], []
-            for pair in scalar_map:
-                try:
-                    a, b = pair
-                except (TypeError, ValueError):
-                    raise ValueError(f"scalar_map entries must be (input, output) pairs, got {pair!r}") from None
-                out_v = _exact(b, dst_dt)
-                if out_v is None:
-                    raise ValueError(f"scalar_map output {b!r} is not exactly representable as {np.dtype(dst_dt)}")
-                key_v = _exact(a, src_dt)
-                if key_v is None:
-                    continue  # a key the source type cannot hold never matches
-                keys.append(key_v)
-                vals.append(out_v)
-            if not keys:
-                return
-            ins = np.array(keys, dtype=np.dtype(src_dt).newbyteorder("="))
-            outs = np.array(vals, dtype=np.dtype(dst_dt).newbyteorder("="))
+        rcode, ocode, ins, outs = cast_options(rounding, out_of_range, scalar_map, src_dt, dst_dt)
+        self.o.rounding = rcode
+        self.o.out_of_range = ocode
+        if ins is not None:
             self.keep_in, self.keep_out = ins, outs
-            pairs = keys
-            self.o.nmap = len(pairs)
+            self.o.nmap = len(ins)
             self.o.map_in = <const void *><size_t>ins.ctypes.data
             self.o.map_out = <const void *><size_t>outs.ctypes.data
 

@@ -10,7 +10,7 @@ from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE, 
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.stdint cimport int64_t, uint8_t
 from libc.stdlib cimport malloc, free
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 import numpy as np
 
@@ -33,6 +33,25 @@ cdef extern from "zarrbolt/pipeline.h" nogil:
     ctypedef struct zb_plan_step:
         int kind
         zb_decompress_fn fn
+    ctypedef struct zb_cast_opts:
+        int rounding
+        int out_of_range
+        size_t nmap
+        const void *map_in
+        const void *map_out
+    ctypedef struct zb_elem:
+        int kind
+        int src_type
+        int dst_type
+        size_t dst_itemsize
+        zb_cast_opts opts
+        unsigned char offset[16]
+        unsigned char scale[16]
+    enum:
+        ZB_ELEM_NONE
+        ZB_ELEM_CAST
+        ZB_ELEM_SCALE_OFFSET
+        ZB_ELEM_CAST_SCALE_OFFSET
     ctypedef struct zb_plan:
         int nsteps
         zb_plan_step steps[8]
@@ -45,6 +64,7 @@ cdef extern from "zarrbolt/pipeline.h" nogil:
         size_t chunk_nbytes
         zb_getitem_fn getitem
         zb_sizes_fn sizes
+        zb_elem elem
     ctypedef struct zb_decode_task:
         const uint8_t *src
         size_t n
@@ -84,14 +104,25 @@ def _os_error_text(int code):
     return f"[Errno {code}] {os.strerror(code)}"
 
 
+_ELEM_KINDS = {"cast": ZB_ELEM_CAST, "scale_offset": ZB_ELEM_SCALE_OFFSET,
+               "cast+scale_offset": ZB_ELEM_CAST_SCALE_OFFSET}
+
+
 cdef class Plan:
     cdef zb_plan plan
     cdef readonly size_t scratch_cap
+    cdef readonly size_t out_itemsize
     cdef object _keep
 
-    def __cinit__(self, steps, size_t itemsize, int byteswap, chunk_shape, perm, size_t scratch_cap, partial=None):
+    def __cinit__(self, steps, size_t itemsize, int byteswap, chunk_shape, perm, size_t scratch_cap, partial=None,
+                  elem=None):
         """steps: sequence of ("crc32c", None) or ("decompress", capsule) in chain order;
-        partial: optional (getitem capsule, sizes capsule) for decoding only part of a chunk."""
+        itemsize: of the stored elements; partial: optional (getitem capsule, sizes capsule) for
+        decoding only part of a chunk; elem: optional elementwise decode steps, a dict with
+        ``kind`` ("cast", "scale_offset" or "cast+scale_offset"), ``src``/``dst`` (numpy dtypes
+        of the stored elements and of the array), ``rounding``/``out_of_range`` codes,
+        ``map_in``/``map_out`` (arrays or None) and ``offset``/``scale`` (one-element arrays of
+        ``dst``, or None)."""
         memset(&self.plan, 0, sizeof(zb_plan))
         if len(steps) > ZB_PLAN_MAXSTEPS:
             raise ValueError("too many bytes->bytes codecs for the fused pipeline")
@@ -123,10 +154,53 @@ cdef class Plan:
             for d, p in enumerate(perm):
                 self.plan.perm[d] = p
         self.scratch_cap = max(scratch_cap, nbytes)
+        self.out_itemsize = itemsize
+        keep_elem = None
+        if elem is not None:
+            keep_elem = self._set_elem(elem, nbytes // itemsize if itemsize else 0)
         if partial is not None:
             self.plan.getitem = <zb_getitem_fn>PyCapsule_GetPointer(partial[0], b"zarrbolt.getitem_fn")
             self.plan.sizes = <zb_sizes_fn>PyCapsule_GetPointer(partial[1], b"zarrbolt.sizes_fn")
-        self._keep = (tuple(steps), partial)
+        self._keep = (tuple(steps), partial, keep_elem)
+
+    cdef object _set_elem(self, dict elem, size_t nelem):
+        from zarrbolt._ext._numeric import type_code
+        cdef zb_elem *e = &self.plan.elem
+        if elem["kind"] not in _ELEM_KINDS:
+            raise ValueError(f"unknown elementwise step {elem['kind']!r}")
+        src, dst = np.dtype(elem["src"]), np.dtype(elem["dst"])
+        if not src.isnative or not dst.isnative or src.itemsize != self.plan.itemsize:
+            raise ValueError("elementwise steps need native dtypes, the source of the plan's item size")
+        e.kind = _ELEM_KINDS[elem["kind"]]
+        e.src_type = type_code(src)
+        e.dst_type = type_code(dst)
+        e.dst_itemsize = dst.itemsize
+        e.opts.rounding = elem.get("rounding", 0)
+        e.opts.out_of_range = elem.get("out_of_range", 0)
+        map_in, map_out = elem.get("map_in"), elem.get("map_out")
+        if map_in is not None:
+            map_in = np.ascontiguousarray(map_in, dtype=src)
+            map_out = np.ascontiguousarray(map_out, dtype=dst)
+            if map_in.shape != map_out.shape or map_in.ndim != 1:
+                raise ValueError("map_in/map_out must be 1-d arrays of one length")
+            e.opts.nmap = map_in.shape[0]
+            e.opts.map_in = <const void *><size_t>map_in.ctypes.data
+            e.opts.map_out = <const void *><size_t>map_out.ctypes.data
+        cdef bytes raw
+        for name in ("offset", "scale"):
+            v = elem.get(name)
+            if v is None:
+                continue
+            raw = np.asarray(v, dtype=dst).reshape(1).tobytes()
+            if len(raw) > 16:
+                raise ValueError("scale_offset parameters larger than 16 bytes")
+            if name == "offset":
+                memcpy(e.offset, <const char *>raw, len(raw))
+            else:
+                memcpy(e.scale, <const char *>raw, len(raw))
+        self.out_itemsize = dst.itemsize
+        self.scratch_cap = max(self.scratch_cap, nelem * dst.itemsize)
+        return (map_in, map_out)
 
     def decode(self, list buffers, int64_t[:, ::1] starts, int64_t[:, ::1] shapes, int64_t[::1] out_offsets, out,
                bint stream=False):
@@ -141,7 +215,7 @@ cdef class Plan:
         if ntasks and (starts.shape[1] != nd or shapes.shape[1] != nd):
             raise ValueError("starts/shapes must have one column per dimension")
         arr = out
-        if not isinstance(arr, np.ndarray) or arr.ndim != nd or arr.itemsize != self.plan.itemsize:
+        if not isinstance(arr, np.ndarray) or arr.ndim != nd or arr.itemsize != self.out_itemsize:
             raise ValueError("out must be an ndarray with the plan's dimensions and item size")
         if not arr.flags.writeable:
             raise ValueError("out must be writable")
@@ -201,7 +275,7 @@ cdef class Plan:
         if ntasks and (starts.shape[1] != nd or shapes.shape[1] != nd):
             raise ValueError("starts/shapes must have one column per dimension")
         arr = out
-        if not isinstance(arr, np.ndarray) or arr.ndim != nd or arr.itemsize != self.plan.itemsize:
+        if not isinstance(arr, np.ndarray) or arr.ndim != nd or arr.itemsize != self.out_itemsize:
             raise ValueError("out must be an ndarray with the plan's dimensions and item size")
         if not arr.flags.writeable:
             raise ValueError("out must be writable")

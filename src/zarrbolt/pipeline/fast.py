@@ -1,7 +1,8 @@
 """Compiling bound codec chains to the fused C decode plan (``zarrbolt._ext._pipeline``).
 
-A chain ``[transpose] -> bytes -> (blosc | zstd | gzip | crc32c)*`` compiles; anything else
-(``None``) takes the general per-codec path.  The fused path decodes a batch of chunks with one
+A chain ``[scale_offset] [cast_value] [transpose] -> bytes -> (blosc | zstd | gzip | crc32c)*``
+compiles (the transpose at any place among the array->array codecs); anything else (``None``)
+takes the general per-codec path.  The fused path decodes a batch of chunks with one
 GIL release, straight into the output array."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import numpy as np
 from ..codecs.bytes_codec import BytesCodec
 from ..codecs.compressors import BloscCodec, GzipCodec, ZstdCodec
 from ..codecs.crc32c import Crc32cCodec
+from ..codecs.numeric import CastValueCodec, ScaleOffsetCodec
 from ..codecs.transpose import TransposeCodec
 from .. import config
 from ..errors import CodecError
@@ -28,10 +30,20 @@ def compile_decode_plan(bound: Any) -> Any | None:
         return None
     chain = bound.chain
     perm = None
-    if chain.aa:
-        if len(chain.aa) != 1 or not isinstance(chain.aa[0], TransposeCodec):
+    numeric: list[tuple[Any, Any]] = []  # (codec, its decoded-side spec), in chain order
+    for codec, spec_i in zip(chain.aa, bound.aa_specs):
+        if type(codec) is TransposeCodec and perm is None:
+            perm = list(codec.order)
+        elif type(codec) in (ScaleOffsetCodec, CastValueCodec):
+            numeric.append((codec, spec_i))
+        else:
             return None
-        perm = list(chain.aa[0].order)
+    try:
+        elem = _elementwise(numeric, bound.ab_spec)
+    except TypeError:  # a dtype the numeric kernels do not handle
+        return None
+    if numeric and elem is None:
+        return None
     ab = chain.ab
     if not isinstance(ab, BytesCodec):
         return None
@@ -54,12 +66,13 @@ def compile_decode_plan(bound: Any) -> Any | None:
         else:
             return None
     spec = bound.spec
+    stored = bound.ab_spec.dtype  # the elements the bytes codec sees
     if len(spec.shape) > _pipeline.MAXDIM or len(steps) > _pipeline.MAXSTEPS:
         return None
-    scratch = max([spec.nbytes, *bound.bb_limits]) if bound.bb_limits else spec.nbytes
+    scratch = max([spec.nbytes, bound.ab_spec.nbytes, *bound.bb_limits])
     swap = 0
     if ab._swap(bound.ab_spec):
-        swap = spec.dtype.itemsize // 2 if spec.dtype.kind == "complex" else spec.dtype.itemsize
+        swap = stored.itemsize // 2 if stored.kind == "complex" else stored.itemsize
     partial = None
     if perm is None and len(chain.bb) == 1 and isinstance(chain.bb[0], BloscCodec):
         # planes and small regions decode only the blosc blocks they need
@@ -67,9 +80,40 @@ def compile_decode_plan(bound: Any) -> Any | None:
 
         partial = (_blosc2.GETITEM_FN, _blosc2.SIZES_FN)
     try:
-        return _pipeline.Plan(steps, spec.dtype.itemsize, swap, list(spec.shape), perm, scratch, partial)
-    except (ValueError, CodecError):
+        return _pipeline.Plan(steps, stored.itemsize, swap, list(spec.shape), perm, scratch, partial, elem)
+    except (ValueError, TypeError, CodecError):
         return None
+
+
+def _elementwise(numeric: list[tuple[Any, Any]], stored_spec: Any) -> dict | None:
+    """The plan's elementwise decode step for the scale_offset / cast_value codecs of a chain
+    (in chain order, with the spec on each one's decoded side): None when there are none or
+    they do not form scale_offset, cast_value or scale_offset followed by cast_value."""
+    from .._ext import _numeric
+
+    kinds = [type(c) for c, _ in numeric]
+    if not numeric or kinds not in ([ScaleOffsetCodec], [CastValueCodec], [ScaleOffsetCodec, CastValueCodec]):
+        return None
+    elem: dict[str, Any] = {"src": stored_spec.dtype.numpy_dtype}
+    if kinds[0] is ScaleOffsetCodec:
+        so, so_spec = numeric[0]
+        elem["offset"], elem["scale"] = so.params(so_spec.dtype)
+        elem["dst"] = so_spec.dtype.numpy_dtype
+    if kinds[-1] is CastValueCodec:
+        cv, cv_spec = numeric[-1]
+        target = cv_spec.dtype
+        oor = cv._kernel_out_of_range()
+        if oor == "wrap" and target.kind not in ("int", "uint"):
+            oor = None  # as CastValueCodec.decode: wrap applies to the integer side only
+        _, dec_map = cv.maps(target)
+        rcode, ocode, map_in, map_out = _numeric.cast_options(
+            cv.rounding, oor, dec_map, cv.data_type.numpy_dtype, target.numpy_dtype)
+        elem.update(rounding=rcode, out_of_range=ocode, map_in=map_in, map_out=map_out, dst=target.numpy_dtype)
+        if cv.data_type.numpy_dtype != elem["src"]:
+            return None
+    elem["kind"] = {(ScaleOffsetCodec,): "scale_offset", (CastValueCodec,): "cast",
+                    (ScaleOffsetCodec, CastValueCodec): "cast+scale_offset"}[tuple(kinds)]
+    return elem
 
 
 def region_offset(starts: Any, strides: Any) -> int:
