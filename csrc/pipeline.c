@@ -125,13 +125,22 @@ static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_
             last += (t->chunk_start[d] + t->shape[d] - 1) * dec_strides[d];
         }
         last += (int64_t)plan->itemsize;
-        if ((size_t)(last - first) * 2 <= plan->chunk_nbytes) {
+        if ((size_t)(last - first) < plan->chunk_nbytes) {
             size_t nbytes = 0, cbytes = 0, bsize = 0, ts = 0;
             zb_status st = plan->sizes(t->src, t->n, &nbytes, &cbytes, &bsize, &ts);
             if (st != ZB_OK) return st;
             if (nbytes != plan->chunk_nbytes || cbytes != t->n) return ZB_ECORRUPT;
-            if (ts > 0 && nbytes % ts == 0) {
-                int64_t i0 = first / (int64_t)ts, i1 = (last + (int64_t)ts - 1) / (int64_t)ts;
+            int64_t i0 = 0, i1 = 0;
+            int fewer_blocks = 0;
+            if (ts > 0 && nbytes % ts == 0 && bsize > 0) {
+                /* worth it only when the region's items leave at least one blosc block out */
+                i0 = first / (int64_t)ts;
+                i1 = (last + (int64_t)ts - 1) / (int64_t)ts;
+                size_t nblocks = (nbytes + bsize - 1) / bsize;
+                size_t b0 = (size_t)i0 * ts / bsize, b1 = ((size_t)i1 * ts - 1) / bsize;
+                fewer_blocks = b1 - b0 + 1 < nblocks;
+            }
+            if (fewer_blocks) {
                 size_t got = 0;
                 st = plan->getitem(t->src, t->n, i0, i1 - i0, scratch_a, scratch_cap, &got);
                 if (st != ZB_OK) return st;

@@ -73,8 +73,8 @@ typedef struct {
     int transposed;                      /* stored order = decoded.transpose(perm) */
     int perm[ZB_PLAN_MAXDIM];
     size_t chunk_nbytes;                 /* decoded (and stored-array) size in bytes */
-    /* Optional partial decode (chains bytes -> blosc only): when the wanted region spans at most
-     * half of the chunk, only the blosc blocks holding it are decoded. */
+    /* Optional partial decode (chains bytes -> blosc only): when the wanted region's span leaves
+     * at least one blosc block out, only the blocks holding it are decoded. */
     zb_getitem_fn getitem;
     zb_sizes_fn sizes;
     zb_elem elem;                        /* elementwise decode steps (kind ZB_ELEM_NONE: none) */
