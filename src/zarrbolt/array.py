@@ -749,11 +749,12 @@ class Array(_Node):
                 else:
                     data = store.get(key)
                     if data is not None and sharding is not None:
-                        enc = sharding.update_shard(data, shard_spec, p.chunk_selection, src, key, self._bound.spec.is_fill)
+                        enc = sharding.update_shard(data, shard_spec, p.chunk_selection, src, key, self._bound.spec.is_fill,
+                                                    parts=True)
                         if enc is None:
                             store.erase(key)
                         else:
-                            store.set(key, enc)
+                            store.set_parts(key, enc)
                         continue
                     if data is None:
                         chunk = np.full(chunk_shape, fill, dtype=self._dtype)
@@ -764,11 +765,11 @@ class Array(_Node):
                     store.erase(key)
                     continue
                 if sharding is not None:
-                    enc = sharding.encode_shard(chunk, shard_spec, is_fill=self._bound.spec.is_fill)
+                    enc = sharding.encode_shard(chunk, shard_spec, is_fill=self._bound.spec.is_fill, parts=True)
                     if enc is None:
                         store.erase(key)
                     else:
-                        store.set(key, enc)
+                        store.set_parts(key, enc)  # the pieces go to the store unjoined
                     continue
                 store.set(key, bound.encode(chunk))
 

@@ -648,6 +648,35 @@ def test_short_writes_are_completed(tmp_path, monkeypatch):
     assert st.get("k") == VALUE
 
 
+def test_set_parts_every_store(store):
+    parts = [b"ab", bytearray(b""), memoryview(b"cdef"), np.arange(3, dtype=np.uint16), b"g" * 5000]
+    store.set_parts("p/k", parts)
+    assert store.get("p/k") == b"".join(bytes(memoryview(p).cast("B")) for p in parts)
+
+
+@pytest.mark.skipif(not hasattr(os, "writev"), reason="writev only")
+@pytest.mark.parametrize("nparts", [2, 5, 1500])
+def test_set_parts_short_and_failed_writev(tmp_path, monkeypatch, nparts):
+    """writev that writes a few bytes at a time (across and inside pieces, more pieces than
+    one call takes) completes the value; one that fails leaves the old value and no temp file."""
+    st = LocalStore(tmp_path)
+    parts = [bytes([i % 251]) * (1 + i % 7) for i in range(nparts)]
+    real = os.writev
+    monkeypatch.setattr(os, "writev", lambda fd, bufs: real(fd, [bytes(memoryview(bufs[0]).cast("B"))[:3]] + []))
+    st.set_parts("k", parts)
+    assert st.get("k") == b"".join(parts)
+
+    def fail(fd, bufs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "writev", fail)
+    with pytest.raises(StoreError):
+        st.set_parts("k", parts)
+    monkeypatch.undo()
+    assert st.get("k") == b"".join(parts)
+    assert files_under(tmp_path) == ["k"]
+
+
 # ------------------------------------------------------------------------------------------ threads
 def test_threads_disjoint_keys_and_same_key(store):
     n, m = 8, 25

@@ -237,9 +237,11 @@ class ShardingCodec(ArrayToBytesCodec):
         reuse: tuple[memoryview, np.ndarray, np.ndarray] | None = None,
         touched: np.ndarray | None = None,
         is_fill: Callable[[np.ndarray], bool] | None = None,
-    ) -> bytes | None:
+        parts: bool = False,
+    ) -> Any:
         """Encode a whole shard.  Inner chunks equal to the fill value become empty entries;
-        returns None when all of them are empty (the caller deletes the shard).
+        returns None when all of them are empty (the caller deletes the shard).  ``parts=True``
+        returns the shard's pieces in order (for ``Store.set_parts``) instead of joined bytes.
 
         With ``reuse=(shard_bytes, offsets, nbytes)`` and a boolean ``touched`` mask (flat, one
         per inner chunk), untouched inner chunks copy their existing encoded bytes instead of
@@ -284,7 +286,7 @@ class ShardingCodec(ArrayToBytesCodec):
             pieces.insert(0, raw_index)
         else:
             pieces.append(raw_index)
-        return b"".join(pieces)
+        return pieces if parts else b"".join(pieces)
 
     def touched_inner_chunks(self, lay: ShardLayout, selection: Any) -> np.ndarray:
         """Flat boolean mask of the inner chunks that ``selection`` (within the shard) touches."""
@@ -297,8 +299,9 @@ class ShardingCodec(ArrayToBytesCodec):
         return mask.reshape(shp).any(axis=axes).reshape(-1) if axes else mask.reshape(1)
 
     def update_shard(
-        self, data: Any, spec: ChunkSpec, selection: Any, value: Any, key: str, is_fill: Callable[[np.ndarray], bool]
-    ) -> bytes | None:
+        self, data: Any, spec: ChunkSpec, selection: Any, value: Any, key: str, is_fill: Callable[[np.ndarray], bool],
+        parts: bool = False,
+    ) -> Any:
         """Read-modify-write of part of an existing shard: decode only the touched inner chunks,
         apply ``value`` at ``selection``, re-encode them, and copy the untouched ones' bytes."""
         lay = self._layout(spec)
@@ -316,5 +319,5 @@ class ShardingCodec(ArrayToBytesCodec):
                 except (CodecError, MetadataError) as e:
                     raise type(e)(f"shard {key!r}, inner chunk {int(i)}: {e}") from e
         shard[selection] = value
-        return self.encode_shard(shard, spec, reuse=(mv, offs, nb), touched=touched, is_fill=is_fill)
+        return self.encode_shard(shard, spec, reuse=(mv, offs, nb), touched=touched, is_fill=is_fill, parts=parts)
 

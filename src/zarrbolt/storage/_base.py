@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -222,6 +222,11 @@ class Store(ABC):
     @abstractmethod
     def set(self, key: str, value: Any) -> None:
         """Store ``value`` (any bytes-like object) under ``key``, atomically."""
+
+    def set_parts(self, key: str, parts: Sequence[Any]) -> None:
+        """Store the concatenation of ``parts`` (bytes-like objects) under ``key``, atomically.
+        Stores that can write the pieces without joining them first override this."""
+        self.set(key, b"".join(as_byte_view(p) for p in parts))
 
     def set_if_not_exists(self, key: str, value: Any) -> None:
         """Store ``value`` unless ``key`` already holds a value."""
