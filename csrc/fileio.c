@@ -82,20 +82,14 @@ static int open_file(const char *path, zb_fd *fd, int64_t *size, int *err) {
   return 1;
 }
 
-/* Bytes read (< want at end of file), or -1 (*err set). */
-static int64_t read_file(zb_fd fd, uint8_t *dst, size_t want, int *err) {
-  size_t got = 0;
-  while (got < want) {
-    size_t step = want - got < ZB_READ_STEP ? want - got : ZB_READ_STEP;
-    DWORD r = 0;
-    if (!ReadFile(fd, dst + got, (DWORD)step, &r, NULL)) {
-      *err = (int)GetLastError();
-      return -1;
-    }
-    if (r == 0) break;
-    got += r;
+/* One read of at most ZB_READ_STEP bytes: the count read (0 at end of file), or -1 (*err set). */
+static int64_t read_some(zb_fd fd, uint8_t *dst, size_t n, int *err) {
+  DWORD r = 0;
+  if (!ReadFile(fd, dst, (DWORD)n, &r, NULL)) {
+    *err = (int)GetLastError();
+    return -1;
   }
-  return (int64_t)got;
+  return (int64_t)r;
 }
 
 static void close_file(zb_fd fd) { CloseHandle(fd); }
@@ -130,24 +124,31 @@ static int open_file(const char *path, zb_fd *fd, int64_t *size, int *err) {
   return 1;
 }
 
-static int64_t read_file(zb_fd fd, uint8_t *dst, size_t want, int *err) {
-  size_t got = 0;
-  while (got < want) {
-    size_t step = want - got < ZB_READ_STEP ? want - got : ZB_READ_STEP;
-    ssize_t r = read(fd, dst + got, step);
-    if (r < 0) {
-      if (errno == EINTR) continue;
+static int64_t read_some(zb_fd fd, uint8_t *dst, size_t n, int *err) {
+  for (;;) {
+    ssize_t r = read(fd, dst, n);
+    if (r >= 0) return (int64_t)r;
+    if (errno != EINTR) {
       *err = errno;
       return -1;
     }
+  }
+}
+
+static void close_file(zb_fd fd) { close(fd); }
+#endif
+
+/* Bytes read (fewer than want only at end of file), or -1 (*err set). */
+static int64_t read_file(zb_fd fd, uint8_t *dst, size_t want, int *err) {
+  size_t got = 0;
+  while (got < want) {
+    int64_t r = read_some(fd, dst + got, want - got < ZB_READ_STEP ? want - got : ZB_READ_STEP, err);
+    if (r < 0) return -1;
     if (r == 0) break;
     got += (size_t)r;
   }
   return (int64_t)got;
 }
-
-static void close_file(zb_fd fd) { close(fd); }
-#endif
 
 zb_status zb_read_files(zb_file_read *items, size_t n, uint8_t *buf, size_t cap, size_t *done, int *os_error) {
   if (done == NULL || os_error == NULL || (items == NULL && n) || (buf == NULL && cap)) return ZB_EINVAL;

@@ -209,20 +209,8 @@ cdef class Plan:
         stores (for outputs far larger than the caches).  Returns None; raises
         CorruptChunkError / ChecksumError with the failing task's index in ``exc.args[1]``."""
         cdef Py_ssize_t ntasks = len(buffers)
-        cdef int nd = self.plan.ndim
-        if starts.shape[0] != ntasks or shapes.shape[0] != ntasks or out_offsets.shape[0] != ntasks:
-            raise ValueError("one start, shape and offset per buffer")
-        if ntasks and (starts.shape[1] != nd or shapes.shape[1] != nd):
-            raise ValueError("starts/shapes must have one column per dimension")
-        arr = out
-        if not isinstance(arr, np.ndarray) or arr.ndim != nd or arr.itemsize != self.out_itemsize:
-            raise ValueError("out must be an ndarray with the plan's dimensions and item size")
-        if not arr.flags.writeable:
-            raise ValueError("out must be writable")
         cdef int64_t out_strides[32]
-        for d in range(nd):
-            out_strides[d] = arr.strides[d]
-        cdef uint8_t *base = <uint8_t *><size_t>arr.ctypes.data
+        cdef uint8_t *base = self._check_out(ntasks, starts, shapes, out_offsets, out, out_strides)
         cdef Py_buffer *views = <Py_buffer *>malloc(sizeof(Py_buffer) * max(ntasks, 1))
         cdef zb_decode_task *tasks = <zb_decode_task *>malloc(sizeof(zb_decode_task) * max(ntasks, 1))
         cdef uint8_t *scratch = <uint8_t *>malloc(2 * self.scratch_cap + 64)
@@ -239,10 +227,7 @@ cdef class Plan:
                 got += 1
                 tasks[i].src = <const uint8_t *>views[i].buf
                 tasks[i].n = <size_t>views[i].len
-                tasks[i].out_offset = out_offsets[i]
-                for d2 in range(nd):
-                    tasks[i].chunk_start[d2] = starts[i, d2]
-                    tasks[i].shape[d2] = shapes[i, d2]
+            self._fill_tasks(tasks, ntasks, starts, shapes, out_offsets)
             with nogil:
                 st = zb_plan_decode(&self.plan, tasks, <size_t>ntasks, base, out_strides, scratch,
                                     scratch + self.scratch_cap, self.scratch_cap,
@@ -253,12 +238,7 @@ cdef class Plan:
             free(views)
             free(tasks)
             free(scratch)
-        if st != ZB_OK:
-            try:
-                zb_raise(st, f"chunk {failed}")
-            except Exception as e:
-                e.args = (e.args[0], int(failed))
-                raise
+        _raise_task(st, failed)
 
     def read_decode(self, list paths, arena, int64_t[:, ::1] starts, int64_t[:, ::1] shapes,
                     int64_t[::1] out_offsets, out, bint stream=False):
@@ -269,23 +249,11 @@ cdef class Plan:
         reads and decodes them).  Errors: StoreError (with the OS error and the task index in
         ``args[1]``) or, like :meth:`decode`, CorruptChunkError / ChecksumError."""
         cdef Py_ssize_t ntasks = len(paths)
-        cdef int nd = self.plan.ndim
-        if starts.shape[0] != ntasks or shapes.shape[0] != ntasks or out_offsets.shape[0] != ntasks:
-            raise ValueError("one start, shape and offset per path")
-        if ntasks and (starts.shape[1] != nd or shapes.shape[1] != nd):
-            raise ValueError("starts/shapes must have one column per dimension")
-        arr = out
-        if not isinstance(arr, np.ndarray) or arr.ndim != nd or arr.itemsize != self.out_itemsize:
-            raise ValueError("out must be an ndarray with the plan's dimensions and item size")
-        if not arr.flags.writeable:
-            raise ValueError("out must be writable")
+        cdef int64_t out_strides[32]
+        cdef uint8_t *base = self._check_out(ntasks, starts, shapes, out_offsets, out, out_strides)
         for p in paths:
             if not isinstance(p, bytes) or b"\0" in p:
                 raise ValueError("paths must be bytes without NUL characters")
-        cdef int64_t out_strides[32]
-        for d in range(nd):
-            out_strides[d] = arr.strides[d]
-        cdef uint8_t *base = <uint8_t *><size_t>arr.ctypes.data
         cdef Py_buffer av
         PyObject_GetBuffer(arena, &av, PyBUF_SIMPLE | PyBUF_WRITABLE)
         cdef zb_file_read *files = <zb_file_read *>malloc(sizeof(zb_file_read) * max(ntasks, 1))
@@ -305,10 +273,7 @@ cdef class Plan:
                 skipped[i] = 0
                 tasks[i].src = NULL
                 tasks[i].n = 0
-                tasks[i].out_offset = out_offsets[i]
-                for d2 in range(nd):
-                    tasks[i].chunk_start[d2] = starts[i, d2]
-                    tasks[i].shape[d2] = shapes[i, d2]
+            self._fill_tasks(tasks, ntasks, starts, shapes, out_offsets)
             with nogil:
                 st = zb_plan_read_decode(&self.plan, files, tasks, <size_t>ntasks, <uint8_t *>av.buf,
                                          <size_t>av.len, base, out_strides, scratch, scratch + self.scratch_cap,
@@ -327,10 +292,43 @@ cdef class Plan:
                                       f"{_os_error_text(os_error)}")
             e.args = (e.args[0], int(failed))
             raise e
-        if st != ZB_OK:
-            try:
-                zb_raise(st, f"chunk {failed}")
-            except Exception as e:
-                e.args = (e.args[0], int(failed))
-                raise
+        _raise_task(st, failed)
         return missing, too_large
+
+    cdef uint8_t *_check_out(self, Py_ssize_t ntasks, int64_t[:, ::1] starts, int64_t[:, ::1] shapes,
+                             int64_t[::1] out_offsets, out, int64_t *out_strides) except NULL:
+        """Check a batch's task arrays and output array; fill out_strides; the output's base."""
+        cdef int nd = self.plan.ndim
+        if starts.shape[0] != ntasks or shapes.shape[0] != ntasks or out_offsets.shape[0] != ntasks:
+            raise ValueError("one start, shape and offset per task")
+        if ntasks and (starts.shape[1] != nd or shapes.shape[1] != nd):
+            raise ValueError("starts/shapes must have one column per dimension")
+        if not isinstance(out, np.ndarray) or out.ndim != nd or out.itemsize != self.out_itemsize:
+            raise ValueError("out must be an ndarray with the plan's dimensions and item size")
+        if not out.flags.writeable:
+            raise ValueError("out must be writable")
+        for d in range(nd):
+            out_strides[d] = out.strides[d]
+        return <uint8_t *><size_t>out.ctypes.data
+
+    cdef void _fill_tasks(self, zb_decode_task *tasks, Py_ssize_t ntasks, int64_t[:, ::1] starts,
+                          int64_t[:, ::1] shapes, int64_t[::1] out_offsets):
+        """The regions of the tasks (their sources are set by the caller)."""
+        cdef Py_ssize_t i
+        cdef int d
+        for i in range(ntasks):
+            tasks[i].out_offset = out_offsets[i]
+            for d in range(self.plan.ndim):
+                tasks[i].chunk_start[d] = starts[i, d]
+                tasks[i].shape[d] = shapes[i, d]
+
+
+cdef int _raise_task(zb_status st, size_t failed) except -1:
+    """The exception of a failed batch, with the failing task's index in ``args[1]``."""
+    if st == ZB_OK:
+        return 0
+    try:
+        zb_raise(st, f"chunk {failed}")
+    except Exception as e:
+        e.args = (e.args[0], int(failed))
+        raise
