@@ -31,6 +31,7 @@ from .indexing import (
 )
 from .metadata import ArrayMetadata, GroupMetadata, parse_node_metadata
 from .pipeline.chain import BoundChain, CodecChain
+from .pipeline import outbuf
 from .pipeline.executor import run_batches
 from .storage import LocalStore, Store
 
@@ -392,7 +393,7 @@ class Array(_Node):
     def _read_fused(self, indexer: Any, items: tuple) -> np.ndarray:
         """Unsharded reads of ints and step-1 slices through the fused C pipeline."""
         coords, starts, shapes, out_starts = items
-        out = np.empty(indexer.shape, dtype=self._dtype)
+        out = outbuf.empty(indexer.shape, dtype=self._dtype)
         full = out.reshape(indexer.unit_shape())
         n = len(coords)
         if n == 0:
@@ -553,7 +554,7 @@ class Array(_Node):
         if items is None:
             return None
         coords, starts, shapes, out_starts = items
-        out = np.empty(indexer.shape, dtype=self._dtype)
+        out = outbuf.empty(indexer.shape, dtype=self._dtype)
         full = out.reshape(indexer.unit_shape())
         n = len(coords)
         if n == 0:

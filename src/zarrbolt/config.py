@@ -2,7 +2,11 @@
 
 ``zarrbolt.config.get("threads")`` / ``zarrbolt.config.set(threads=4)`` (also usable as a context
 manager).  Environment variables override the defaults at import: ``ZARRBOLT_NUM_THREADS``,
-``ZARRBOLT_WRITE_EMPTY_CHUNKS``.
+``ZARRBOLT_WRITE_EMPTY_CHUNKS``, ``ZARRBOLT_FUSED_PIPELINE``, ``ZARRBOLT_OUTPUT_CACHE_BYTES``.
+
+``output_cache_bytes``: how much memory of large read results (16 MiB or more) that the program
+has dropped zarrbolt may keep for up to 10 seconds to serve the next large read, instead of
+handing it back to the operating system (0: never; see ``zarrbolt.pipeline.outbuf``).
 """
 
 from __future__ import annotations
@@ -27,6 +31,19 @@ def _env_int(name: str, default: int) -> int:
     return n
 
 
+def _env_size(name: str, default: int) -> int:
+    v = os.environ.get(name)
+    if v is None or v.strip() == "":
+        return default
+    try:
+        n = int(v)
+    except ValueError:
+        raise MetadataError(f"environment variable {name}={v!r} is not an integer") from None
+    if n < 0:
+        raise MetadataError(f"environment variable {name}={v!r} must be >= 0")
+    return n
+
+
 def _env_bool(name: str, default: bool) -> bool:
     v = os.environ.get(name)
     if v is None or v.strip() == "":
@@ -43,6 +60,8 @@ _DEFAULTS: dict[str, Any] = {
     "write_empty_chunks": _env_bool("ZARRBOLT_WRITE_EMPTY_CHUNKS", False),
     # decode with the fused C pipeline where the codec chain allows it (off: the per-codec path)
     "fused_pipeline": _env_bool("ZARRBOLT_FUSED_PIPELINE", True),
+    # bytes of dropped large read results kept (briefly) for reuse by the next large read
+    "output_cache_bytes": _env_size("ZARRBOLT_OUTPUT_CACHE_BYTES", 1 << 30),
 }
 _values = dict(_DEFAULTS)
 _lock = threading.Lock()
@@ -50,6 +69,7 @@ _VALIDATORS = {
     "threads": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
     "write_empty_chunks": lambda v: isinstance(v, bool),
     "fused_pipeline": lambda v: isinstance(v, bool),
+    "output_cache_bytes": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
 }
 
 

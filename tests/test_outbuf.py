@@ -1,0 +1,102 @@
+"""Large read results reuse the memory of recently dropped ones (zarrbolt.pipeline.outbuf)."""
+
+from __future__ import annotations
+
+import gc
+import time
+
+import numpy as np
+import pytest
+
+import zarrbolt as zarr
+from zarrbolt.pipeline import outbuf
+from zarrbolt.storage import LocalStore, MemoryStore
+
+SHAPE = (16, 512, 1024)  # 16 MiB of uint16
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    outbuf.clear()
+    yield
+    outbuf.clear()
+
+
+def make(store, fill=0, sharded=False):
+    kw = {"shards": (16, 256, 512)} if sharded else {}
+    return zarr.create_array(store, shape=SHAPE, chunks=(8, 128, 256), dtype="uint16", fill_value=fill, **kw)
+
+
+@pytest.mark.parametrize("sharded", [False, True])
+def test_dropped_result_is_reused_and_never_shows_old_values(tmp_path, sharded):
+    rng = np.random.default_rng(0)
+    data = rng.integers(1, 60000, SHAPE, dtype=np.uint16)
+    a = make(LocalStore(tmp_path / "a"), sharded=sharded)
+    a[...] = data
+    b = make(MemoryStore(), fill=7, sharded=sharded)  # mostly never written: fill value
+    b[:4, :100] = 3
+    x = a[...]
+    np.testing.assert_array_equal(x, data)
+    ptr = x.ctypes.data
+    del x
+    gc.collect()
+    assert outbuf.held_bytes() >= data.nbytes
+    y = b[...]
+    assert y.ctypes.data == ptr  # the same memory, every element rewritten
+    expect = np.full(SHAPE, 7, np.uint16)
+    expect[:4, :100] = 3
+    np.testing.assert_array_equal(y, expect)
+    assert y.flags.writeable and y.flags.c_contiguous
+    y[0, 0, 0] = 1  # an ordinary writable array
+    assert outbuf.held_bytes() == 0
+
+
+def test_views_keep_the_memory_until_the_last_one_goes():
+    a = make(MemoryStore(), fill=1)
+    x = a[...]
+    v = x[::2]
+    del x
+    gc.collect()
+    assert outbuf.held_bytes() == 0
+    assert int(v.sum()) == v.size
+    del v
+    gc.collect()
+    assert outbuf.held_bytes() > 0
+
+
+def test_limits_expiry_and_small_reads(monkeypatch):
+    a = make(MemoryStore(), fill=2)
+    with zarr.config.set(output_cache_bytes=0):
+        x = a[...]
+        del x
+        assert outbuf.held_bytes() == 0
+    with zarr.config.set(output_cache_bytes=8 << 20):  # smaller than one result
+        x = a[...]
+        del x
+        assert outbuf.held_bytes() == 0
+    small = a[:2]  # 2 MiB: below the size worth caching
+    del small
+    assert outbuf.held_bytes() == 0
+    x = a[...]
+    del x
+    assert outbuf.held_bytes() == np.prod(SHAPE) * 2
+    with zarr.config.set(output_cache_bytes=1 << 20):  # lowering the limit drops what is over it
+        assert outbuf.held_bytes() == 0
+    monkeypatch.setattr(outbuf, "KEEP_SECONDS", 0.2)
+    x = a[...]
+    del x
+    assert outbuf.held_bytes() > 0
+    deadline = time.monotonic() + 5
+    while outbuf.held_bytes() and time.monotonic() < deadline:  # the reaper thread drops it
+        time.sleep(0.05)
+    assert outbuf.held_bytes() == 0
+
+
+def test_a_much_smaller_read_does_not_take_a_large_buffer():
+    a = make(MemoryStore(), fill=4)
+    x = a[...]
+    del x
+    held = outbuf.held_bytes()
+    y = a[:9]  # 9/16 of the size: below the reuse window
+    assert outbuf.held_bytes() == held
+    np.testing.assert_array_equal(y, 4)
