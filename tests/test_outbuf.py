@@ -100,3 +100,24 @@ def test_a_much_smaller_read_does_not_take_a_large_buffer():
     y = a[:9]  # 9/16 of the size: below the reuse window
     assert outbuf.held_bytes() == held
     np.testing.assert_array_equal(y, 4)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="POSIX only")
+def test_forked_child_starts_with_an_empty_cache():
+    """...and with a new thread pool: the parent's pool threads do not exist in the child, and
+    a read there used to wait for them forever."""
+    import os
+
+    a = make(MemoryStore(), fill=5)
+    x = a[...]
+    del x
+    assert outbuf.held_bytes() > 0
+    with zarr.config.set(threads=2):
+        a[...]  # the parent's pool exists
+    pid = os.fork()
+    if pid == 0:  # child: must not deadlock or see the parent's buffers
+        with zarr.config.set(threads=2):
+            ok = outbuf.held_bytes() == 0 and int(a[...][0, 0, 0]) == 5
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -10,6 +10,7 @@ calling thread.
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -27,6 +28,18 @@ _local = threading.local()
 # Batches per thread: enough for the threads to even out, few enough that each batch still
 # amortises its Python overhead (and, in the fused path, one GIL release) over many chunks.
 BATCHES_PER_THREAD = 4
+
+
+def _after_fork_in_child() -> None:
+    """The parent's pool threads do not exist in a forked child: start a new pool there."""
+    global _pool, _pool_size, _pool_lock
+    _pool = None
+    _pool_size = 0
+    _pool_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _get_pool(n: int) -> ThreadPoolExecutor:

@@ -16,6 +16,7 @@ it, so no old values are ever visible.
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from typing import Any
@@ -152,3 +153,18 @@ def _on_config_change() -> None:
 
 
 config._listeners.append(_on_config_change)
+
+
+def _after_fork_in_child() -> None:
+    """A forked child starts with an empty cache and a fresh lock (the parent's could have been
+    held by a thread that does not exist in the child)."""
+    global _lock, _cond, _free, _held, _reaper
+    _lock = threading.Lock()
+    _cond = threading.Condition(_lock)
+    _free = []
+    _held = 0
+    _reaper = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
