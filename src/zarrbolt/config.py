@@ -18,7 +18,7 @@ from typing import Any
 from .errors import MetadataError
 
 
-def _env_int(name: str, default: int) -> int:
+def _env_int(name: str, default: int, minimum: int = 1) -> int:
     v = os.environ.get(name)
     if v is None or v.strip() == "":
         return default
@@ -26,21 +26,8 @@ def _env_int(name: str, default: int) -> int:
         n = int(v)
     except ValueError:
         raise MetadataError(f"environment variable {name}={v!r} is not an integer") from None
-    if n < 1:
-        raise MetadataError(f"environment variable {name}={v!r} must be >= 1")
-    return n
-
-
-def _env_size(name: str, default: int) -> int:
-    v = os.environ.get(name)
-    if v is None or v.strip() == "":
-        return default
-    try:
-        n = int(v)
-    except ValueError:
-        raise MetadataError(f"environment variable {name}={v!r} is not an integer") from None
-    if n < 0:
-        raise MetadataError(f"environment variable {name}={v!r} must be >= 0")
+    if n < minimum:
+        raise MetadataError(f"environment variable {name}={v!r} must be >= {minimum}")
     return n
 
 
@@ -61,7 +48,7 @@ _DEFAULTS: dict[str, Any] = {
     # decode with the fused C pipeline where the codec chain allows it (off: the per-codec path)
     "fused_pipeline": _env_bool("ZARRBOLT_FUSED_PIPELINE", True),
     # bytes of dropped large read results kept (briefly) for reuse by the next large read
-    "output_cache_bytes": _env_size("ZARRBOLT_OUTPUT_CACHE_BYTES", 1 << 30),
+    "output_cache_bytes": _env_int("ZARRBOLT_OUTPUT_CACHE_BYTES", 1 << 30, minimum=0),
 }
 _values = dict(_DEFAULTS)
 _lock = threading.Lock()
