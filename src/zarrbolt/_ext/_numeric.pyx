@@ -8,17 +8,13 @@ import math
 
 import numpy as np
 
+from kernels cimport zb_cast_opts
+
 include "status.pxi"
 
 cdef extern from "zarrbolt/numeric.h" nogil:
     int zb_numeric_isa_available()
     int zb_numeric_set_isa_limit(int limit)
-    ctypedef struct zb_cast_opts:
-        int rounding
-        int out_of_range
-        size_t nmap
-        const void *map_in
-        const void *map_out
     zb_status zb_cast_value(const void *src, int src_type, void *dst, int dst_type, size_t n,
                             const zb_cast_opts *opts, size_t *err_index)
     zb_status zb_scale_offset_encode(const void *src, void *dst, int type, size_t n, const void *offset,

@@ -14,6 +14,8 @@ from libc.string cimport memcpy, memset
 
 import numpy as np
 
+from kernels cimport zb_cast_opts
+
 include "status.pxi"
 
 cdef extern from "zarrbolt/strided.h" nogil:
@@ -33,12 +35,6 @@ cdef extern from "zarrbolt/pipeline.h" nogil:
     ctypedef struct zb_plan_step:
         int kind
         zb_decompress_fn fn
-    ctypedef struct zb_cast_opts:
-        int rounding
-        int out_of_range
-        size_t nmap
-        const void *map_in
-        const void *map_out
     ctypedef struct zb_elem:
         int kind
         int src_type

@@ -1,4 +1,5 @@
 # C declarations of the CRC32C and strided-copy kernels (csrc/include/zarrbolt/{crc32c,strided}.h)
+# and the cast options of the numeric kernels (numeric.h)
 # for any Cython module (every module links zbcore):   from kernels cimport zb_crc32c, ...
 # Status codes: include "status.pxi" in the .pyx and check the returned int with zb_raise().
 from libc.stdint cimport uint32_t, int64_t
@@ -33,3 +34,11 @@ cdef extern from "zarrbolt/strided.h" nogil:
     int zb_strided_copy_ex(void *dst, const int64_t *dst_strides, const void *src,
                            const int64_t *src_strides, const int64_t *shape, int ndim,
                            size_t itemsize, unsigned flags)
+
+cdef extern from "zarrbolt/numeric.h" nogil:
+    ctypedef struct zb_cast_opts:
+        int rounding
+        int out_of_range
+        size_t nmap
+        const void *map_in
+        const void *map_out
