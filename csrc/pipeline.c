@@ -109,6 +109,46 @@ static zb_status copy_region(const zb_plan *plan, uint8_t *out, const int64_t *o
     return zb_strided_copy_ex(out, out_strides, conv, conv_strides, shape, plan->ndim, di, copy_flags);
 }
 
+/* Least number of decoded bytes a prefix decode must leave out to be used. */
+#define PREFIX_MIN_SAVED (128 * 1024)
+
+/* Decode only the part of a chunk that holds its bytes [first, last), when the plan can and it
+ * saves work: *region = where byte `first` landed in dst, or NULL (nothing done) when the whole
+ * chunk is to be decoded instead. */
+static zb_status decode_part(const zb_plan *plan, const zb_decode_task *t, size_t first, size_t last, uint8_t *dst,
+                             size_t cap, const uint8_t **region) {
+    *region = NULL;
+    size_t whole = plan->chunk_nbytes;
+    if (last - first >= whole) return ZB_OK;
+    if (plan->getitem && plan->sizes) {
+        size_t nbytes = 0, cbytes = 0, bsize = 0, ts = 0;
+        zb_status st = plan->sizes(t->src, t->n, &nbytes, &cbytes, &bsize, &ts);
+        if (st != ZB_OK) return st;
+        if (nbytes != whole || cbytes != t->n) return ZB_ECORRUPT;
+        if (ts == 0 || nbytes % ts != 0 || bsize == 0) return ZB_OK;
+        /* worth it only when the region's items leave at least one blosc block out */
+        size_t i0 = first / ts, i1 = (last + ts - 1) / ts;
+        size_t nblocks = (nbytes + bsize - 1) / bsize;
+        size_t b0 = i0 * ts / bsize, b1 = (i1 * ts - 1) / bsize;
+        if (b1 - b0 + 1 >= nblocks) return ZB_OK;
+        size_t got = 0;
+        st = plan->getitem(t->src, t->n, (int64_t)i0, (int64_t)(i1 - i0), dst, cap, &got);
+        if (st != ZB_OK) return st;
+        if (got != (i1 - i0) * ts) return ZB_ECORRUPT;
+        *region = dst + (first - i0 * ts);
+        return ZB_OK;
+    }
+    if (plan->prefix && whole - last >= PREFIX_MIN_SAVED) {
+        if (cap < whole) return ZB_EINVAL;
+        size_t got = 0;
+        zb_status st = plan->prefix(t->src, t->n, dst, whole, last, &got);
+        if (st != ZB_OK) return st;
+        if (got != last && got != whole) return ZB_ECORRUPT;
+        *region = dst + first;
+    }
+    return ZB_OK;
+}
+
 static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_t *out, const int64_t *out_strides,
                             const int64_t *dec_strides, uint8_t *scratch_a, uint8_t *scratch_b, size_t scratch_cap,
                             unsigned copy_flags) {
@@ -117,40 +157,21 @@ static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_
             return ZB_EINVAL;
         if (t->shape[d] == 0) return ZB_OK;
     }
-    if (plan->getitem && plan->sizes && plan->nsteps == 1 && !plan->transposed) {
-        /* The byte span of the region inside the (C-order) chunk. */
+    if ((plan->getitem || plan->prefix) && plan->nsteps == 1 && !plan->transposed) {
+        /* The byte span [first, last) of the region inside the (C-order) chunk. */
         int64_t first = 0, last = 0;
         for (int d = 0; d < plan->ndim; d++) {
             first += t->chunk_start[d] * dec_strides[d];
             last += (t->chunk_start[d] + t->shape[d] - 1) * dec_strides[d];
         }
         last += (int64_t)plan->itemsize;
-        if ((size_t)(last - first) < plan->chunk_nbytes) {
-            size_t nbytes = 0, cbytes = 0, bsize = 0, ts = 0;
-            zb_status st = plan->sizes(t->src, t->n, &nbytes, &cbytes, &bsize, &ts);
-            if (st != ZB_OK) return st;
-            if (nbytes != plan->chunk_nbytes || cbytes != t->n) return ZB_ECORRUPT;
-            int64_t i0 = 0, i1 = 0;
-            int fewer_blocks = 0;
-            if (ts > 0 && nbytes % ts == 0 && bsize > 0) {
-                /* worth it only when the region's items leave at least one blosc block out */
-                i0 = first / (int64_t)ts;
-                i1 = (last + (int64_t)ts - 1) / (int64_t)ts;
-                size_t nblocks = (nbytes + bsize - 1) / bsize;
-                size_t b0 = (size_t)i0 * ts / bsize, b1 = ((size_t)i1 * ts - 1) / bsize;
-                fewer_blocks = b1 - b0 + 1 < nblocks;
-            }
-            if (fewer_blocks) {
-                size_t got = 0;
-                st = plan->getitem(t->src, t->n, i0, i1 - i0, scratch_a, scratch_cap, &got);
-                if (st != ZB_OK) return st;
-                if (got != (size_t)(i1 - i0) * ts) return ZB_ECORRUPT;
-                uint8_t *region = scratch_a + (first - i0 * (int64_t)ts);
-                if (plan->byteswap) byteswap_inplace(region, (size_t)(last - first), (size_t)plan->byteswap);
-                /* region holds the chunk from byte `first`, the region's first element */
-                return copy_region(plan, out + t->out_offset, out_strides, region, (size_t)(last - first),
-                                   dec_strides, t->shape, scratch_b, scratch_cap, copy_flags);
-            }
+        const uint8_t *region = NULL;
+        zb_status st = decode_part(plan, t, (size_t)first, (size_t)last, scratch_a, scratch_cap, &region);
+        if (st != ZB_OK) return st;
+        if (region != NULL) {
+            if (plan->byteswap) byteswap_inplace((uint8_t *)region, (size_t)(last - first), (size_t)plan->byteswap);
+            return copy_region(plan, out + t->out_offset, out_strides, region, (size_t)(last - first), dec_strides,
+                               t->shape, scratch_b, scratch_cap, copy_flags);
         }
     }
     const uint8_t *data = t->src;

@@ -69,4 +69,73 @@ zb_status zb_gzip_decompress(const void *src, size_t n, void *dst, size_t cap, s
   return st;
 }
 
+/* Length of the RFC 1952 member header at src (ID1 ID2 CM FLG MTIME XFL OS, then the optional
+ * FEXTRA, FNAME, FCOMMENT and FHCRC fields), or 0 when it is not a valid deflate member header. */
+static size_t gzip_header_len(const unsigned char *in, size_t n) {
+  if (n < 10 || in[0] != 0x1f || in[1] != 0x8b || in[2] != 8 || (in[3] & 0xE0)) return 0;
+  unsigned flg = in[3];
+  size_t pos = 10;
+  if (flg & 0x04) { /* FEXTRA: XLEN, then XLEN bytes */
+    if (n - pos < 2) return 0;
+    size_t xlen = (size_t)in[pos] | ((size_t)in[pos + 1] << 8);
+    pos += 2;
+    if (n - pos < xlen) return 0;
+    pos += xlen;
+  }
+  for (unsigned bit = 0x08; bit <= 0x10; bit <<= 1) { /* FNAME, FCOMMENT: zero-terminated */
+    if (!(flg & bit)) continue;
+    const unsigned char *z = memchr(in + pos, 0, n - pos);
+    if (z == NULL) return 0;
+    pos = (size_t)(z - in) + 1;
+  }
+  if (flg & 0x02) { /* FHCRC */
+    if (n - pos < 2) return 0;
+    pos += 2;
+  }
+  return pos;
+}
+
+/* Output room past `want` that makes an early stop safe: libdeflate writes its output in order
+ * and stops with LIBDEFLATE_INSUFFICIENT_SPACE, before writing it, at the first item (a literal,
+ * a match of <= 258 bytes, or a stored block of <= 65535 bytes) that does not fit.  With this much
+ * room, an item that does not fit starts past `want`, so every byte before `want` is final. */
+#define PREFIX_ROOM (65536 + 1024)
+
+/* The whole decode for zb_gzip_decompress_prefix: exactly cap bytes or an error. */
+static zb_status decompress_exact(const void *src, size_t n, void *dst, size_t cap, size_t *out_n) {
+  zb_status st = zb_gzip_decompress(src, n, dst, cap, out_n);
+  if (st == ZB_OK && *out_n != cap) st = ZB_ECORRUPT;
+  if (st != ZB_OK) *out_n = 0;
+  return st;
+}
+
+zb_status zb_gzip_decompress_prefix(const void *src, size_t n, void *dst, size_t cap, size_t want,
+                                    size_t *out_n) {
+  if ((src == NULL && n) || (dst == NULL && cap) || out_n == NULL) return ZB_EINVAL;
+  *out_n = 0;
+  const unsigned char *in = (const unsigned char *)src;
+  size_t hdr = gzip_header_len(in, n);
+  /* Whole decode (every check) when the prefix is most of the buffer, when the header is not
+   * one this function reads, or when the member's ISIZE is not the expected decoded size (more
+   * than one member, or a damaged buffer: the whole decode reports it). */
+  if (want > cap || cap - want <= PREFIX_ROOM || hdr == 0 || n < hdr + 8)
+    return decompress_exact(src, n, dst, cap, out_n);
+  uint32_t isize = (uint32_t)in[n - 4] | ((uint32_t)in[n - 3] << 8) | ((uint32_t)in[n - 2] << 16) |
+                   ((uint32_t)in[n - 1] << 24);
+  if (isize != (uint32_t)cap) return decompress_exact(src, n, dst, cap, out_n);
+  struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+  if (d == NULL) return ZB_ENOMEM;
+  size_t used = 0, written = 0;
+  enum libdeflate_result r =
+      libdeflate_deflate_decompress_ex(d, in + hdr, n - hdr - 8, dst, want + PREFIX_ROOM, &used, &written);
+  libdeflate_free_decompressor(d);
+  if (r == LIBDEFLATE_INSUFFICIENT_SPACE) {
+    *out_n = want;
+    return ZB_OK;
+  }
+  if (r != LIBDEFLATE_SUCCESS) return ZB_ECORRUPT;
+  /* The member ended early: not the size ISIZE claims. */
+  return decompress_exact(src, n, dst, cap, out_n);
+}
+
 const char *zb_deflate_version(void) { return LIBDEFLATE_VERSION_STRING; }

@@ -95,7 +95,8 @@ static ZSTD_DCtx *get_dctx(void) {
 }
 static void put_dctx(ZSTD_DCtx *d) {
   zstd_tls *t = tls_get();
-  if (t != NULL && t->dctx == NULL) t->dctx = d;
+  /* a context whose streaming buffers grew large (prefix decodes of large chunks) is not kept */
+  if (t != NULL && t->dctx == NULL && ZSTD_sizeof_DCtx(d) <= ZB_ZSTD_KEEP_CCTX_MAX) t->dctx = d;
   else ZSTD_freeDCtx(d);
 }
 
@@ -203,6 +204,59 @@ zb_status zb_zstd_decompress(const void *src, size_t n, void *dst, size_t cap, s
   if (known && r != total) return ZB_ECORRUPT;
   *out_n = r;
   return ZB_OK;
+}
+
+/* The whole decode for zb_zstd_decompress_prefix: exactly cap bytes or an error. */
+static zb_status zstd_exact(const void *src, size_t n, void *dst, size_t cap, size_t *out_n) {
+  zb_status st = zb_zstd_decompress(src, n, dst, cap, out_n);
+  if (st == ZB_OK && *out_n != cap) st = ZB_ECORRUPT;
+  if (st != ZB_OK) *out_n = 0;
+  return st;
+}
+
+/* Least number of bytes a prefix decode leaves out (zstd blocks decode to <= 128 KiB). */
+#define ZSTD_PREFIX_ROOM ((size_t)128 * 1024)
+
+zb_status zb_zstd_decompress_prefix(const void *src, size_t n, void *dst, size_t cap, size_t want,
+                                    size_t *out_n) {
+  if ((src == NULL && n) || (dst == NULL && cap) || out_n == NULL) return ZB_EINVAL;
+  *out_n = 0;
+  /* The prefix path needs one frame that records the decoded size, equal to cap. */
+  if (want > cap || cap - want <= ZSTD_PREFIX_ROOM || n == 0 ||
+      ZSTD_getFrameContentSize(src, n) != (unsigned long long)cap)
+    return zstd_exact(src, n, dst, cap, out_n);
+  ZSTD_DCtx *dctx = get_dctx();
+  if (dctx == NULL) return ZB_ENOMEM;
+  /* Streaming decode into an output buffer that ends soon after `want`: zstd decodes block by
+   * block through its window buffer and stops once the output is full.  The window it may
+   * allocate is bounded by the decoded size (a frame that asks for more goes the whole way). */
+  int wlog = 10;
+  while (wlog < 31 && ((size_t)1 << wlog) < cap) wlog++;
+  if (ZSTD_isError(ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax, wlog))) {
+    put_dctx(dctx);
+    return zstd_exact(src, n, dst, cap, out_n);
+  }
+  ZSTD_inBuffer in = {src, n, 0};
+  ZSTD_outBuffer out = {dst, want, 0};
+  zb_status st = ZB_OK;
+  while (out.pos < want) {
+    size_t r = ZSTD_decompressStream(dctx, &out, &in);
+    if (ZSTD_isError(r)) {
+      if (ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge) {
+        put_dctx(dctx);
+        return zstd_exact(src, n, dst, cap, out_n);
+      }
+      st = map_zstd_error(r) == ZB_EINVAL ? ZB_ECORRUPT : map_zstd_error(r);
+      break;
+    }
+    if (r == 0 || (in.pos == in.size && out.pos < want)) { /* frame ended (or input ran out) early */
+      st = ZB_ECORRUPT;
+      break;
+    }
+  }
+  put_dctx(dctx);
+  if (st == ZB_OK) *out_n = want;
+  return st;
 }
 
 const char *zb_zstd_version(void) { return ZSTD_versionString(); }

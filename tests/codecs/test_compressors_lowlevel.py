@@ -587,3 +587,131 @@ def test_reference_numcodecs_interop():
     for d, (g, z) in zip(datas, res["encoded"][len(encode):]):
         assert _codecs.gzip_decompress(g, len(d)) == d
         assert _codecs.zstd_decompress(z, len(d)) == d
+
+
+# ------------------------------------------------------------------------ prefix decodes (gzip, zstd)
+def _prefix_payload(n=1 << 20) -> bytes:
+    """Microscopy-like noise: compresses, but mostly to literals and short matches."""
+    rng = np.random.default_rng(7)
+    return (rng.integers(0, 300, n // 2) + 1000).astype("<u2").tobytes()
+
+
+PREFIX_DATA = _prefix_payload()
+PREFIX_WANTS = [0, 1, 1000, 65535, 65536, 65537, 300_001, len(PREFIX_DATA) // 2, len(PREFIX_DATA) - 200_000,
+                len(PREFIX_DATA) - 70_000, len(PREFIX_DATA) - 1, len(PREFIX_DATA)]
+
+
+def _check_prefix(fn, enc, data, want):
+    out = fn(enc, len(data), want)
+    assert len(out) in (want, len(data))
+    assert out == data[: len(out)]
+    return len(out)
+
+
+def _gzip_encodings(data):
+    yield "libdeflate-0", _codecs.gzip_compress(data, 0)  # stored blocks of up to 65535 bytes
+    for level in (1, 6, 12):
+        yield f"libdeflate-{level}", _codecs.gzip_compress(data, level)
+    yield "zlib-1", gzip.compress(data, compresslevel=1)
+    yield "zlib-9", gzip.compress(data, compresslevel=9)
+    # a header with every optional field: FEXTRA, FNAME, FCOMMENT and FHCRC
+    body = zlib.compressobj(6, zlib.DEFLATED, -15)
+    deflated = body.compress(data) + body.flush()
+    head = bytes([0x1F, 0x8B, 8, 0x02 | 0x04 | 0x08 | 0x10]) + bytes(6)
+    head += struct.pack("<H", 5) + b"extra" + b"name.raw\0" + b"a comment\0"
+    head += struct.pack("<H", zlib.crc32(head) & 0xFFFF)
+    yield "all-fields", head + deflated + struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF)
+
+
+@pytest.mark.parametrize("name,enc", list(_gzip_encodings(PREFIX_DATA)), ids=lambda v: v if isinstance(v, str) else "")
+def test_gzip_prefix_equals_whole_decode(name, enc):
+    got = [_check_prefix(_codecs.gzip_decompress_prefix, enc, PREFIX_DATA, w) for w in PREFIX_WANTS]
+    # small prefixes stop early; a prefix close to the end decodes (and checks) everything
+    assert got[2] == 1000 and got[6] == 300_001
+    assert got[-2] == got[-1] == len(PREFIX_DATA)
+
+
+def test_gzip_prefix_stops_early_and_skips_only_the_unread_tail():
+    """Damage past the prefix goes unseen by a prefix decode (the CRC-32 covers the whole member),
+    damage inside it is an error; the whole decode sees both."""
+    enc = bytearray(_codecs.gzip_compress(PREFIX_DATA, 1))
+    bad_crc = bytes(enc[:-8]) + bytes(4) + bytes(enc[-4:])
+    assert _codecs.gzip_decompress_prefix(bad_crc, len(PREFIX_DATA), 4096) == PREFIX_DATA[:4096]
+    with pytest.raises(CorruptChunkError):
+        _codecs.gzip_decompress_prefix(bad_crc, len(PREFIX_DATA), len(PREFIX_DATA))
+    with pytest.raises(CorruptChunkError):
+        _codecs.gzip_decompress(bad_crc, len(PREFIX_DATA))
+    early = bytearray(enc)
+    early[10] |= 0x06  # the first block's type: 3 is reserved
+    with pytest.raises(CorruptChunkError):
+        _codecs.gzip_decompress_prefix(bytes(early), len(PREFIX_DATA), 4096)
+
+
+@pytest.mark.parametrize("case", ["multi-member", "isize", "short", "long", "reserved-flag", "not-gzip", "truncated"])
+def test_gzip_prefix_falls_back_to_checked_whole_decode(case):
+    data = PREFIX_DATA
+    enc = _codecs.gzip_compress(data, 1)
+    half = len(data) // 2
+    if case == "multi-member":  # ISIZE is the last member's: the whole decode runs and succeeds
+        enc = gzip.compress(data[:half]) + gzip.compress(data[half:])
+        assert _codecs.gzip_decompress_prefix(enc, len(data), 1000) == data
+        return
+    if case == "isize":
+        enc = enc[:-4] + struct.pack("<I", len(data) + 1)
+    elif case in ("short", "long"):
+        # a member decoding to less / more than the chunk whose ISIZE claims the chunk's size: a
+        # short prefix cannot tell (its bytes are the member's), the whole decode can
+        enc = gzip.compress(data[:-1000] if case == "short" else data + b"xy")[:-4] + struct.pack("<I", len(data))
+        assert _codecs.gzip_decompress_prefix(enc, len(data), 1000) == data[:1000]
+        with pytest.raises(CorruptChunkError):
+            _codecs.gzip_decompress_prefix(enc, len(data), len(data) - 1000)
+        return
+    elif case == "reserved-flag":
+        enc = enc[:3] + bytes([0x20]) + enc[4:]
+    elif case == "not-gzip":
+        enc = zlib.compress(data)
+    else:
+        enc = enc[: len(enc) // 3]
+    with pytest.raises(CorruptChunkError):
+        _codecs.gzip_decompress_prefix(enc, len(data), 1000)
+
+
+@pytest.mark.parametrize("level,checksum", [(1, False), (3, True), (19, False), (-3, False)])
+def test_zstd_prefix_equals_whole_decode(level, checksum):
+    enc = _codecs.zstd_compress(PREFIX_DATA, level, checksum)
+    got = [_check_prefix(_codecs.zstd_decompress_prefix, enc, PREFIX_DATA, w) for w in PREFIX_WANTS]
+    assert got[2] == 1000 and got[6] == 300_001
+    assert got[-3] == got[-2] == got[-1] == len(PREFIX_DATA)
+
+
+def test_zstd_prefix_stops_early_and_falls_back():
+    data = PREFIX_DATA
+    enc = _codecs.zstd_compress(data, 1, True)
+    bad_sum = enc[:-4] + bytes(4)  # content checksum: needs the whole frame
+    assert _codecs.zstd_decompress_prefix(bad_sum, len(data), 5000) == data[:5000]
+    with pytest.raises(ChecksumError):
+        _codecs.zstd_decompress_prefix(bad_sum, len(data), len(data))
+    # no recorded size, or two frames: the whole (checked) decode
+    assert _codecs.zstd_decompress_prefix(_codecs._zstd_compress_nosize(data, 1), len(data), 5000) == data
+    half = len(data) // 2
+    two = _codecs.zstd_compress(data[:half], 1) + _codecs.zstd_compress(data[half:], 1)
+    assert _codecs.zstd_decompress_prefix(two, len(data), 5000) == data
+    with pytest.raises(CorruptChunkError):  # size recorded, but not the chunk's
+        _codecs.zstd_decompress_prefix(_codecs.zstd_compress(data[:-2], 1), len(data), 5000)
+    with pytest.raises(CorruptChunkError):
+        _codecs.zstd_decompress_prefix(enc[: len(enc) // 4], len(data), len(data) // 2)
+    with pytest.raises(ValueError):
+        _codecs.zstd_decompress_prefix(enc, len(data), len(data) + 1)
+
+
+def test_zstd_prefix_window_larger_than_the_chunk_is_not_allocated():
+    """A frame header claiming a 1 GiB window (the recorded size is the chunk's) is decoded the
+    whole way in one shot, which allocates no window, instead of streaming through one."""
+    data = PREFIX_DATA
+    enc = _codecs.zstd_compress(data, 1)
+    assert enc[4] & 0x20 == 0  # no single-segment flag: byte 5 is the window descriptor
+    huge = enc[:5] + bytes([20 << 3]) + enc[6:]  # exponent 20: 2**30 bytes
+    resource = pytest.importorskip("resource")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert _codecs.zstd_decompress_prefix(huge, len(data), 5000) == data
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 64 * 1024  # KiB

@@ -38,6 +38,12 @@ zb_status zb_zstd_decoded_size(const void *src, size_t n, uint64_t *size, int *k
  * a recorded content size).  ZB_ETOOSMALL if the output exceeds cap, ZB_ECHECKSUM on a content
  * checksum mismatch, ZB_ECORRUPT otherwise.  Nothing larger than cap is ever allocated. */
 zb_status zb_zstd_decompress(const void *src, size_t n, void *dst, size_t cap, size_t *out_n);
+/* Decode the first `want` bytes of a zstd buffer whose whole decoded size is cap into dst (room
+ * for cap bytes): *out_n = want after decoding only the blocks that hold them (one frame whose
+ * header records cap as its size; the frame checksum, if any, is not checked), or cap after a
+ * whole zb_zstd_decompress (ZB_ECORRUPT unless it decodes to exactly cap bytes) otherwise. */
+zb_status zb_zstd_decompress_prefix(const void *src, size_t n, void *dst, size_t cap, size_t want,
+                                    size_t *out_n);
 const char *zb_zstd_version(void);
 
 /* ----------------------------------------------------------------------------- gzip (libdeflate) */
@@ -48,6 +54,12 @@ zb_status zb_gzip_compress(const void *src, size_t n, void *dst, size_t cap, int
  * bytes that are not a complete member are an error (ZB_ECORRUPT).  ZB_ETOOSMALL if the output
  * exceeds cap. */
 zb_status zb_gzip_decompress(const void *src, size_t n, void *dst, size_t cap, size_t *out_n);
+/* Decode the first `want` bytes of a gzip buffer whose whole decoded size is cap: *out_n = want
+ * when only a prefix was decoded (without the CRC-32 check, which needs the whole member), or the
+ * whole size cap after a zb_gzip_decompress (ZB_ECORRUPT unless it decodes to exactly cap bytes) when the prefix is most of the buffer, the buffer holds
+ * more than one member, or its ISIZE is not cap (mod 2^32).  dst must have room for cap bytes. */
+zb_status zb_gzip_decompress_prefix(const void *src, size_t n, void *dst, size_t cap, size_t want,
+                                    size_t *out_n);
 const char *zb_deflate_version(void);
 
 /* ----------------------------------------------------------------------------- c-blosc 1.x (encode) */

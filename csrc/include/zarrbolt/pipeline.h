@@ -42,6 +42,10 @@ typedef zb_status (*zb_getitem_fn)(const void *src, size_t n, int64_t start, int
 typedef zb_status (*zb_sizes_fn)(const void *src, size_t n, size_t *nbytes, size_t *cbytes, size_t *blocksize,
                                  size_t *typesize);
 
+/* Decode at least the first `want` bytes of src, whose whole decoded size is cap, into dst;
+ * *out_n = how many leading bytes are final (>= want, or cap when it decoded everything). */
+typedef zb_status (*zb_prefix_fn)(const void *src, size_t n, void *dst, size_t cap, size_t want, size_t *out_n);
+
 enum { ZB_STEP_DECOMPRESS = 1, ZB_STEP_CRC32C = 2 };
 
 typedef struct {
@@ -77,6 +81,9 @@ typedef struct {
      * at least one blosc block out, only the blocks holding it are decoded. */
     zb_getitem_fn getitem;
     zb_sizes_fn sizes;
+    /* Optional prefix decode (chains bytes -> one stream compressor, e.g. gzip): a region ending
+     * well before the chunk's end decodes the chunk only up to the region's last byte. */
+    zb_prefix_fn prefix;
     zb_elem elem;                        /* elementwise decode steps (kind ZB_ELEM_NONE: none) */
 } zb_plan;
 

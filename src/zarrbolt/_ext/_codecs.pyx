@@ -26,6 +26,10 @@ cdef extern from "zarrbolt/codecs.h" nogil:
     zb_status zb_gzip_compress(const void *src, size_t n, void *dst, size_t cap, int level,
                                size_t *out_n)
     zb_status zb_gzip_decompress(const void *src, size_t n, void *dst, size_t cap, size_t *out_n)
+    zb_status zb_zstd_decompress_prefix(const void *src, size_t n, void *dst, size_t cap, size_t want,
+                                        size_t *out_n)
+    zb_status zb_gzip_decompress_prefix(const void *src, size_t n, void *dst, size_t cap, size_t want,
+                                        size_t *out_n)
     const char *zb_deflate_version()
 
 include "buffers.pxi"
@@ -186,6 +190,43 @@ def gzip_decompress_into(data, out):
     return _decode_into(zb_gzip_decompress, data, out, "gzip_decompress_into")
 
 
+ctypedef zb_status (*_prefix_fn)(const void *src, size_t n, void *dst, size_t cap, size_t want,
+                                 size_t *out_n) noexcept nogil
+
+
+cdef object _decode_prefix(_prefix_fn fn, data, size, want, str what):
+    cdef Py_ssize_t cap = _size_arg(size, what, "size")
+    cdef Py_ssize_t w = _size_arg(want, what, "want")
+    if w > cap:
+        raise ValueError(f"{what}: want ({w}) is larger than size ({cap})")
+    cdef Py_buffer view
+    cdef PyObject *raw = NULL
+    cdef size_t got = 0
+    cdef int st
+    _get_in(data, &view, what)
+    try:
+        raw = _zb_bytes_new(NULL, cap)
+        with nogil:
+            st = fn(view.buf, <size_t>view.len, _zb_bytes_ptr(raw), <size_t>cap, <size_t>w, &got)
+        zb_raise(st, what)
+        return _finish(&raw, got)
+    finally:
+        Py_XDECREF(raw)
+        PyBuffer_Release(&view)
+
+
+def gzip_decompress_prefix(data, size, want):
+    """The first ``want`` (or all ``size``) decoded bytes of gzip ``data`` whose whole decoded
+    size is ``size``: inflating stops soon after ``want`` bytes (no CRC-32 check then) when that
+    leaves a useful part out, else the whole buffer is decoded and checked."""
+    return _decode_prefix(zb_gzip_decompress_prefix, data, size, want, "gzip_decompress_prefix")
+
+
+def zstd_decompress_prefix(data, size, want):
+    """Like ``gzip_decompress_prefix`` for a zstd frame recording ``size`` as its decoded size."""
+    return _decode_prefix(zb_zstd_decompress_prefix, data, size, want, "zstd_decompress_prefix")
+
+
 def library_versions():
     """Versions of the linked libraries, e.g. ``{"zstd": "1.5.4", "libdeflate": "1.14"}``."""
     return {"zstd": zb_zstd_version().decode(), "libdeflate": zb_deflate_version().decode()}
@@ -196,4 +237,6 @@ def library_versions():
 from cpython.pycapsule cimport PyCapsule_New
 
 ZSTD_DECOMPRESS_FN = PyCapsule_New(<void *>zb_zstd_decompress, b"zarrbolt.decompress_fn", NULL)
+ZSTD_PREFIX_FN = PyCapsule_New(<void *>zb_zstd_decompress_prefix, b"zarrbolt.prefix_fn", NULL)
 GZIP_DECOMPRESS_FN = PyCapsule_New(<void *>zb_gzip_decompress, b"zarrbolt.decompress_fn", NULL)
+GZIP_PREFIX_FN = PyCapsule_New(<void *>zb_gzip_decompress_prefix, b"zarrbolt.prefix_fn", NULL)

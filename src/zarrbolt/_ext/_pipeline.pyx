@@ -30,6 +30,8 @@ cdef extern from "zarrbolt/pipeline.h" nogil:
     ctypedef zb_status (*zb_decompress_fn)(const void *src, size_t n, void *dst, size_t cap, size_t *out_n)
     ctypedef zb_status (*zb_getitem_fn)(const void *src, size_t n, int64_t start, int64_t nitems, void *dst,
                                         size_t cap, size_t *out_n)
+    ctypedef zb_status (*zb_prefix_fn)(const void *src, size_t n, void *dst, size_t cap, size_t want,
+                                       size_t *out_n)
     ctypedef zb_status (*zb_sizes_fn)(const void *src, size_t n, size_t *nbytes, size_t *cbytes,
                                       size_t *blocksize, size_t *typesize)
     ctypedef struct zb_plan_step:
@@ -60,6 +62,7 @@ cdef extern from "zarrbolt/pipeline.h" nogil:
         size_t chunk_nbytes
         zb_getitem_fn getitem
         zb_sizes_fn sizes
+        zb_prefix_fn prefix
         zb_elem elem
     ctypedef struct zb_decode_task:
         const uint8_t *src
@@ -113,8 +116,8 @@ cdef class Plan:
     def __cinit__(self, steps, size_t itemsize, int byteswap, chunk_shape, perm, size_t scratch_cap, partial=None,
                   elem=None):
         """steps: sequence of ("crc32c", None) or ("decompress", capsule) in chain order;
-        itemsize: of the stored elements; partial: optional (getitem capsule, sizes capsule) for
-        decoding only part of a chunk; elem: optional elementwise decode steps, a dict with
+        itemsize: of the stored elements; partial: optional (getitem capsule, sizes capsule) or
+        (prefix capsule,) for decoding only part of a chunk; elem: optional elementwise decode steps, a dict with
         ``kind`` ("cast", "scale_offset" or "cast+scale_offset"), ``src``/``dst`` (numpy dtypes
         of the stored elements and of the array), ``rounding``/``out_of_range`` codes,
         ``map_in``/``map_out`` (arrays or None) and ``offset``/``scale`` (one-element arrays of
@@ -155,8 +158,11 @@ cdef class Plan:
         if elem is not None:
             keep_elem = self._set_elem(elem, nbytes // itemsize if itemsize else 0)
         if partial is not None:
-            self.plan.getitem = <zb_getitem_fn>PyCapsule_GetPointer(partial[0], b"zarrbolt.getitem_fn")
-            self.plan.sizes = <zb_sizes_fn>PyCapsule_GetPointer(partial[1], b"zarrbolt.sizes_fn")
+            if len(partial) == 1:
+                self.plan.prefix = <zb_prefix_fn>PyCapsule_GetPointer(partial[0], b"zarrbolt.prefix_fn")
+            else:
+                self.plan.getitem = <zb_getitem_fn>PyCapsule_GetPointer(partial[0], b"zarrbolt.getitem_fn")
+                self.plan.sizes = <zb_sizes_fn>PyCapsule_GetPointer(partial[1], b"zarrbolt.sizes_fn")
         self._keep = (tuple(steps), partial, keep_elem)
 
     cdef object _set_elem(self, dict elem, size_t nelem):

@@ -79,6 +79,11 @@ def compile_decode_plan(bound: Any) -> Any | None:
         from .._ext import _blosc2
 
         partial = (_blosc2.GETITEM_FN, _blosc2.SIZES_FN)
+    elif perm is None and len(chain.bb) == 1 and isinstance(chain.bb[0], (GzipCodec, ZstdCodec)):
+        # a region ending early in the chunk stops decoding soon after its last byte
+        from .._ext import _codecs
+
+        partial = (_codecs.GZIP_PREFIX_FN if isinstance(chain.bb[0], GzipCodec) else _codecs.ZSTD_PREFIX_FN,)
     try:
         return _pipeline.Plan(steps, stored.itemsize, swap, list(spec.shape), perm, scratch, partial, elem)
     except (ValueError, TypeError, CodecError):
