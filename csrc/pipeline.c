@@ -122,15 +122,18 @@ static zb_status decode_part(const zb_plan *plan, const zb_decode_task *t, size_
     if (last - first >= whole) return ZB_OK;
     if (plan->getitem && plan->sizes) {
         size_t nbytes = 0, cbytes = 0, bsize = 0, ts = 0;
-        zb_status st = plan->sizes(t->src, t->n, &nbytes, &cbytes, &bsize, &ts);
+        int in_block = 0;
+        zb_status st = plan->sizes(t->src, t->n, &nbytes, &cbytes, &bsize, &ts, &in_block);
         if (st != ZB_OK) return st;
         if (nbytes != whole || cbytes != t->n) return ZB_ECORRUPT;
         if (ts == 0 || nbytes % ts != 0 || bsize == 0) return ZB_OK;
-        /* worth it only when the region's items leave at least one blosc block out */
+        /* worth it only when the region's items leave at least one blosc block out, or (when
+         * getitem stops inside a block) at least a quarter of the last block they touch */
         size_t i0 = first / ts, i1 = (last + ts - 1) / ts;
         size_t nblocks = (nbytes + bsize - 1) / bsize;
         size_t b0 = i0 * ts / bsize, b1 = (i1 * ts - 1) / bsize;
-        if (b1 - b0 + 1 >= nblocks) return ZB_OK;
+        size_t b1_end = (b1 + 1) * bsize < nbytes ? (b1 + 1) * bsize : nbytes;
+        if (b1 - b0 + 1 >= nblocks && !(in_block && (b1_end - i1 * ts) * 4 >= bsize)) return ZB_OK;
         size_t got = 0;
         st = plan->getitem(t->src, t->n, (int64_t)i0, (int64_t)(i1 - i0), dst, cap, &got);
         if (st != ZB_OK) return st;

@@ -362,3 +362,28 @@ def test_prefix_decode_leaves_the_tail_unread(name):
         fused[60]
     with pytest.raises((CorruptChunkError, ChecksumError)):
         slow[0]
+
+
+@pytest.mark.parametrize("cname,shuffle", [("lz4", "shuffle"), ("lz4", "noshuffle"), ("lz4hc", "shuffle"),
+                                           ("zstd", "shuffle"), ("blosclz", "noshuffle")])
+@pytest.mark.parametrize("fast_lz4", [True, False])
+def test_blosc_partial_regions_equal_numpy(cname, shuffle, fast_lz4):
+    """Planes, rows and blocks of blosc chunks whose blocks hold a few planes each: LZ4 chunks stop
+    inside blocks, the others decode whole blocks; every region equals numpy's."""
+    from zarrbolt._ext import _blosc2
+
+    old = _blosc2._set_fast_lz4(fast_lz4)
+    try:
+        st = MemoryStore()
+        codecs = [LE, {"name": "blosc", "configuration": {"cname": cname, "clevel": 5, "shuffle": shuffle,
+                                                          "typesize": 2, "blocksize": 8192}}]
+        data = (np.random.default_rng(2).integers(0, 500, (40, 48, 72)) + 300).astype("uint16")
+        a = zarr.create_array(st, shape=data.shape, chunks=(20, 48, 64), dtype="uint16", codecs=codecs)
+        a[...] = data
+        fused, slow = both(st, "")
+        sels = [0, 1, 5, 19, 20, 39, (slice(2, 4),), (7, slice(3, 40), slice(10, 70)), (slice(3, 17), slice(1, 47), 5),
+                (slice(0, 21), slice(0, 48), slice(0, 64)), (slice(9, 30), slice(20, 30), slice(60, 70)), (...,)]
+        for sel in sels:
+            assert fused[sel].tobytes() == data[sel].tobytes() == slow[sel].tobytes(), sel
+    finally:
+        _blosc2._set_fast_lz4(old)

@@ -93,6 +93,15 @@ zb_status zb_blosc2_getitem(const void *src, size_t n, int64_t start, int64_t ni
 /* Testing hook: 0 makes bit-shuffled chunks decode entirely in c-blosc2 (1, the default: with
  * zarrbolt's unshuffle kernel).  Returns the previous setting.  Not synchronised. */
 int zb_blosc2_set_fast_bitshuffle(int on);
+/* zb_blosc2_cbuffer_sizes, and *in_block = 1 when zb_blosc2_getitem decodes only the part of a
+ * block it needs (LZ4 chunks with byte shuffle or none): then a range inside one block costs less
+ * than the block. */
+zb_status zb_blosc2_partial_sizes(const void *src, size_t n, size_t *nbytes, size_t *cbytes, size_t *blocksize,
+                                  size_t *typesize, int *in_block);
+/* Testing hook: 0 makes getitem of LZ4 chunks decode whole blocks in c-blosc2 (1, the default
+ * where the linked c-blosc2 exports LZ4's partial decoder: stop streams after the wanted bytes).
+ * Returns the previous setting. */
+int zb_blosc2_set_fast_lz4(int on);
 /* Must be called once (not thread-safe) before the other zb_blosc2_* functions. */
 void zb_blosc2_global_init(void);
 const char *zb_blosc2_version(void);

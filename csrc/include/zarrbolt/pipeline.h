@@ -38,9 +38,10 @@ typedef zb_status (*zb_decompress_fn)(const void *src, size_t n, void *dst, size
 /* Decode items [start, start + nitems) (items of the header's typesize) into dst. */
 typedef zb_status (*zb_getitem_fn)(const void *src, size_t n, int64_t start, int64_t nitems, void *dst,
                                    size_t cap, size_t *out_n);
-/* Header sizes of a compressed buffer. */
+/* Header sizes of a compressed buffer; *in_block = 1 when the getitem function decodes only the
+ * part of a block it needs (else whole blocks). */
 typedef zb_status (*zb_sizes_fn)(const void *src, size_t n, size_t *nbytes, size_t *cbytes, size_t *blocksize,
-                                 size_t *typesize);
+                                 size_t *typesize, int *in_block);
 
 /* Decode at least the first `want` bytes of src, whose whole decoded size is cap, into dst;
  * *out_n = how many leading bytes are final (>= want, or cap when it decoded everything). */
@@ -78,7 +79,8 @@ typedef struct {
     int perm[ZB_PLAN_MAXDIM];
     size_t chunk_nbytes;                 /* decoded (and stored-array) size in bytes */
     /* Optional partial decode (chains bytes -> blosc only): when the wanted region's span leaves
-     * at least one blosc block out, only the blocks holding it are decoded. */
+     * at least one blosc block (or, with in-block decodes, a good part of its last block) out,
+     * only the blocks holding it are decoded. */
     zb_getitem_fn getitem;
     zb_sizes_fn sizes;
     /* Optional prefix decode (chains bytes -> one stream compressor, e.g. gzip): a region ending

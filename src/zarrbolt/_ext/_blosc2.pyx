@@ -23,6 +23,9 @@ cdef extern from "zarrbolt/codecs.h" nogil:
     void zb_blosc2_global_init()
     const char *zb_blosc2_version()
     int zb_blosc2_set_fast_bitshuffle(int on)
+    int zb_blosc2_set_fast_lz4(int on)
+    zb_status zb_blosc2_partial_sizes(const void *src, size_t n, size_t *nbytes, size_t *cbytes,
+                                      size_t *blocksize, size_t *typesize, int *in_block)
 
 cdef extern from "zarrbolt/bitshuffle.h" nogil:
     zb_status zb_bitunshuffle(const unsigned char *src, unsigned char *dst, size_t nelem, size_t typesize,
@@ -158,7 +161,7 @@ from cpython.pycapsule cimport PyCapsule_New
 
 DECOMPRESS_FN = PyCapsule_New(<void *>zb_blosc2_decompress, b"zarrbolt.decompress_fn", NULL)
 GETITEM_FN = PyCapsule_New(<void *>zb_blosc2_getitem, b"zarrbolt.getitem_fn", NULL)
-SIZES_FN = PyCapsule_New(<void *>zb_blosc2_cbuffer_sizes, b"zarrbolt.sizes_fn", NULL)
+SIZES_FN = PyCapsule_New(<void *>zb_blosc2_partial_sizes, b"zarrbolt.sizes_fn", NULL)
 
 
 _BITSHUF_ISAS = ("scalar", "avx512_gfni")
@@ -168,6 +171,13 @@ def _set_fast_bitshuffle(on):
     """Testing: route whole bit-shuffled chunks through zarrbolt's unshuffle kernel (True, the
     default) or through c-blosc2 alone (False).  Returns the previous setting."""
     return bool(zb_blosc2_set_fast_bitshuffle(1 if on else 0))
+
+
+def _set_fast_lz4(on):
+    """Testing: let getitem of LZ4 chunks stop inside blocks (True, the default where the linked
+    c-blosc2 exports LZ4's partial decoder) or decode whole blocks in c-blosc2 (False).  Returns
+    the previous setting; always False where the fast path is not built."""
+    return bool(zb_blosc2_set_fast_lz4(1 if on else 0))
 
 
 def _bitshuffle_isas():

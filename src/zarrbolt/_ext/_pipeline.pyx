@@ -33,7 +33,7 @@ cdef extern from "zarrbolt/pipeline.h" nogil:
     ctypedef zb_status (*zb_prefix_fn)(const void *src, size_t n, void *dst, size_t cap, size_t want,
                                        size_t *out_n)
     ctypedef zb_status (*zb_sizes_fn)(const void *src, size_t n, size_t *nbytes, size_t *cbytes,
-                                      size_t *blocksize, size_t *typesize)
+                                      size_t *blocksize, size_t *typesize, int *in_block)
     ctypedef struct zb_plan_step:
         int kind
         zb_decompress_fn fn
