@@ -314,8 +314,13 @@ int zb_blosc2_set_fast_lz4(int on) {
   return old;
 }
 
+/* Largest blosc block zarrbolt allocates a scratch block for (c-blosc picks at most a few MiB;
+ * a larger header value from untrusted bytes goes to c-blosc2 as is). */
+#define SCRATCH_BLOCK_MAX ((size_t)32 << 20)
+
 static int fast_lz4_ok(const hdr_t *h, const unsigned char *p) {
   if (!g_fast_lz4 || p[0] != 2 || (h->flags >> 5) != LZ4_FORMAT) return 0;
+  if ((size_t)h->blocksize > SCRATCH_BLOCK_MAX) return 0;
   if (h->flags & (HDR_FLAGS_BITSHUFFLE | HDR_FLAGS_MEMCPYED | HDR_FLAGS_RESERVED)) return 0;
   size_t ts = (size_t)h->typesize;
   if (ts == 0 || h->blocksize <= 0 || h->nbytes <= 0) return 0;
@@ -449,7 +454,7 @@ zb_status zb_blosc2_getitem(const void *src, size_t n, int64_t start, int64_t ni
   tls_state *t = acquire_state();
   if (t == NULL) return ZB_ENOMEM;
   if (fast_lz4_ok(&h, (const unsigned char *)src)) {
-    uint8_t *tmp = state_buffer(t, (size_t)h.blocksize);
+    uint8_t *tmp = state_buffer(t, h.blocksize < h.nbytes ? (size_t)h.blocksize : (size_t)h.nbytes);
     st = tmp == NULL ? ZB_ENOMEM
                      : getitem_lz4((const unsigned char *)src, &h, (size_t)start * (size_t)h.typesize,
                                    (size_t)(start + nitems) * (size_t)h.typesize, (uint8_t *)dst, tmp);
@@ -474,7 +479,7 @@ zb_status zb_blosc2_getitem(const void *src, size_t n, int64_t start, int64_t ni
   size_t off0 = first / bs * bs, off1 = ((end - 1) / bs + 1) * bs;
   if (off1 > nb) off1 = nb;
   uint8_t *whole = (uint8_t *)dst;
-  if ((off0 != first || off1 != end) && bs % ts == 0 && nb % ts == 0) {
+  if ((off0 != first || off1 != end) && bs % ts == 0 && nb % ts == 0 && bs <= SCRATCH_BLOCK_MAX) {
     whole = state_buffer(t, off1 - off0);
     if (whole == NULL) {
       release_state(t, 0);

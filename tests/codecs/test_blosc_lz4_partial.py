@@ -184,3 +184,19 @@ def test_getitem_ranges_starting_inside_blocks(cname, fast):
                 for s, k in cases:
                     k = min(k, 20000 - s)
                     assert _getitem(enc, s, k, ts, fast) == raw[s * ts : (s + k) * ts], (ts, shuffle, blocksize, s, k)
+
+
+@pytest.mark.parametrize("cname", ["lz4", "zstd"])
+def test_huge_blocksize_in_header_allocates_nothing(cname):
+    """A header claiming 1 GiB blocks (the chunk holds 200 KB): no block-sized scratch is made."""
+    resource = pytest.importorskip("resource")
+    raw = _data(200_000, "noise")
+    enc = bytearray(_blosc1.compress(raw, 2, 5, 1, cname, 65536))
+    struct.pack_into("<i", enc, 8, 1 << 30)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for start in (0, 1000, 99_000):
+        try:
+            _getitem(bytes(enc), start, 500, 2, True)
+        except CorruptChunkError:
+            pass
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 64 * 1024  # KiB
