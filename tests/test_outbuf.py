@@ -64,7 +64,7 @@ def test_views_keep_the_memory_until_the_last_one_goes():
     assert outbuf.held_bytes() > 0
 
 
-def test_limits_expiry_and_small_reads(monkeypatch):
+def test_limits_expiry_and_small_reads():
     a = make(MemoryStore(), fill=2)
     with zarr.config.set(output_cache_bytes=0):
         x = a[...]
@@ -82,14 +82,35 @@ def test_limits_expiry_and_small_reads(monkeypatch):
     assert outbuf.held_bytes() == np.prod(SHAPE) * 2
     with zarr.config.set(output_cache_bytes=1 << 20):  # lowering the limit drops what is over it
         assert outbuf.held_bytes() == 0
-    monkeypatch.setattr(outbuf, "KEEP_SECONDS", 0.2)
+    with zarr.config.set(output_cache_seconds=0.2):
+        x = a[...]
+        del x
+        assert outbuf.held_bytes() > 0
+        deadline = time.monotonic() + 5
+        while outbuf.held_bytes() and time.monotonic() < deadline:  # the reaper thread drops it
+            time.sleep(0.05)
+        assert outbuf.held_bytes() == 0
     x = a[...]
     del x
     assert outbuf.held_bytes() > 0
-    deadline = time.monotonic() + 5
-    while outbuf.held_bytes() and time.monotonic() < deadline:  # the reaper thread drops it
-        time.sleep(0.05)
-    assert outbuf.held_bytes() == 0
+    with zarr.config.set(output_cache_seconds=0):  # shortening the time drops what is older
+        time.sleep(0.01)
+        assert outbuf.held_bytes() == 0
+
+
+@pytest.mark.parametrize("value", [-1, float("inf"), float("nan"), True, "10"])
+def test_output_cache_seconds_is_validated(value):
+    with pytest.raises((ValueError, TypeError, zarr.errors.MetadataError)):
+        zarr.config.set(output_cache_seconds=value)
+
+
+def test_default_output_cache_is_bounded_by_memory():
+    from zarrbolt import config
+
+    assert 0 < config._default_output_cache_bytes() <= 1 << 30
+    mem = config._physical_memory()
+    if mem:
+        assert config._default_output_cache_bytes() <= mem // 16
 
 
 def test_a_much_smaller_read_does_not_take_a_large_buffer():

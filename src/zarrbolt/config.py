@@ -2,11 +2,14 @@
 
 ``zarrbolt.config.get("threads")`` / ``zarrbolt.config.set(threads=4)`` (also usable as a context
 manager).  Environment variables override the defaults at import: ``ZARRBOLT_NUM_THREADS``,
-``ZARRBOLT_WRITE_EMPTY_CHUNKS``, ``ZARRBOLT_FUSED_PIPELINE``, ``ZARRBOLT_OUTPUT_CACHE_BYTES``.
+``ZARRBOLT_WRITE_EMPTY_CHUNKS``, ``ZARRBOLT_FUSED_PIPELINE``, ``ZARRBOLT_OUTPUT_CACHE_BYTES``,
+``ZARRBOLT_OUTPUT_CACHE_SECONDS``.
 
 ``output_cache_bytes``: how much memory of large read results (16 MiB or more) that the program
-has dropped zarrbolt may keep for up to 10 seconds to serve the next large read, instead of
-handing it back to the operating system (0: never; see ``zarrbolt.pipeline.outbuf``).
+has dropped zarrbolt may keep to serve the next large read, instead of handing it back to the
+operating system (0: never; see ``zarrbolt.pipeline.outbuf``).  Default: 1 GiB, or 1/16 of the
+machine's memory when that is less.  ``output_cache_seconds``: how long such memory is kept
+(default 30).
 """
 
 from __future__ import annotations
@@ -31,6 +34,32 @@ def _env_int(name: str, default: int, minimum: int = 1) -> int:
     return n
 
 
+def _env_float(name: str, default: float, minimum: float = 0.0) -> float:
+    v = os.environ.get(name)
+    if v is None or v.strip() == "":
+        return default
+    try:
+        x = float(v)
+    except ValueError:
+        raise MetadataError(f"environment variable {name}={v!r} is not a number") from None
+    if not x >= minimum or x == float("inf"):
+        raise MetadataError(f"environment variable {name}={v!r} must be a finite number >= {minimum}")
+    return x
+
+
+def _physical_memory() -> int | None:
+    """Bytes of physical memory (POSIX), or None where unknown."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _default_output_cache_bytes() -> int:
+    mem = _physical_memory()
+    return 1 << 30 if not mem or mem <= 0 else min(1 << 30, mem // 16)
+
+
 def _env_bool(name: str, default: bool) -> bool:
     v = os.environ.get(name)
     if v is None or v.strip() == "":
@@ -48,7 +77,10 @@ _DEFAULTS: dict[str, Any] = {
     # decode with the fused C pipeline where the codec chain allows it (off: the per-codec path)
     "fused_pipeline": _env_bool("ZARRBOLT_FUSED_PIPELINE", True),
     # bytes of dropped large read results kept (briefly) for reuse by the next large read
-    "output_cache_bytes": _env_int("ZARRBOLT_OUTPUT_CACHE_BYTES", 1 << 30, minimum=0),
+    "output_cache_bytes": _env_int("ZARRBOLT_OUTPUT_CACHE_BYTES", _default_output_cache_bytes(), minimum=0),
+    # ... and for how long (seconds): virtual machines that return freed memory to the host make
+    # touching it again cost ~1.4 s per GiB, more than the read itself
+    "output_cache_seconds": _env_float("ZARRBOLT_OUTPUT_CACHE_SECONDS", 30.0),
 }
 _values = dict(_DEFAULTS)
 _lock = threading.Lock()
@@ -57,6 +89,7 @@ _VALIDATORS = {
     "write_empty_chunks": lambda v: isinstance(v, bool),
     "fused_pipeline": lambda v: isinstance(v, bool),
     "output_cache_bytes": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+    "output_cache_seconds": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < float("inf"),
 }
 
 

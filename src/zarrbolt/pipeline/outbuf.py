@@ -3,10 +3,11 @@
 A read returns a new array.  For large ones (16 MiB or more) the cost of fresh memory is not
 small: the kernel zeroes every page on first touch, and on virtual machines that give freed
 memory back to the host, touching it again costs host-side faults as well (measured on the
-project's VM: a 512 MiB read 140 ms back to back, 450-670 ms after a 3 s pause).  So the memory
-of a large result the program drops is kept for up to ``KEEP_SECONDS`` (at most the
-``output_cache_bytes`` config option in total, oldest dropped first) and handed to the next large
-read of about the same size.  A daemon thread drops what has been kept longer than that, so
+project's VM: a 512 MiB read 140 ms back to back, 450-670 ms after a 3 s pause; a 512 MiB gzip
+read 620-830 ms with its memory kept, 1490 ms after it was given back).  So the memory of a large
+result the program drops is kept for up to the ``output_cache_seconds`` config option (30 s by
+default; at most ``output_cache_bytes`` in total, oldest dropped first) and handed to the next
+large read of about the same size.  A daemon thread drops what has been kept longer than that, so
 the memory goes back to the system even when no other read follows.  The arrays are ordinary
 writable numpy arrays; their ``base`` is an owner object that returns the memory here when the
 last view of it goes away.  Every element of an array from here is written by the read that gets
@@ -26,7 +27,6 @@ import numpy as np
 from .. import config
 
 MIN_BYTES = 16 << 20  # smaller results come from malloc's own free lists anyway
-KEEP_SECONDS = 10.0  # like jemalloc's default decay of dirty pages
 SLACK = 4  # a cached buffer serves requests down to (1 - 1/SLACK) of its size
 
 _lock = threading.Lock()
@@ -66,9 +66,14 @@ def empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     return np.asarray(_Owner(buf, tuple(int(s) for s in shape), dtype))
 
 
+def _keep_seconds() -> float:
+    return float(config.get("output_cache_seconds"))
+
+
 def _expire(now: float) -> None:
     global _held
-    while _free and now - _free[0][0] > KEEP_SECONDS:
+    keep = _keep_seconds()
+    while _free and now - _free[0][0] > keep:
         _held -= _free.pop(0)[1].nbytes
 
 
@@ -110,7 +115,7 @@ def _give_back(buf: np.ndarray) -> None:
 
 
 def _start_reaper() -> None:
-    """(Lock held.)  The thread that drops buffers kept longer than KEEP_SECONDS."""
+    """(Lock held.)  The thread that drops buffers kept longer than ``output_cache_seconds``."""
     global _reaper
     if _reaper is None or not _reaper.is_alive():
         _reaper = threading.Thread(target=_reap, name="zarrbolt-outbuf", daemon=True)
@@ -126,7 +131,7 @@ def _reap() -> None:
             now = time.monotonic()
             _expire(now)
             if _free:
-                _cond.wait(timeout=KEEP_SECONDS - (now - _free[0][0]) + 0.01)
+                _cond.wait(timeout=max(_keep_seconds() - (now - _free[0][0]), 0.0) + 0.01)
 
 
 def clear() -> None:
@@ -150,6 +155,8 @@ def _on_config_change() -> None:
     with _lock:
         while _held > limit:
             _held -= _free.pop(0)[1].nbytes
+        _expire(time.monotonic())
+        _cond.notify()  # the reaper re-reads output_cache_seconds
 
 
 config._listeners.append(_on_config_change)
