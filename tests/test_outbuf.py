@@ -142,3 +142,26 @@ def test_forked_child_starts_with_an_empty_cache():
         os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.parametrize("env,expect", [
+    ({"ZARRBOLT_OUTPUT_CACHE_SECONDS": "5.5", "ZARRBOLT_OUTPUT_CACHE_BYTES": "0"}, "5.5 0"),
+    ({"ZARRBOLT_OUTPUT_CACHE_SECONDS": "", "ZARRBOLT_NUM_THREADS": "3"}, "30.0"),
+    ({"ZARRBOLT_OUTPUT_CACHE_SECONDS": "-1"}, "MetadataError"),
+    ({"ZARRBOLT_OUTPUT_CACHE_SECONDS": "inf"}, "MetadataError"),
+    ({"ZARRBOLT_OUTPUT_CACHE_SECONDS": "soon"}, "MetadataError"),
+    ({"ZARRBOLT_OUTPUT_CACHE_BYTES": "-5"}, "MetadataError"),
+    ({"ZARRBOLT_NUM_THREADS": "0"}, "MetadataError"),
+])
+def test_environment_variables(env, expect):
+    import os
+    import subprocess
+    import sys
+
+    code = ("import zarrbolt; c = zarrbolt.config; "
+            "print(c.get('output_cache_seconds'), c.get('output_cache_bytes'), c.get('threads'))")
+    r = subprocess.run([sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True, text=True)
+    out = r.stdout + r.stderr
+    assert expect in out, out
+    if expect == "MetadataError":
+        assert r.returncode != 0

@@ -21,30 +21,27 @@ from typing import Any
 from .errors import MetadataError
 
 
-def _env_int(name: str, default: int, minimum: int = 1) -> int:
+def _env_number(name: str, default: Any, minimum: Any, parse: Any, what: str) -> Any:
+    """The environment variable ``name`` parsed by ``parse`` (``int`` or ``float``), at least
+    ``minimum`` and finite; ``default`` when unset or empty."""
     v = os.environ.get(name)
     if v is None or v.strip() == "":
         return default
     try:
-        n = int(v)
+        x = parse(v)
     except ValueError:
-        raise MetadataError(f"environment variable {name}={v!r} is not an integer") from None
-    if n < minimum:
-        raise MetadataError(f"environment variable {name}={v!r} must be >= {minimum}")
-    return n
-
-
-def _env_float(name: str, default: float, minimum: float = 0.0) -> float:
-    v = os.environ.get(name)
-    if v is None or v.strip() == "":
-        return default
-    try:
-        x = float(v)
-    except ValueError:
-        raise MetadataError(f"environment variable {name}={v!r} is not a number") from None
+        raise MetadataError(f"environment variable {name}={v!r} is not {what}") from None
     if not x >= minimum or x == float("inf"):
         raise MetadataError(f"environment variable {name}={v!r} must be a finite number >= {minimum}")
     return x
+
+
+def _env_int(name: str, default: int, minimum: int = 1) -> int:
+    return _env_number(name, default, minimum, int, "an integer")
+
+
+def _env_float(name: str, default: float, minimum: float = 0.0) -> float:
+    return _env_number(name, default, minimum, float, "a number")
 
 
 def _physical_memory() -> int | None:
