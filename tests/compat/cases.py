@@ -125,9 +125,22 @@ def make_cases() -> dict[str, dict]:
         {"name": "cast_value", "configuration": {"data_type": "int8", "out_of_range": "wrap"}}, {"name": "bytes"}], 0)}
     cases["numeric-so-int"] = {"meta": _meta((50,), "int16", (16,), [
         {"name": "scale_offset", "configuration": {"offset": 5, "scale": 3}}, BYTES_LE], 5)}
+    # chunks large enough (360 KiB) for partial decodes: planes and regions near a chunk's start
+    # stop gzip / zstd streams early and decode only part of an LZ4 blosc block
+    for pname, comp in (("gzip", {"name": "gzip", "configuration": {"level": 5}}),
+                        ("zstd", {"name": "zstd", "configuration": {"level": 0, "checksum": False}}),
+                        ("blosc-lz4", {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle",
+                                                                          "typesize": 2, "blocksize": 0}}),
+                        ("blosc-zstd", {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 5, "shuffle": "shuffle",
+                                                                           "typesize": 2, "blocksize": 0}})):
+        cases[f"partial-{pname}"] = {"meta": _meta((40, 96, 96), "uint16", (20, 96, 96), [BYTES_LE, comp], 0)}
     for c in cases.values():
         c.setdefault("missing", True)
     return cases
+
+
+# Regions read from the "partial-*" cases besides the whole array.
+PARTIAL_SELECTIONS = [20, 21, 27, 39, (slice(21, 24), slice(5, 50), slice(7, 90)), (slice(18, 23),), (25, slice(None), 3)]
 
 
 def case_data(name: str, meta: dict) -> np.ndarray:
