@@ -8,14 +8,7 @@
 #  else
 #    include <cpuid.h>
 #  endif
-#  if defined(_WIN32)
-#    ifndef WIN32_LEAN_AND_MEAN
-#      define WIN32_LEAN_AND_MEAN
-#    endif
-#    include <windows.h>
-#  else
-#    include <pthread.h>
-#  endif
+#  include "zarrbolt/thread.h"
 
 static unsigned g_features;
 
@@ -64,26 +57,11 @@ static void detect(void) {
   g_features = f;
 }
 
-#  if defined(_WIN32)
-static INIT_ONCE g_once = INIT_ONCE_STATIC_INIT;
-static BOOL CALLBACK detect_cb(PINIT_ONCE once, PVOID param, PVOID *ctx) {
-  (void)once;
-  (void)param;
-  (void)ctx;
-  detect();
-  return TRUE;
-}
+ZB_ONCE(detect_once, detect)
 unsigned zb_cpu_features(void) {
-  InitOnceExecuteOnce(&g_once, detect_cb, NULL, NULL);
+  detect_once();
   return g_features;
 }
-#  else
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-unsigned zb_cpu_features(void) {
-  pthread_once(&g_once, detect);
-  return g_features;
-}
-#  endif
 
 #else
 unsigned zb_cpu_features(void) { return 0; }

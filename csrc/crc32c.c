@@ -15,14 +15,7 @@
 
 #include <string.h>
 
-#if defined(_WIN32)
-#  ifndef WIN32_LEAN_AND_MEAN
-#    define WIN32_LEAN_AND_MEAN
-#  endif
-#  include <windows.h>
-#else
-#  include <pthread.h>
-#endif
+#include "zarrbolt/thread.h"
 
 #if defined(__x86_64__) || defined(_M_X64)
 #  define ZB_CRC_X86 1
@@ -413,20 +406,7 @@ static void zb_crc_init(void) {
   g_fn[ZB_CRC32C_AUTO] = g_fn[g_selected];
 }
 
-#if defined(_WIN32)
-static INIT_ONCE g_once = INIT_ONCE_STATIC_INIT;
-static BOOL CALLBACK zb_crc_init_cb(PINIT_ONCE once, PVOID param, PVOID *ctx) {
-  (void)once;
-  (void)param;
-  (void)ctx;
-  zb_crc_init();
-  return TRUE;
-}
-static void zb_crc_ensure_init(void) { InitOnceExecuteOnce(&g_once, zb_crc_init_cb, NULL, NULL); }
-#else
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static void zb_crc_ensure_init(void) { pthread_once(&g_once, zb_crc_init); }
-#endif
+ZB_ONCE(zb_crc_ensure_init, zb_crc_init)
 
 zb_status zb_crc32c_impl(int impl, uint32_t *crc_inout, const void *data, size_t n) {
   if (impl < 0 || impl >= ZB_CRC32C_NIMPL || crc_inout == NULL || (data == NULL && n != 0))

@@ -18,17 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <blosc2.h>
-#if defined(_WIN32)
-#  ifndef WIN32_LEAN_AND_MEAN
-#    define WIN32_LEAN_AND_MEAN
-#  endif
-#  include <windows.h>
-#else
-#  include <pthread.h>
-#endif
 
 #include "zarrbolt/bitshuffle.h"
 #include "zarrbolt/codecs.h"
+#include "zarrbolt/thread.h"
 #if defined(__SSE2__) || defined(_M_X64)
 #  include <emmintrin.h>
 #endif
@@ -103,36 +96,10 @@ static void state_free(tls_state *t) {
   free(t);
 }
 
-#if defined(_WIN32)
-static DWORD g_tls = FLS_OUT_OF_INDEXES;
-static INIT_ONCE g_tls_once = INIT_ONCE_STATIC_INIT;
-static VOID WINAPI state_release(PVOID p) { state_free((tls_state *)p); }
-static BOOL CALLBACK tls_init(PINIT_ONCE once, PVOID param, PVOID *c) {
-  (void)once;
-  (void)param;
-  (void)c;
-  g_tls = FlsAlloc(state_release);
-  return TRUE;
-}
-static tls_state *tls_get(void) {
-  InitOnceExecuteOnce(&g_tls_once, tls_init, NULL, NULL);
-  return g_tls == FLS_OUT_OF_INDEXES ? NULL : (tls_state *)FlsGetValue(g_tls);
-}
-static int tls_set(tls_state *c) {
-  return g_tls != FLS_OUT_OF_INDEXES && FlsSetValue(g_tls, c);
-}
-#else
-static pthread_key_t g_tls;
-static int g_tls_ok;
-static pthread_once_t g_tls_once = PTHREAD_ONCE_INIT;
 static void state_release(void *p) { state_free((tls_state *)p); }
-static void tls_init(void) { g_tls_ok = pthread_key_create(&g_tls, state_release) == 0; }
-static tls_state *tls_get(void) {
-  pthread_once(&g_tls_once, tls_init);
-  return g_tls_ok ? (tls_state *)pthread_getspecific(g_tls) : NULL;
-}
-static int tls_set(tls_state *c) { return g_tls_ok && pthread_setspecific(g_tls, c) == 0; }
-#endif
+ZB_TLS_SLOT(state_slot, state_release)
+static tls_state *tls_get(void) { return (tls_state *)state_slot_get(); }
+static int tls_set(tls_state *c) { return state_slot_set(c); }
 
 /* This thread's state with a context (created on first use), or NULL when out of memory. */
 static tls_state *acquire_state(void) {

@@ -7,6 +7,7 @@
 #include <zstd_errors.h>
 
 #include "zarrbolt/codecs.h"
+#include "zarrbolt/thread.h"
 
 /* ----------------------------------------------------------------------------------------
  * Per-thread context cache.  Creating a context per call costs about 25 us on a 64 KiB chunk
@@ -29,43 +30,20 @@ static void zstd_tls_free(void *p) {
   free(t);
 }
 
-#if defined(_WIN32)
-#include <windows.h>
-static DWORD g_fls = FLS_OUT_OF_INDEXES;
-static INIT_ONCE g_once = INIT_ONCE_STATIC_INIT;
-static void WINAPI zstd_tls_free_win(void *p) { zstd_tls_free(p); }
-static BOOL CALLBACK tls_init(PINIT_ONCE o, PVOID a, PVOID *c) {
-  (void)o; (void)a; (void)c;
-  g_fls = FlsAlloc(zstd_tls_free_win);
-  return TRUE;
-}
+ZB_TLS_SLOT(zstd_slot, zstd_tls_free)
+
+/* This thread's cache (made on first use), or NULL when none can be had. */
 static zstd_tls *tls_get(void) {
-  InitOnceExecuteOnce(&g_once, tls_init, NULL, NULL);
-  if (g_fls == FLS_OUT_OF_INDEXES) return NULL;
-  zstd_tls *t = (zstd_tls *)FlsGetValue(g_fls);
+  zstd_tls *t = (zstd_tls *)zstd_slot_get();
   if (t == NULL) {
     t = (zstd_tls *)calloc(1, sizeof *t);
-    if (t != NULL && !FlsSetValue(g_fls, t)) { free(t); t = NULL; }
+    if (t != NULL && !zstd_slot_set(t)) {
+      free(t);
+      t = NULL;
+    }
   }
   return t;
 }
-#else
-#include <pthread.h>
-static pthread_key_t g_key;
-static int g_key_ok = 0;
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static void tls_init(void) { g_key_ok = pthread_key_create(&g_key, zstd_tls_free) == 0; }
-static zstd_tls *tls_get(void) {
-  pthread_once(&g_once, tls_init);
-  if (!g_key_ok) return NULL;
-  zstd_tls *t = (zstd_tls *)pthread_getspecific(g_key);
-  if (t == NULL) {
-    t = (zstd_tls *)calloc(1, sizeof *t);
-    if (t != NULL && pthread_setspecific(g_key, t) != 0) { free(t); t = NULL; }
-  }
-  return t;
-}
-#endif
 
 /* Borrow this thread's context (or a fresh one); give it back with put_*. */
 static ZSTD_CCtx *get_cctx(void) {
