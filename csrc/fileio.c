@@ -1,6 +1,9 @@
 /* Whole-file reads for local chunk stores (see zarrbolt/fileio.h).  One open, one fstat and
  * reads until the file's size are all that a chunk costs; no Python objects, so a whole batch
  * runs without the GIL. */
+#if !defined(_WIN32) && !defined(_FILE_OFFSET_BITS)
+#  define _FILE_OFFSET_BITS 64 /* 64-bit offsets for pread on 32-bit systems */
+#endif
 #include "zarrbolt/fileio.h"
 
 #include <errno.h>
@@ -94,6 +97,21 @@ static int64_t read_some(zb_fd fd, uint8_t *dst, size_t n, int *err) {
 
 static void close_file(zb_fd fd) { CloseHandle(fd); }
 
+static int64_t pread_some(zb_fd fd, uint8_t *dst, size_t n, uint64_t offset, int *err) {
+  OVERLAPPED ov;
+  memset(&ov, 0, sizeof ov);
+  ov.Offset = (DWORD)(offset & 0xFFFFFFFFu);
+  ov.OffsetHigh = (DWORD)(offset >> 32);
+  DWORD r = 0;
+  if (!ReadFile(fd, dst, (DWORD)n, &r, &ov)) {
+    DWORD e = GetLastError();
+    if (e == ERROR_HANDLE_EOF) return 0;
+    *err = (int)e;
+    return -1;
+  }
+  return (int64_t)r;
+}
+
 #else
 typedef int zb_fd;
 
@@ -136,6 +154,18 @@ static int64_t read_some(zb_fd fd, uint8_t *dst, size_t n, int *err) {
 }
 
 static void close_file(zb_fd fd) { close(fd); }
+
+static int64_t pread_some(zb_fd fd, uint8_t *dst, size_t n, uint64_t offset, int *err) {
+  if (offset > (uint64_t)INT64_MAX) return 0;
+  for (;;) {
+    ssize_t r = pread(fd, dst, n, (off_t)offset);
+    if (r >= 0) return (int64_t)r;
+    if (errno != EINTR) {
+      *err = errno;
+      return -1;
+    }
+  }
+}
 #endif
 
 /* Bytes read (fewer than want only at end of file), or -1 (*err set). */
@@ -188,3 +218,25 @@ zb_status zb_read_files(zb_file_read *items, size_t n, uint8_t *buf, size_t cap,
   *done = n;
   return ZB_OK;
 }
+
+int zb_file_open(const char *path, zb_file *f, int64_t *size, int *os_error) {
+  if (path == NULL || f == NULL || size == NULL || os_error == NULL) return -1;
+  zb_fd fd;
+  int r = open_file(path, &fd, size, os_error);
+  if (r == 1) f->h = (intptr_t)fd;
+  return r;
+}
+
+int64_t zb_file_pread(zb_file f, uint8_t *dst, size_t n, uint64_t offset, int *os_error) {
+  size_t got = 0;
+  while (got < n) {
+    size_t step = n - got < ZB_READ_STEP ? n - got : ZB_READ_STEP;
+    int64_t r = pread_some((zb_fd)f.h, dst + got, step, offset + got, os_error);
+    if (r < 0) return -1;
+    if (r == 0) break;
+    got += (size_t)r;
+  }
+  return (int64_t)got;
+}
+
+void zb_file_close(zb_file f) { close_file((zb_fd)f.h); }

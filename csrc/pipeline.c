@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "zarrbolt/crc32c.h"
+#include "zarrbolt/shard_index.h"
 #include "zarrbolt/strided.h"
 
 static void byteswap_inplace(uint8_t *p, size_t nbytes, size_t itemsize) {
@@ -289,6 +290,134 @@ zb_status zb_plan_read_decode(const zb_plan *plan, zb_file_read *files, zb_decod
             skipped[i] = ZB_SKIPPED_TOO_LARGE;
             i++;
         }
+    }
+    return ZB_OK;
+}
+
+/* The tasks of one shard (see zb_plan_read_shards).  task_of: nentries int64, all -1 on entry
+ * and on return; w: 6 * sh->count int64. */
+static zb_status read_shard(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *sh,
+                            const int64_t *entries, zb_decode_task *tasks, uint8_t *arena, size_t arena_cap,
+                            uint64_t *pairs, int64_t *task_of, int64_t *w, uint8_t *out, const int64_t *out_strides,
+                            uint8_t *scratch_a, uint8_t *scratch_b, size_t scratch_cap, unsigned copy_flags,
+                            uint8_t *skipped, size_t *failed, int *os_error) {
+    const size_t first = sh->first, count = sh->count, n = spec->nentries;
+    for (size_t k = 0; k < count; k++) skipped[first + k] = ZB_SKIPPED_RETRY; /* until decoded */
+    if (count == 0) return ZB_OK;
+    zb_file f;
+    int64_t size = 0;
+    int r = zb_file_open(sh->path, &f, &size, os_error);
+    if (r < 0) {
+        *failed = first;
+        return ZB_EIO;
+    }
+    if (r == 0) {
+        for (size_t k = 0; k < count; k++) skipped[first + k] = ZB_SKIPPED_MISSING;
+        return ZB_OK;
+    }
+    zb_status st = ZB_OK;
+    size_t nmarked = 0; /* task_of entries set so far */
+    const uint64_t index_nbytes = 16 * (uint64_t)n + (spec->index_crc ? 4 : 0);
+    /* too small for its index, or an index larger than the arena: the caller's way reports or reads it */
+    if (size < 0 || (uint64_t)size < index_nbytes || index_nbytes > arena_cap) goto done;
+    {
+        const uint64_t total = (uint64_t)size;
+        int64_t got = zb_file_pread(f, arena, (size_t)index_nbytes, spec->index_at_end ? total - index_nbytes : 0,
+                                    os_error);
+        if (got < 0) {
+            *failed = first;
+            st = ZB_EIO;
+            goto done;
+        }
+        if ((uint64_t)got != index_nbytes) goto done; /* shrank while being read */
+        int64_t bad = -1;
+        st = zb_shard_index_parse_crc(arena, n, spec->index_crc, spec->index_at_end ? 0 : index_nbytes,
+                                      spec->index_at_end ? total - index_nbytes : total, pairs, &bad);
+        if (st == ZB_ECORRUPT || st == ZB_ECHECKSUM) { /* damaged index: reported by the caller's way */
+            st = ZB_OK;
+            goto done;
+        }
+        if (st != ZB_OK) {
+            *failed = first;
+            goto done;
+        }
+        int64_t *wanted = w, *order = w + count, *range_of = w + 2 * count, *cscratch = w + 3 * count;
+        uint64_t *rbegin = (uint64_t *)(w + 4 * count), *rend = (uint64_t *)(w + 5 * count);
+        for (size_t k = 0; k < count; k++) {
+            int64_t e = entries[first + k];
+            if (e < 0 || (uint64_t)e >= n || task_of[e] >= 0) {
+                *failed = first + k;
+                st = ZB_EINVAL;
+                goto done;
+            }
+            task_of[e] = (int64_t)(first + k);
+            nmarked = k + 1;
+            wanted[k] = e;
+            if (pairs[2 * e] == ZB_SHARD_EMPTY) skipped[first + k] = ZB_SKIPPED_MISSING;
+        }
+        size_t nchunks = 0, nranges = 0;
+        st = zb_shard_coalesce(pairs, n, wanted, count, spec->max_gap, arena_cap, order, range_of, rbegin, rend,
+                               &nchunks, &nranges, cscratch);
+        if (st != ZB_OK) {
+            *failed = first;
+            goto done;
+        }
+        size_t k = 0;
+        for (size_t rr = 0; rr < nranges; rr++) {
+            uint64_t b0 = rbegin[rr], len = rend[rr] - b0;
+            if (len > arena_cap) { /* one inner chunk larger than the arena */
+                for (; k < nchunks && (size_t)range_of[k] == rr; k++) skipped[task_of[order[k]]] = ZB_SKIPPED_TOO_LARGE;
+                continue;
+            }
+            got = zb_file_pread(f, arena, (size_t)len, b0, os_error);
+            if (got < 0) {
+                *failed = (size_t)task_of[order[k]];
+                st = ZB_EIO;
+                goto done;
+            }
+            if ((uint64_t)got != len) goto done; /* shrank: what is not decoded yet is retried */
+            for (; k < nchunks && (size_t)range_of[k] == rr; k++) {
+                int64_t e = order[k];
+                size_t t = (size_t)task_of[e];
+                tasks[t].src = arena + (pairs[2 * e] - b0);
+                tasks[t].n = (size_t)pairs[2 * e + 1];
+                size_t ignored = 0;
+                st = zb_plan_decode(plan, &tasks[t], 1, out, out_strides, scratch_a, scratch_b, scratch_cap, copy_flags,
+                                    &ignored);
+                if (st != ZB_OK) {
+                    *failed = t;
+                    goto done;
+                }
+                skipped[t] = 0;
+            }
+        }
+    }
+done:
+    for (size_t k = 0; k < nmarked; k++) task_of[entries[first + k]] = -1;
+    zb_file_close(f);
+    return st;
+}
+
+zb_status zb_plan_read_shards(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *shards,
+                              size_t nshards, const int64_t *entries, zb_decode_task *tasks, size_t ntasks,
+                              uint8_t *arena, size_t arena_cap, uint64_t *pairs, int64_t *work, uint8_t *out,
+                              const int64_t *out_strides, uint8_t *scratch_a, uint8_t *scratch_b, size_t scratch_cap,
+                              unsigned copy_flags, uint8_t *skipped, size_t *failed, int *os_error) {
+    if (!plan || !spec || (!shards && nshards) || !failed || !os_error || spec->nentries == 0 ||
+        spec->nentries > SIZE_MAX / 32 || (ntasks && (!entries || !tasks || !skipped || !arena || !pairs || !work)))
+        return ZB_EINVAL;
+    *failed = 0;
+    *os_error = 0;
+    for (size_t s = 0; s < nshards; s++)
+        if (shards[s].path == NULL || shards[s].first > ntasks || shards[s].count > ntasks - shards[s].first)
+            return ZB_EINVAL;
+    int64_t *task_of = work;
+    for (size_t e = 0; e < spec->nentries; e++) task_of[e] = -1;
+    for (size_t s = 0; s < nshards; s++) {
+        zb_status st = read_shard(plan, spec, &shards[s], entries, tasks, arena, arena_cap, pairs, task_of,
+                                  work + spec->nentries, out, out_strides, scratch_a, scratch_b, scratch_cap,
+                                  copy_flags, skipped, failed, os_error);
+        if (st != ZB_OK) return st;
     }
     return ZB_OK;
 }

@@ -234,6 +234,127 @@ def test_local_files_symlink_loop_and_fifo(tmp_path):
         b[...]
 
 
+# --------------------------------------------------------------------------- local shard files, read in C
+class PlanSpy:
+    """Wraps an array's plan and counts the calls of each of its methods."""
+
+    def __init__(self, plan):
+        self._plan = plan
+        self.calls: dict = {}
+
+    def __getattr__(self, name):
+        fn = getattr(self._plan, name)
+
+        def call(*args, **kw):
+            self.calls[name] = self.calls.get(name, 0) + 1
+            return fn(*args, **kw)
+
+        return call
+
+
+def _sharded_codecs(inner, index_location, crc):
+    index_codecs = [LE, {"name": "crc32c"}] if crc else [LE]
+    return [{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [4, 8, 11], "codecs": inner, "index_codecs": index_codecs, "index_location": index_location}}]
+
+
+@pytest.mark.parametrize("name", ["bytes", "blosc", "zstd-crc", "transpose"])
+@pytest.mark.parametrize("index_location,crc", [("end", True), ("start", True), ("end", False), ("start", False)])
+def test_local_shard_files_read_in_c_equal_general(tmp_path, name, index_location, crc, output_stores):
+    """Shards of a plain LocalStore are read in C (index, coalesced inner chunk reads, decode):
+    missing shards and empty inner chunks read as the fill value, and every selection equals the
+    general path and the numpy reference, with 1 and 3 threads."""
+    from zarrbolt.storage import LocalStore
+
+    data = (np.arange(20 * 35 * 22) * 1.25).astype("float32").reshape(20, 35, 22)
+    a = local_pair(tmp_path, "a", data, (8, 16, 22), _sharded_codecs(CHAINS[name], index_location, crc))
+    a[2:, :30] = data[2:, :30]  # shards (0, 2, 0) and (1, 2, 0) partly, (2, 2, 0) not at all
+    a[9:11, 3:9] = -1  # empty inner chunks (the fill value) inside written shards
+    expect = np.full(data.shape, -1, "float32")
+    expect[2:, :30] = data[2:, :30]
+    expect[9:11, 3:9] = -1
+    fused, slow = both(LocalStore(tmp_path / "a"), "")
+    spy = fused._plan = PlanSpy(fused._plan)
+    for sel in SELS:
+        for threads in (1, 3):
+            with zarr.config.set(threads=threads):
+                f, s = fused[sel], slow[sel]
+            assert f.tobytes() == s.tobytes() == expect[sel].tobytes(), sel
+    assert spy.calls.get("read_shards", 0) > 0 and "decode" not in spy.calls
+
+
+def test_local_shard_files_larger_than_the_arena(tmp_path):
+    """Inner chunks larger than the arena, and an index larger than it, go the Store way."""
+    import sys
+
+    from zarrbolt.storage import LocalStore
+
+    za = sys.modules["zarrbolt.array"]
+    data = np.arange(16 * 64, dtype=np.uint16).reshape(16, 64)
+    a = local_pair(tmp_path, "a", data, (16, 64), _sharded_codecs2((4, 16)), fill_value=7)
+    a[...] = data
+    b = zarr.open_array(LocalStore(tmp_path / "a"))
+    spy = b._plan = PlanSpy(b._plan)
+    old = getattr(za._arenas, "buf", None)
+    try:
+        # inner chunks are 128 bytes, the index 16 * 16 + 4 bytes
+        for size in (1 << 20, 300, 200, 100):
+            za._arenas.buf = memoryview(bytearray(size))
+            for threads in (1, 2):
+                with zarr.config.set(threads=threads):
+                    np.testing.assert_array_equal(b[...], data)
+                    np.testing.assert_array_equal(b[3:13, 5:60], data[3:13, 5:60])
+    finally:
+        za._arenas.buf = old
+    assert spy.calls["read_shards"] > 0 and spy.calls.get("decode", 0) > 0
+
+
+def _sharded_codecs2(chunk_shape, inner=(LE, {"name": "crc32c"})):
+    return [{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": list(chunk_shape), "codecs": list(inner),
+        "index_codecs": [LE, {"name": "crc32c"}], "index_location": "end"}}]
+
+
+def test_local_shard_files_damage(tmp_path):
+    """A damaged inner chunk is an error naming the shard and the inner chunk; a damaged or
+    truncated index is reported as the Store way reports it; an OS error is a StoreError naming
+    the shard."""
+    import os
+
+    from zarrbolt.errors import StoreError
+    from zarrbolt.storage import LocalStore
+
+    data = np.arange(16 * 64, dtype=np.uint16).reshape(16, 64)
+    a = local_pair(tmp_path, "a", data, (16, 64), _sharded_codecs2((4, 16)), fill_value=7)
+    a[...] = data
+    p = tmp_path / "a" / "c" / "0" / "0"
+    good = p.read_bytes()
+    b = zarr.open_array(LocalStore(tmp_path / "a"))
+    raw = bytearray(good)
+    raw[132 * 5 + 3] ^= 1  # inner chunk 5 (128 bytes + CRC each, stored in order)
+    p.write_bytes(bytes(raw))
+    with pytest.raises(ChecksumError, match=r"c/0/0\[5\]"):
+        b[...]
+    np.testing.assert_array_equal(b[:4], data[:4])  # inner chunks 0-3 are intact
+    raw = bytearray(good)
+    raw[-1] ^= 1  # the index's CRC
+    p.write_bytes(bytes(raw))
+    with pytest.raises(ChecksumError, match="c/0/0"):
+        b[...]
+    p.write_bytes(good[:100])
+    with pytest.raises(CorruptChunkError, match="smaller than"):
+        b[5:9, 20:40]
+    p.write_bytes(good[:-300] + good[-260:])  # the index intact, the data cut short
+    with pytest.raises(CorruptChunkError, match="c/0/0"):
+        b[...]
+    os.remove(p)
+    os.symlink(p, p)  # a link to itself: ELOOP
+    with pytest.raises(StoreError, match="c/0/0"):
+        b[...]
+    os.remove(p)
+    np.testing.assert_array_equal(b[...], np.full_like(data, 7))
+
+
 # --------------------------------------------------------------------------- scale_offset / cast_value in the plan
 def _so(offset, scale):
     return {"name": "scale_offset", "configuration": {"offset": offset, "scale": scale}}

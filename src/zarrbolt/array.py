@@ -641,7 +641,50 @@ class Array(_Node):
                         flush()
             flush()
 
-        run_batches(work, work_items, cost=inner_nbytes * n)
+        file_path = _native_file_path(store) if lay.fast_index_crc is not None else None
+        stream = full.nbytes >= STREAM_MIN_BYTES
+        index_at_end = self._sharding.index_location == "end"
+        entries_all = flat.astype(np.int64, copy=False)
+
+        def work_files(batch) -> None:
+            # Local shard files: index reads, inner chunk reads and decodes all in C with the GIL
+            # released once.  What C leaves (damaged indexes, shards that changed while read,
+            # inner chunks larger than the arena) goes the Store way, which reports the damage.
+            shard_of: list = []  # (shard coords, key, its tasks)
+            for sc, g, _whole in batch:
+                if shard_of and shard_of[-1][0] == sc:  # parts of one shard: one index read
+                    shard_of[-1] = (sc, shard_of[-1][1], np.concatenate((shard_of[-1][2], g)))
+                else:
+                    shard_of.append((sc, self._chunk_key(sc), g))
+            ii = np.concatenate([g for _, _, g in shard_of]) if len(shard_of) > 1 else shard_of[0][2]
+            counts = [len(g) for _, _, g in shard_of]
+            try:
+                missing, too_large, retry = plan.read_shards(
+                    [file_path(k) for _, k, _ in shard_of], counts, np.ascontiguousarray(entries_all[ii]),
+                    _thread_arena(), np.ascontiguousarray(starts[ii]), np.ascontiguousarray(shapes[ii]),
+                    np.ascontiguousarray(offs[ii]), full, lay.n, index_at_end, bool(lay.fast_index_crc),
+                    COALESCE_GAP, stream)
+            except (CodecError, StoreError) as e:
+                pos = e.args[1] if len(e.args) > 1 and isinstance(e.args[1], int) else None
+                msg = e.args[0] if e.args else str(e)
+                if pos is None:
+                    raise
+                s = int(np.searchsorted(np.cumsum(counts), pos, side="right"))
+                key = shard_of[s][1]
+                if isinstance(e, StoreError):
+                    raise StoreError(f"shard {key!r}: {msg}") from None
+                raise type(e)(f"chunk {key}[{int(entries_all[ii[pos]])}]: {msg}") from None
+            for j in missing:
+                fill_task(int(ii[j]))
+            if too_large or retry:
+                redo = sorted(too_large + retry)
+                s_of = np.searchsorted(np.cumsum(counts), redo, side="right")
+                items = []
+                for s in np.unique(s_of):
+                    items.append((shard_of[s][0], ii[np.asarray(redo)[s_of == s]], False))
+                work(items)
+
+        run_batches(work if file_path is None else work_files, work_items, cost=inner_nbytes * n)
         return out
 
     def _read_sharded(self, make_indexer: Any) -> np.ndarray:

@@ -1,4 +1,5 @@
-/* Whole-file reads into one caller buffer, many files per call (local chunk stores). */
+/* Whole-file reads into one caller buffer, many files per call (local chunk stores), and
+ * positioned reads of one open file (shards). */
 #ifndef ZARRBOLT_FILEIO_H
 #define ZARRBOLT_FILEIO_H
 
@@ -29,6 +30,21 @@ typedef struct {
  * Errors: ZB_EIO, *done the failing item and *os_error errno / GetLastError(), or
  * ZB_FILE_CHANGED when the file shrank while it was read (a concurrent writer). */
 zb_status zb_read_files(zb_file_read *items, size_t n, uint8_t *buf, size_t cap, size_t *done, int *os_error);
+
+/* An open file for positioned reads (the handle or descriptor, whatever the platform's is). */
+typedef struct {
+  intptr_t h;
+} zb_file;
+
+/* Open path for reading: 1 (opened, *size its size), 0 (no regular file there: missing, a
+ * directory, a FIFO...), or -1 (*os_error set). */
+int zb_file_open(const char *path, zb_file *f, int64_t *size, int *os_error);
+
+/* Read n bytes at offset into dst: the count read (fewer than n only at end of file), or -1
+ * (*os_error set).  Does not move a file position that other readers share. */
+int64_t zb_file_pread(zb_file f, uint8_t *dst, size_t n, uint64_t offset, int *os_error);
+
+void zb_file_close(zb_file f);
 
 #ifdef __cplusplus
 }

@@ -118,6 +118,37 @@ zb_status zb_plan_read_decode(const zb_plan *plan, zb_file_read *files, zb_decod
                               uint8_t *scratch_a, uint8_t *scratch_b, size_t scratch_cap, unsigned copy_flags,
                               uint8_t *skipped, size_t *failed, int *os_error);
 
+/* Sharded local stores: inner chunks read straight from shard files. */
+#define ZB_SKIPPED_RETRY 3 /* the shard's index is damaged, or the shard changed while it was read:
+                              the caller redoes its tasks its own way (and reports the error) */
+
+typedef struct {
+    size_t nentries;    /* inner chunks per shard (index entries) */
+    int index_at_end;   /* index_location "end" (else "start") */
+    int index_crc;      /* index codecs [bytes(little), crc32c] (else [bytes(little)]) */
+    uint64_t max_gap;   /* neighbouring inner chunks at most this many bytes apart are read together */
+} zb_shard_spec;
+
+typedef struct {
+    const char *path;   /* the shard file (see zb_file_read) */
+    size_t first;       /* its tasks: tasks[first, first + count), inner chunk entries[first, ...] */
+    size_t count;
+} zb_shard_read;
+
+/* For each shard: open it, read and validate its index, then read the inner chunks of its
+ * tasks (neighbours coalesced into one read of at most arena_cap bytes) into arena and decode
+ * each into out as zb_plan_decode does.  entries[i]: task i's inner chunk (0..nentries-1), each
+ * at most once per shard.  skipped[i]: 0 (decoded), ZB_SKIPPED_MISSING (no shard file, or an
+ * empty inner chunk: the caller fills the region), ZB_SKIPPED_TOO_LARGE (the inner chunk is
+ * larger than the arena) or ZB_SKIPPED_RETRY.  pairs: room for 2 * nentries uint64; work:
+ * room for nentries + 6 * (largest count) int64.  Errors: ZB_EIO (*os_error), a decode error, or
+ * ZB_EINVAL (bad arguments); *failed is the failing task. */
+zb_status zb_plan_read_shards(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *shards,
+                              size_t nshards, const int64_t *entries, zb_decode_task *tasks, size_t ntasks,
+                              uint8_t *arena, size_t arena_cap, uint64_t *pairs, int64_t *work, uint8_t *out,
+                              const int64_t *out_strides, uint8_t *scratch_a, uint8_t *scratch_b, size_t scratch_cap,
+                              unsigned copy_flags, uint8_t *skipped, size_t *failed, int *os_error);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,7 +8,7 @@ modules export as capsules."""
 
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE, PyBUF_WRITABLE, PyBUF_STRIDES
 from cpython.pycapsule cimport PyCapsule_GetPointer
-from libc.stdint cimport int64_t, uint8_t
+from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
 
@@ -80,6 +80,22 @@ cdef extern from "zarrbolt/pipeline.h" nogil:
     enum:
         ZB_SKIPPED_MISSING
         ZB_SKIPPED_TOO_LARGE
+        ZB_SKIPPED_RETRY
+    ctypedef struct zb_shard_spec:
+        size_t nentries
+        int index_at_end
+        int index_crc
+        uint64_t max_gap
+    ctypedef struct zb_shard_read:
+        const char *path
+        size_t first
+        size_t count
+    zb_status zb_plan_read_shards(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *shards,
+                                  size_t nshards, const int64_t *entries, zb_decode_task *tasks, size_t ntasks,
+                                  uint8_t *arena, size_t arena_cap, uint64_t *pairs, int64_t *work, uint8_t *out,
+                                  const int64_t *out_strides, uint8_t *scratch_a, uint8_t *scratch_b,
+                                  size_t scratch_cap, unsigned copy_flags, uint8_t *skipped, size_t *failed,
+                                  int *os_error)
     zb_status zb_plan_read_decode(const zb_plan *plan, zb_file_read *files, zb_decode_task *tasks, size_t ntasks,
                                   uint8_t *arena, size_t arena_cap, uint8_t *out, const int64_t *out_strides,
                                   uint8_t *scratch_a, uint8_t *scratch_b, size_t scratch_cap, unsigned copy_flags,
@@ -296,6 +312,92 @@ cdef class Plan:
             raise e
         _raise_task(st, failed)
         return missing, too_large
+
+    def read_shards(self, list paths, counts, int64_t[::1] entries, arena, int64_t[:, ::1] starts,
+                    int64_t[:, ::1] shapes, int64_t[::1] out_offsets, out, size_t nentries, bint index_at_end,
+                    bint index_crc, uint64_t max_gap, bint stream=False):
+        """Read inner chunks straight from local shard files and decode them into ``out`` like
+        :meth:`decode`, all with the GIL released once.  Shard ``paths[s]`` (bytes) holds the next
+        ``counts[s]`` tasks, task i being its inner chunk ``entries[i]`` (each at most once per
+        shard); its index (``nentries`` entries, at the end or the start, with or without a CRC-32C)
+        is read and validated first.  Returns ``(missing, too_large, retry)`` task indices: a
+        missing shard or an empty inner chunk (the caller fills them), inner chunks larger than
+        ``arena``, and the tasks of shards whose index is damaged or that changed while being read
+        (the caller redoes them its own way, which reports the damage).  Errors: StoreError (OS
+        error; the task index in ``args[1]``) or, like :meth:`decode`, CorruptChunkError /
+        ChecksumError."""
+        cdef Py_ssize_t ntasks = entries.shape[0]
+        cdef Py_ssize_t nshards = len(paths)
+        cdef int64_t out_strides[32]
+        cdef uint8_t *base = self._check_out(ntasks, starts, shapes, out_offsets, out, out_strides)
+        if len(counts) != nshards:
+            raise ValueError("one count per shard path")
+        if nentries == 0:
+            raise ValueError("a shard has at least one inner chunk")
+        cdef Py_ssize_t total = 0, most = 0, c
+        for p, c in zip(paths, counts):
+            if not isinstance(p, bytes) or b"\0" in p:
+                raise ValueError("paths must be bytes without NUL characters")
+            if c < 0:
+                raise ValueError("negative task count")
+            total += c
+            most = max(most, c)
+        if total != ntasks:
+            raise ValueError("the counts must add up to the number of tasks")
+        cdef zb_shard_spec spec
+        spec.nentries = nentries
+        spec.index_at_end = index_at_end
+        spec.index_crc = index_crc
+        spec.max_gap = max_gap
+        cdef Py_buffer av
+        PyObject_GetBuffer(arena, &av, PyBUF_SIMPLE | PyBUF_WRITABLE)
+        cdef zb_shard_read *shards = <zb_shard_read *>malloc(sizeof(zb_shard_read) * max(nshards, 1))
+        cdef zb_decode_task *tasks = <zb_decode_task *>malloc(sizeof(zb_decode_task) * max(ntasks, 1))
+        cdef uint8_t *skipped = <uint8_t *>malloc(max(ntasks, 1))
+        cdef uint64_t *pairs = <uint64_t *>malloc(sizeof(uint64_t) * 2 * nentries)
+        cdef int64_t *work = <int64_t *>malloc(sizeof(int64_t) * (nentries + 6 * max(most, 1)))
+        cdef uint8_t *scratch = <uint8_t *>malloc(2 * self.scratch_cap + 64)
+        cdef Py_ssize_t i, s
+        cdef size_t failed = 0, pos = 0
+        cdef int os_error = 0
+        cdef zb_status st = ZB_OK
+        try:
+            if (shards == NULL or tasks == NULL or skipped == NULL or pairs == NULL or work == NULL
+                    or scratch == NULL):
+                raise MemoryError()
+            for s in range(nshards):
+                shards[s].path = <const char *>(<bytes>paths[s])  # paths (a list) keeps them alive
+                shards[s].first = pos
+                shards[s].count = <size_t>counts[s]
+                pos += shards[s].count
+            for i in range(ntasks):
+                skipped[i] = 0
+                tasks[i].src = NULL
+                tasks[i].n = 0
+            self._fill_tasks(tasks, ntasks, starts, shapes, out_offsets)
+            with nogil:
+                st = zb_plan_read_shards(&self.plan, &spec, shards, <size_t>nshards,
+                                         &entries[0] if ntasks else NULL, tasks, <size_t>ntasks,
+                                         <uint8_t *>av.buf, <size_t>av.len, pairs, work, base, out_strides,
+                                         scratch, scratch + self.scratch_cap, self.scratch_cap,
+                                         ZB_COPY_STREAM if stream else 0, skipped, &failed, &os_error)
+            missing = [i for i in range(ntasks) if skipped[i] == ZB_SKIPPED_MISSING]
+            too_large = [i for i in range(ntasks) if skipped[i] == ZB_SKIPPED_TOO_LARGE]
+            retry = [i for i in range(ntasks) if skipped[i] == ZB_SKIPPED_RETRY]
+        finally:
+            PyBuffer_Release(&av)
+            free(shards)
+            free(tasks)
+            free(skipped)
+            free(pairs)
+            free(work)
+            free(scratch)
+        if st == ZB_EIO:
+            e = _zb_errors.StoreError(f"read failed: {_os_error_text(os_error)}")
+            e.args = (e.args[0], int(failed))
+            raise e
+        _raise_task(st, failed)
+        return missing, too_large, retry
 
     cdef uint8_t *_check_out(self, Py_ssize_t ntasks, int64_t[:, ::1] starts, int64_t[:, ::1] shapes,
                              int64_t[::1] out_offsets, out, int64_t *out_strides) except NULL:
