@@ -161,8 +161,9 @@ static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_
             return ZB_EINVAL;
         if (t->shape[d] == 0) return ZB_OK;
     }
-    if ((plan->getitem || plan->prefix) && plan->nsteps == 1 && !plan->transposed) {
-        /* The byte span [first, last) of the region inside the (C-order) chunk. */
+    if ((plan->getitem || plan->prefix) && plan->nsteps == 1) {
+        /* The byte span [first, last) of the region inside the stored (C-order, possibly
+         * transposed) chunk: all dec_strides are positive. */
         int64_t first = 0, last = 0;
         for (int d = 0; d < plan->ndim; d++) {
             first += t->chunk_start[d] * dec_strides[d];

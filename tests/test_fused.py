@@ -431,6 +431,11 @@ PREFIX_CHAINS = {
     "gzip": [LE, {"name": "gzip", "configuration": {"level": 1}}],
     "gzip-be": [BE, {"name": "gzip", "configuration": {"level": 5}}],
     "zstd": [LE, {"name": "zstd", "configuration": {"level": 3, "checksum": True}}],
+    # stored as (x, z, y) and (y, x, z): regions with few leading stored planes decode a prefix too
+    "zstd-transposed": [{"name": "transpose", "configuration": {"order": [2, 0, 1]}}, LE,
+                        {"name": "zstd", "configuration": {"level": 3, "checksum": True}}],
+    "gzip-be-transposed": [{"name": "transpose", "configuration": {"order": [1, 2, 0]}}, BE,
+                           {"name": "gzip", "configuration": {"level": 1}}],
 }
 
 
@@ -457,16 +462,19 @@ def test_prefix_decode_regions_equal_numpy(name, store, tmp_path, output_stores)
     a[...] = data
     fused, slow = both(st, "")
     sels = [0, 1, 47, 48, 60, 95, (slice(0, 3),), (slice(2, 9), slice(5, 40), slice(70, 90)),
-            (5, 7), (slice(40, 56),), (slice(None), 3, slice(None)), (...,), (30, slice(None), 100)]
+            (5, 7), (slice(40, 56),), (slice(None), 3, slice(None)), (...,), (30, slice(None), 100),
+            (..., slice(0, 7)), (slice(3, 30), slice(2, 50), slice(0, 20)), (slice(1, 40), slice(0, 9)),
+            (slice(None), slice(None), 85)]
     for sel in sels:
         f = fused[sel]
         assert f.tobytes() == data[sel].tobytes() == slow[sel].tobytes(), sel
 
 
-@pytest.mark.parametrize("name", ["gzip", "zstd"])
+@pytest.mark.parametrize("name", ["gzip", "zstd", "zstd-transposed"])
 def test_prefix_decode_leaves_the_tail_unread(name):
     """A plane at the start of a chunk decodes only a prefix: damage to the end of the stored chunk
-    (gzip's CRC-32, zstd's content checksum) goes unseen there, while whole reads report it."""
+    (gzip's CRC-32, zstd's content checksum) goes unseen there, while whole reads report it.  A
+    chunk stored transposed to (x, z, y) has its x planes first."""
     st = MemoryStore()
     data = _prefix_data((64, 64, 64))
     a = zarr.create_array(st, shape=data.shape, chunks=data.shape, dtype=data.dtype, codecs=PREFIX_CHAINS[name])
@@ -475,12 +483,15 @@ def test_prefix_decode_leaves_the_tail_unread(name):
     raw[-8 if name == "gzip" else -4] ^= 0xFF
     st.set("c/0/0/0", bytes(raw))
     fused, slow = both(st, "")
-    np.testing.assert_array_equal(fused[0], data[0])
-    np.testing.assert_array_equal(fused[2:5, 10:20], data[2:5, 10:20])
+    first = (slice(None), slice(None), 0) if name.endswith("transposed") else (0,)
+    near = (slice(10, 20), slice(0, 64), slice(2, 5)) if name.endswith("transposed") else (slice(2, 5), slice(10, 20))
+    last = (slice(None), slice(None), 60) if name.endswith("transposed") else (60,)
+    np.testing.assert_array_equal(fused[first], data[first])
+    np.testing.assert_array_equal(fused[near], data[near])
     with pytest.raises((CorruptChunkError, ChecksumError), match="c/0/0/0"):
         fused[...]
     with pytest.raises((CorruptChunkError, ChecksumError), match="c/0/0/0"):
-        fused[60]
+        fused[last]
     with pytest.raises((CorruptChunkError, ChecksumError)):
         slow[0]
 
@@ -488,9 +499,11 @@ def test_prefix_decode_leaves_the_tail_unread(name):
 @pytest.mark.parametrize("cname,shuffle", [("lz4", "shuffle"), ("lz4", "noshuffle"), ("lz4hc", "shuffle"),
                                            ("zstd", "shuffle"), ("blosclz", "noshuffle")])
 @pytest.mark.parametrize("fast_lz4", [True, False])
-def test_blosc_partial_regions_equal_numpy(cname, shuffle, fast_lz4):
-    """Planes, rows and blocks of blosc chunks whose blocks hold a few planes each: LZ4 chunks stop
-    inside blocks, the others decode whole blocks; every region equals numpy's."""
+@pytest.mark.parametrize("perm", [None, [2, 0, 1]])
+def test_blosc_partial_regions_equal_numpy(cname, shuffle, fast_lz4, perm):
+    """Planes, rows and blocks of blosc chunks whose blocks hold a few planes each (of the stored,
+    possibly transposed, chunk): LZ4 chunks stop inside blocks, the others decode whole blocks;
+    every region equals numpy's."""
     from zarrbolt._ext import _blosc2
 
     old = _blosc2._set_fast_lz4(fast_lz4)
@@ -498,12 +511,15 @@ def test_blosc_partial_regions_equal_numpy(cname, shuffle, fast_lz4):
         st = MemoryStore()
         codecs = [LE, {"name": "blosc", "configuration": {"cname": cname, "clevel": 5, "shuffle": shuffle,
                                                           "typesize": 2, "blocksize": 8192}}]
+        if perm is not None:
+            codecs = [{"name": "transpose", "configuration": {"order": perm}}, *codecs]
         data = (np.random.default_rng(2).integers(0, 500, (40, 48, 72)) + 300).astype("uint16")
         a = zarr.create_array(st, shape=data.shape, chunks=(20, 48, 64), dtype="uint16", codecs=codecs)
         a[...] = data
         fused, slow = both(st, "")
         sels = [0, 1, 5, 19, 20, 39, (slice(2, 4),), (7, slice(3, 40), slice(10, 70)), (slice(3, 17), slice(1, 47), 5),
-                (slice(0, 21), slice(0, 48), slice(0, 64)), (slice(9, 30), slice(20, 30), slice(60, 70)), (...,)]
+                (slice(0, 21), slice(0, 48), slice(0, 64)), (slice(9, 30), slice(20, 30), slice(60, 70)), (...,),
+                (..., 3), (slice(2, 30), slice(5, 40), slice(0, 9)), (slice(None), slice(None), slice(66, 72))]
         for sel in sels:
             assert fused[sel].tobytes() == data[sel].tobytes() == slow[sel].tobytes(), sel
     finally:

@@ -74,12 +74,14 @@ def compile_decode_plan(bound: Any) -> Any | None:
     if ab._swap(bound.ab_spec):
         swap = stored.itemsize // 2 if stored.kind == "complex" else stored.itemsize
     partial = None
-    if perm is None and len(chain.bb) == 1 and isinstance(chain.bb[0], BloscCodec):
+    # (a transposed chunk's region spans the stored bytes from its first to its last element in
+    # stored order: partial decodes apply to it as well)
+    if len(chain.bb) == 1 and isinstance(chain.bb[0], BloscCodec):
         # planes and small regions decode only the blosc blocks they need
         from .._ext import _blosc2
 
         partial = (_blosc2.GETITEM_FN, _blosc2.SIZES_FN)
-    elif perm is None and len(chain.bb) == 1 and isinstance(chain.bb[0], (GzipCodec, ZstdCodec)):
+    elif len(chain.bb) == 1 and isinstance(chain.bb[0], (GzipCodec, ZstdCodec)):
         # a region ending early in the chunk stops decoding soon after its last byte
         from .._ext import _codecs
 
