@@ -297,8 +297,7 @@ cdef class Plan:
                                          <size_t>av.len, base, out_strides, scratch, scratch + self.scratch_cap,
                                          self.scratch_cap, ZB_COPY_STREAM if stream else 0, skipped, &failed,
                                          &os_error)
-            missing = [i for i in range(ntasks) if skipped[i] == ZB_SKIPPED_MISSING]
-            too_large = [i for i in range(ntasks) if skipped[i] == ZB_SKIPPED_TOO_LARGE]
+            missing, too_large = _skipped_tasks(skipped, ntasks, (ZB_SKIPPED_MISSING, ZB_SKIPPED_TOO_LARGE))
         finally:
             PyBuffer_Release(&av)
             free(files)
@@ -381,9 +380,8 @@ cdef class Plan:
                                          <uint8_t *>av.buf, <size_t>av.len, pairs, work, base, out_strides,
                                          scratch, scratch + self.scratch_cap, self.scratch_cap,
                                          ZB_COPY_STREAM if stream else 0, skipped, &failed, &os_error)
-            missing = [i for i in range(ntasks) if skipped[i] == ZB_SKIPPED_MISSING]
-            too_large = [i for i in range(ntasks) if skipped[i] == ZB_SKIPPED_TOO_LARGE]
-            retry = [i for i in range(ntasks) if skipped[i] == ZB_SKIPPED_RETRY]
+            missing, too_large, retry = _skipped_tasks(
+                skipped, ntasks, (ZB_SKIPPED_MISSING, ZB_SKIPPED_TOO_LARGE, ZB_SKIPPED_RETRY))
         finally:
             PyBuffer_Release(&av)
             free(shards)
@@ -425,6 +423,18 @@ cdef class Plan:
             for d in range(self.plan.ndim):
                 tasks[i].chunk_start[d] = starts[i, d]
                 tasks[i].shape[d] = shapes[i, d]
+
+
+cdef tuple _skipped_tasks(const uint8_t *skipped, Py_ssize_t ntasks, tuple codes):
+    """The task indices with each of the ``ZB_SKIPPED_*`` ``codes``: one list per code."""
+    lists = tuple([] for _ in codes)
+    cdef Py_ssize_t i
+    for i in range(ntasks):
+        if skipped[i]:
+            for k, c in enumerate(codes):
+                if skipped[i] == c:
+                    lists[k].append(i)
+    return lists
 
 
 cdef int _raise_task(zb_status st, size_t failed) except -1:
