@@ -658,6 +658,7 @@ class Array(_Node):
                     shard_of.append((sc, self._chunk_key(sc), g))
             ii = np.concatenate([g for _, _, g in shard_of]) if len(shard_of) > 1 else shard_of[0][2]
             counts = [len(g) for _, _, g in shard_of]
+            ends = np.cumsum(counts)  # task position -> shard: searchsorted(ends, pos, "right")
             try:
                 missing, too_large, retry = plan.read_shards(
                     [file_path(k) for _, k, _ in shard_of], counts, np.ascontiguousarray(entries_all[ii]),
@@ -669,7 +670,7 @@ class Array(_Node):
                 msg = e.args[0] if e.args else str(e)
                 if pos is None:
                     raise
-                s = int(np.searchsorted(np.cumsum(counts), pos, side="right"))
+                s = int(np.searchsorted(ends, pos, side="right"))
                 key = shard_of[s][1]
                 if isinstance(e, StoreError):
                     raise StoreError(f"shard {key!r}: {msg}") from None
@@ -678,7 +679,7 @@ class Array(_Node):
                 fill_task(int(ii[j]))
             if too_large or retry:
                 redo = sorted(too_large + retry)
-                s_of = np.searchsorted(np.cumsum(counts), redo, side="right")
+                s_of = np.searchsorted(ends, redo, side="right")
                 items = []
                 for s in np.unique(s_of):
                     items.append((shard_of[s][0], ii[np.asarray(redo)[s_of == s]], False))
