@@ -165,3 +165,33 @@ def test_environment_variables(env, expect):
     assert expect in out, out
     if expect == "MetadataError":
         assert r.returncode != 0
+
+
+@pytest.mark.parametrize("how", ["kept until exit", "dropped at exit by an exception", "dropped, then exit"])
+def test_the_interpreter_exits_with_large_results_alive(tmp_path, how):
+    # A result dropped while the interpreter shuts down used to start the cache's reaper thread
+    # from __del__; such a thread never runs, and Thread.start() waited for it forever.
+    import os
+    import subprocess
+    import sys
+
+    code = f"""
+import sys
+import numpy as np
+import zarrbolt as zarr
+a = zarr.create_array({str(tmp_path / 'a')!r}, shape={SHAPE}, chunks=(8, 128, 256), dtype="uint16")
+a[...] = 5
+x = a[...]
+assert int(x[3, 4, 5]) == 5
+how = {how!r}
+if how.startswith("dropped at exit"):
+    raise SystemExit(x.base.missing_attribute)
+if how.startswith("dropped, then"):
+    del x
+"""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    if how.startswith("dropped at exit"):
+        assert r.returncode != 0 and "missing_attribute" in r.stderr
+    else:
+        assert r.returncode == 0, r.stderr

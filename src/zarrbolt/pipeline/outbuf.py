@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import threading
 import time
 from typing import Any
@@ -34,6 +35,7 @@ _cond = threading.Condition(_lock)
 _free: list[tuple[float, np.ndarray]] = []  # (time dropped, uint8 buffer), oldest first
 _held = 0
 _reaper: threading.Thread | None = None
+_reaper_lock = threading.Lock()  # serialises starting the reaper
 
 
 class _Owner:
@@ -63,6 +65,7 @@ def empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     buf = _take(nbytes)
     if buf is None:
         buf = np.empty(nbytes, np.uint8)
+    _start_reaper()  # here, never from __del__ (see _give_back)
     return np.asarray(_Owner(buf, tuple(int(s) for s in shape), dtype))
 
 
@@ -96,10 +99,12 @@ def _take(nbytes: int) -> np.ndarray | None:
 def _give_back(buf: np.ndarray) -> None:
     """Keep ``buf`` for reuse.  Runs from ``__del__``, which the garbage collector may call while
     this thread already holds the lock: then (or when another thread holds it) the buffer is
-    simply freed."""
+    simply freed.  It starts no thread (a thread started from ``__del__`` while the interpreter
+    shuts down never runs, and ``Thread.start`` would wait for it forever), and keeps nothing
+    once the interpreter is shutting down or when no reaper runs (after a fork)."""
     global _held
     limit = config.get("output_cache_bytes")
-    if buf.nbytes > limit or not _lock.acquire(blocking=False):
+    if buf.nbytes > limit or sys.is_finalizing() or _reaper is None or not _lock.acquire(blocking=False):
         return
     try:
         now = time.monotonic()
@@ -108,18 +113,22 @@ def _give_back(buf: np.ndarray) -> None:
         _held += buf.nbytes
         while _held > limit:
             _held -= _free.pop(0)[1].nbytes
-        _start_reaper()
         _cond.notify()
     finally:
         _lock.release()
 
 
 def _start_reaper() -> None:
-    """(Lock held.)  The thread that drops buffers kept longer than ``output_cache_seconds``."""
+    """The thread that drops buffers kept longer than ``output_cache_seconds``, started (once per
+    process) by the first large read."""
     global _reaper
-    if _reaper is None or not _reaper.is_alive():
-        _reaper = threading.Thread(target=_reap, name="zarrbolt-outbuf", daemon=True)
-        _reaper.start()
+    if _reaper is not None and _reaper.is_alive():
+        return
+    with _reaper_lock:
+        if (_reaper is None or not _reaper.is_alive()) and not sys.is_finalizing():
+            t = threading.Thread(target=_reap, name="zarrbolt-outbuf", daemon=True)
+            t.start()
+            _reaper = t
 
 
 def _reap() -> None:
@@ -165,8 +174,9 @@ config._listeners.append(_on_config_change)
 def _after_fork_in_child() -> None:
     """A forked child starts with an empty cache and a fresh lock (the parent's could have been
     held by a thread that does not exist in the child)."""
-    global _lock, _cond, _free, _held, _reaper
+    global _lock, _cond, _free, _held, _reaper, _reaper_lock
     _lock = threading.Lock()
+    _reaper_lock = threading.Lock()
     _cond = threading.Condition(_lock)
     _free = []
     _held = 0
