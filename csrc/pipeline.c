@@ -91,15 +91,131 @@ static zb_status elem_convert(const zb_elem *e, const uint8_t *src, uint8_t *dst
     }
 }
 
+/* Copies into out waiting to be written as one group (see zb_scratch): member i copies
+ * src0 + i * dsrc to dst0 + i * ddst, all with the same shape and strides. */
+typedef struct {
+    const zb_scratch *sc;
+    int n, slot0, ndim;
+    size_t itemsize;
+    unsigned flags;
+    uint8_t *dst0;
+    const uint8_t *src0;
+    ptrdiff_t ddst, dsrc;
+    int64_t shape[ZB_PLAN_MAXDIM], dst_strides[ZB_PLAN_MAXDIM], src_strides[ZB_PLAN_MAXDIM];
+} copy_group;
+
+static void group_init(copy_group *q, const zb_scratch *sc) {
+    memset(q, 0, sizeof *q);
+    q->sc = sc;
+}
+
+static uint8_t *slot_buffer(const zb_scratch *sc, int slot) { return sc->base + 2 * (size_t)slot * sc->cap; }
+
+static zb_status group_flush(copy_group *q) {
+    if (q->n == 0) return ZB_OK;
+    zb_status st;
+    if (q->n == 1) {
+        st = zb_strided_copy_ex(q->dst0, q->dst_strides, q->src0, q->src_strides, q->shape, q->ndim, q->itemsize,
+                                q->flags);
+    } else {
+        int64_t shape[ZB_PLAN_MAXDIM + 1], ds[ZB_PLAN_MAXDIM + 1], ss[ZB_PLAN_MAXDIM + 1];
+        shape[0] = q->n;
+        ds[0] = (int64_t)q->ddst;
+        ss[0] = (int64_t)q->dsrc;
+        for (int d = 0; d < q->ndim; d++) {
+            shape[d + 1] = q->shape[d];
+            ds[d + 1] = q->dst_strides[d];
+            ss[d + 1] = q->src_strides[d];
+        }
+        st = zb_strided_copy_ex(q->dst0, ds, q->src0, ss, shape, q->ndim + 1, q->itemsize, q->flags);
+    }
+    q->n = 0;
+    return st;
+}
+
+static int same_shape(const copy_group *q, int ndim, size_t itemsize, unsigned flags, const int64_t *shape,
+                      const int64_t *dst_strides) {
+    if (q->ndim != ndim || q->itemsize != itemsize || q->flags != flags) return 0;
+    for (int d = 0; d < ndim; d++)
+        if (q->shape[d] != shape[d] || q->dst_strides[d] != dst_strides[d]) return 0;
+    return 1;
+}
+
+/* Whether a copy to dst would continue the pending group (its source not yet known). */
+static int group_continues(const copy_group *q, const uint8_t *dst, int ndim, size_t itemsize, unsigned flags,
+                           const int64_t *shape, const int64_t *dst_strides) {
+    if (q->n == 0 || q->slot0 + q->n >= q->sc->nslots) return 0;
+    if (!same_shape(q, ndim, itemsize, flags, shape, dst_strides)) return 0;
+    if (q->n == 1) return dst != q->dst0;
+    return dst == q->dst0 + (ptrdiff_t)q->n * q->ddst;
+}
+
+/* The slot the next chunk decodes into (its copy to dst may join the group); flushes the
+ * group when it cannot. */
+static zb_status group_next_slot(copy_group *q, const uint8_t *dst, const zb_plan *plan, size_t out_itemsize,
+                                 unsigned flags, const int64_t *shape, const int64_t *out_strides, int *slot) {
+    if (q->sc->nslots > 1 && group_continues(q, dst, plan->ndim, out_itemsize, flags, shape, out_strides)) {
+        *slot = q->slot0 + q->n;
+        return ZB_OK;
+    }
+    *slot = 0;
+    return group_flush(q);
+}
+
+/* Copy src (in scratch slot `slot`, or elsewhere) to dst now or as part of the group. */
+static zb_status group_copy(copy_group *q, int slot, uint8_t *dst, const int64_t *dst_strides, const uint8_t *src,
+                            const int64_t *src_strides, const int64_t *shape, int ndim, size_t itemsize,
+                            unsigned flags) {
+    const zb_scratch *sc = q->sc;
+    const uint8_t *lo = slot_buffer(sc, slot), *hi = lo + 2 * sc->cap;
+    if (sc->nslots <= 1 || src < lo || src >= hi || ndim + 1 > ZB_STRIDED_MAXDIM) {
+        zb_status st = group_flush(q);
+        if (st != ZB_OK) return st;
+        return zb_strided_copy_ex(dst, dst_strides, src, src_strides, shape, ndim, itemsize, flags);
+    }
+    if (q->n > 0 && slot == q->slot0 + q->n && same_shape(q, ndim, itemsize, flags, shape, dst_strides)) {
+        int ok = 1;
+        for (int d = 0; d < ndim && ok; d++) ok = q->src_strides[d] == src_strides[d];
+        if (ok && q->n == 1) {
+            ok = dst != q->dst0 && src != q->src0;
+            if (ok) {
+                q->ddst = dst - q->dst0;
+                q->dsrc = src - q->src0;
+            }
+        } else if (ok) {
+            ok = dst == q->dst0 + (ptrdiff_t)q->n * q->ddst && src == q->src0 + (ptrdiff_t)q->n * q->dsrc;
+        }
+        if (ok) {
+            q->n++;
+            return ZB_OK;
+        }
+    }
+    zb_status st = group_flush(q);
+    if (st != ZB_OK) return st;
+    q->n = 1;
+    q->slot0 = slot;
+    q->ndim = ndim;
+    q->itemsize = itemsize;
+    q->flags = flags;
+    q->dst0 = dst;
+    q->src0 = src;
+    for (int d = 0; d < ndim; d++) {
+        q->shape[d] = shape[d];
+        q->dst_strides[d] = dst_strides[d];
+        q->src_strides[d] = src_strides[d];
+    }
+    return ZB_OK;
+}
+
 /* Copy the region of a decoded chunk (region: its first element, strides in stored-element
  * bytes) into out, through the elementwise steps when the plan has them: the span of stored
  * elements [region, region + span) is converted into conv first (conv_cap bytes), whose layout
  * is the chunk's with the array's item size. */
 static zb_status copy_region(const zb_plan *plan, uint8_t *out, const int64_t *out_strides, const uint8_t *region,
                              size_t span, const int64_t *dec_strides, const int64_t *shape, uint8_t *conv,
-                             size_t conv_cap, unsigned copy_flags) {
+                             size_t conv_cap, unsigned copy_flags, copy_group *q, int slot) {
     if (plan->elem.kind == ZB_ELEM_NONE)
-        return zb_strided_copy_ex(out, out_strides, region, dec_strides, shape, plan->ndim, plan->itemsize, copy_flags);
+        return group_copy(q, slot, out, out_strides, region, dec_strides, shape, plan->ndim, plan->itemsize, copy_flags);
     size_t si = plan->itemsize, di = plan->elem.dst_itemsize;
     size_t n = span / si;
     if (span % si != 0 || di == 0 || n > conv_cap / di) return ZB_EINVAL;
@@ -107,7 +223,7 @@ static zb_status copy_region(const zb_plan *plan, uint8_t *out, const int64_t *o
     if (st != ZB_OK) return st;
     int64_t conv_strides[ZB_PLAN_MAXDIM];
     for (int d = 0; d < plan->ndim; d++) conv_strides[d] = dec_strides[d] / (int64_t)si * (int64_t)di;
-    return zb_strided_copy_ex(out, out_strides, conv, conv_strides, shape, plan->ndim, di, copy_flags);
+    return group_copy(q, slot, out, out_strides, conv, conv_strides, shape, plan->ndim, di, copy_flags);
 }
 
 /* Least number of decoded bytes a prefix decode must leave out to be used. */
@@ -154,13 +270,19 @@ static zb_status decode_part(const zb_plan *plan, const zb_decode_task *t, size_
 }
 
 static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_t *out, const int64_t *out_strides,
-                            const int64_t *dec_strides, uint8_t *scratch_a, uint8_t *scratch_b, size_t scratch_cap,
-                            unsigned copy_flags) {
+                            const int64_t *dec_strides, copy_group *q, unsigned copy_flags) {
     for (int d = 0; d < plan->ndim; d++) {
         if (t->shape[d] < 0 || t->chunk_start[d] < 0 || t->chunk_start[d] + t->shape[d] > plan->chunk_shape[d])
             return ZB_EINVAL;
         if (t->shape[d] == 0) return ZB_OK;
     }
+    const size_t out_itemsize = plan->elem.kind == ZB_ELEM_NONE ? plan->itemsize : plan->elem.dst_itemsize;
+    int slot = 0;
+    zb_status st = group_next_slot(q, out + t->out_offset, plan, out_itemsize, copy_flags, t->shape, out_strides,
+                                   &slot);
+    if (st != ZB_OK) return st;
+    const size_t scratch_cap = q->sc->cap;
+    uint8_t *scratch_a = slot_buffer(q->sc, slot), *scratch_b = scratch_a + scratch_cap;
     if ((plan->getitem || plan->prefix) && plan->nsteps == 1) {
         /* The byte span [first, last) of the region inside the stored (C-order, possibly
          * transposed) chunk: all dec_strides are positive. */
@@ -171,12 +293,12 @@ static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_
         }
         last += (int64_t)plan->itemsize;
         const uint8_t *region = NULL;
-        zb_status st = decode_part(plan, t, (size_t)first, (size_t)last, scratch_a, scratch_cap, &region);
+        st = decode_part(plan, t, (size_t)first, (size_t)last, scratch_a, scratch_cap, &region);
         if (st != ZB_OK) return st;
         if (region != NULL) {
             if (plan->byteswap) byteswap_inplace((uint8_t *)region, (size_t)(last - first), (size_t)plan->byteswap);
             return copy_region(plan, out + t->out_offset, out_strides, region, (size_t)(last - first), dec_strides,
-                               t->shape, scratch_b, scratch_cap, copy_flags);
+                               t->shape, scratch_b, scratch_cap, copy_flags, q, slot);
         }
     }
     const uint8_t *data = t->src;
@@ -185,7 +307,6 @@ static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_
     int which = 0;
     int direct = direct_target(plan, t, out_strides);
     uint8_t *target = out + t->out_offset;
-    zb_status st;
     for (int s = plan->nsteps - 1; s >= 0; s--) {
         const zb_plan_step *step = &plan->steps[s];
         if (step->kind == ZB_STEP_CRC32C) {
@@ -225,48 +346,63 @@ static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_
     const uint8_t *src = data;
     for (int d = 0; d < plan->ndim; d++) src += t->chunk_start[d] * dec_strides[d];
     if (plan->elem.kind == ZB_ELEM_NONE)
-        return zb_strided_copy_ex(target, out_strides, src, dec_strides, t->shape, plan->ndim, plan->itemsize, copy_flags);
+        return group_copy(q, slot, target, out_strides, src, dec_strides, t->shape, plan->ndim, plan->itemsize,
+                          copy_flags);
     /* convert the stored elements from the region's first to its last (dec_strides are all
      * positive: the first element is the lowest address) */
     int64_t span = (int64_t)plan->itemsize;
     for (int d = 0; d < plan->ndim; d++) span += (t->shape[d] - 1) * dec_strides[d];
     uint8_t *conv = (data == scratch_a) ? scratch_b : scratch_a;
     return copy_region(plan, target, out_strides, src, (size_t)span, dec_strides, t->shape, conv, scratch_cap,
-                       copy_flags);
+                       copy_flags, q, slot);
+}
+
+static zb_status check_plan(const zb_plan *plan, const zb_scratch *scratch) {
+    if (!plan || plan->ndim < 0 || plan->ndim > ZB_PLAN_MAXDIM || plan->itemsize == 0 || plan->nsteps < 0 ||
+        plan->nsteps > ZB_PLAN_MAXSTEPS)
+        return ZB_EINVAL;
+    if (!scratch || !scratch->base || scratch->nslots < 1 || scratch->cap < plan->chunk_nbytes) return ZB_EINVAL;
+    return ZB_OK;
 }
 
 zb_status zb_plan_decode(const zb_plan *plan, const zb_decode_task *tasks, size_t ntasks, uint8_t *out,
-                         const int64_t *out_strides, uint8_t *scratch_a, uint8_t *scratch_b,
-                         size_t scratch_cap, unsigned copy_flags, size_t *failed) {
-    if (!plan || (!tasks && ntasks) || plan->ndim < 0 || plan->ndim > ZB_PLAN_MAXDIM || plan->itemsize == 0 ||
-        plan->nsteps < 0 || plan->nsteps > ZB_PLAN_MAXSTEPS)
-        return ZB_EINVAL;
-    if (scratch_cap < plan->chunk_nbytes) return ZB_EINVAL;
+                         const int64_t *out_strides, const zb_scratch *scratch, unsigned copy_flags, size_t *failed) {
+    zb_status st = check_plan(plan, scratch);
+    if (st != ZB_OK || (!tasks && ntasks)) return ZB_EINVAL;
     int64_t dec_strides[ZB_PLAN_MAXDIM];
     source_strides(plan, dec_strides);
+    copy_group q;
+    group_init(&q, scratch);
     for (size_t i = 0; i < ntasks; i++) {
-        zb_status st = decode_one(plan, &tasks[i], out, out_strides, dec_strides, scratch_a, scratch_b, scratch_cap,
-                                  copy_flags);
+        st = decode_one(plan, &tasks[i], out, out_strides, dec_strides, &q, copy_flags);
         if (st != ZB_OK) {
             if (failed) *failed = i;
             return st;
         }
     }
-    return ZB_OK;
+    st = group_flush(&q);
+    if (st != ZB_OK && failed) *failed = ntasks ? ntasks - 1 : 0;
+    return st;
 }
 
 zb_status zb_plan_read_decode(const zb_plan *plan, zb_file_read *files, zb_decode_task *tasks, size_t ntasks,
                               uint8_t *arena, size_t arena_cap, uint8_t *out, const int64_t *out_strides,
-                              uint8_t *scratch_a, uint8_t *scratch_b, size_t scratch_cap, unsigned copy_flags,
-                              uint8_t *skipped, size_t *failed, int *os_error) {
-    if (!plan || (!files && ntasks) || (!tasks && ntasks) || (!skipped && ntasks) || !failed || !os_error)
+                              const zb_scratch *scratch, unsigned copy_flags, uint8_t *skipped, size_t *failed,
+                              int *os_error) {
+    if (check_plan(plan, scratch) != ZB_OK || (!files && ntasks) || (!tasks && ntasks) || (!skipped && ntasks) ||
+        !failed || !os_error)
         return ZB_EINVAL;
     *failed = 0;
     *os_error = 0;
+    int64_t dec_strides[ZB_PLAN_MAXDIM];
+    source_strides(plan, dec_strides);
+    copy_group q; /* only ever holds copies out of the scratch slots, never out of the arena */
+    group_init(&q, scratch);
     size_t i = 0;
+    zb_status st = ZB_OK;
     while (i < ntasks) {
         size_t done = 0;
-        zb_status st = zb_read_files(files + i, ntasks - i, arena, arena_cap, &done, os_error);
+        st = zb_read_files(files + i, ntasks - i, arena, arena_cap, &done, os_error);
         if (st != ZB_OK) {
             *failed = i + done;
             return st;
@@ -279,8 +415,7 @@ zb_status zb_plan_read_decode(const zb_plan *plan, zb_file_read *files, zb_decod
             skipped[k] = 0;
             tasks[k].src = arena + files[k].offset;
             tasks[k].n = (size_t)files[k].size;
-            size_t f = 0;
-            st = zb_plan_decode(plan, &tasks[k], 1, out, out_strides, scratch_a, scratch_b, scratch_cap, copy_flags, &f);
+            st = decode_one(plan, &tasks[k], out, out_strides, dec_strides, &q, copy_flags);
             if (st != ZB_OK) {
                 *failed = k;
                 return st;
@@ -292,7 +427,9 @@ zb_status zb_plan_read_decode(const zb_plan *plan, zb_file_read *files, zb_decod
             i++;
         }
     }
-    return ZB_OK;
+    st = group_flush(&q);
+    if (st != ZB_OK) *failed = ntasks ? ntasks - 1 : 0;
+    return st;
 }
 
 /* The tasks of one shard (see zb_plan_read_shards).  task_of: nentries int64, all -1 on entry
@@ -300,8 +437,8 @@ zb_status zb_plan_read_decode(const zb_plan *plan, zb_file_read *files, zb_decod
 static zb_status read_shard(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *sh,
                             const int64_t *entries, zb_decode_task *tasks, uint8_t *arena, size_t arena_cap,
                             uint64_t *pairs, int64_t *task_of, int64_t *w, uint8_t *out, const int64_t *out_strides,
-                            uint8_t *scratch_a, uint8_t *scratch_b, size_t scratch_cap, unsigned copy_flags,
-                            uint8_t *skipped, size_t *failed, int *os_error) {
+                            const int64_t *dec_strides, copy_group *q, unsigned copy_flags, uint8_t *skipped,
+                            size_t *failed, int *os_error) {
     const size_t first = sh->first, count = sh->count, n = spec->nentries;
     for (size_t k = 0; k < count; k++) skipped[first + k] = ZB_SKIPPED_RETRY; /* until decoded */
     if (count == 0) return ZB_OK;
@@ -377,14 +514,22 @@ static zb_status read_shard(const zb_plan *plan, const zb_shard_spec *spec, cons
                 goto done;
             }
             if ((uint64_t)got != len) goto done; /* shrank: what is not decoded yet is retried */
+            /* decode the range's inner chunks in task order (the caller's C order of the
+             * output), not in their order in the file (often a Morton order): neighbours along a
+             * row of the output then come one after the other and their copies are grouped */
+            size_t nk = 0;
             for (; k < nchunks && (size_t)range_of[k] == rr; k++) {
-                int64_t e = order[k];
-                size_t t = (size_t)task_of[e];
+                int64_t t = task_of[order[k]];
+                size_t j = nk++;
+                for (; j > 0 && cscratch[j - 1] > t; j--) cscratch[j] = cscratch[j - 1];
+                cscratch[j] = t;
+            }
+            for (size_t j = 0; j < nk; j++) {
+                size_t t = (size_t)cscratch[j];
+                int64_t e = entries[t];
                 tasks[t].src = arena + (pairs[2 * e] - b0);
                 tasks[t].n = (size_t)pairs[2 * e + 1];
-                size_t ignored = 0;
-                st = zb_plan_decode(plan, &tasks[t], 1, out, out_strides, scratch_a, scratch_b, scratch_cap, copy_flags,
-                                    &ignored);
+                st = decode_one(plan, &tasks[t], out, out_strides, dec_strides, q, copy_flags);
                 if (st != ZB_OK) {
                     *failed = t;
                     goto done;
@@ -402,23 +547,30 @@ done:
 zb_status zb_plan_read_shards(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *shards,
                               size_t nshards, const int64_t *entries, zb_decode_task *tasks, size_t ntasks,
                               uint8_t *arena, size_t arena_cap, uint64_t *pairs, int64_t *work, uint8_t *out,
-                              const int64_t *out_strides, uint8_t *scratch_a, uint8_t *scratch_b, size_t scratch_cap,
-                              unsigned copy_flags, uint8_t *skipped, size_t *failed, int *os_error) {
-    if (!plan || !spec || (!shards && nshards) || !failed || !os_error || spec->nentries == 0 ||
-        spec->nentries > SIZE_MAX / 32 || (ntasks && (!entries || !tasks || !skipped || !arena || !pairs || !work)))
+                              const int64_t *out_strides, const zb_scratch *scratch, unsigned copy_flags,
+                              uint8_t *skipped, size_t *failed, int *os_error) {
+    if (check_plan(plan, scratch) != ZB_OK || !spec || (!shards && nshards) || !failed || !os_error ||
+        spec->nentries == 0 || spec->nentries > SIZE_MAX / 32 ||
+        (ntasks && (!entries || !tasks || !skipped || !arena || !pairs || !work)))
         return ZB_EINVAL;
     *failed = 0;
     *os_error = 0;
     for (size_t s = 0; s < nshards; s++)
         if (shards[s].path == NULL || shards[s].first > ntasks || shards[s].count > ntasks - shards[s].first)
             return ZB_EINVAL;
+    int64_t dec_strides[ZB_PLAN_MAXDIM];
+    source_strides(plan, dec_strides);
+    copy_group q; /* only ever holds copies out of the scratch slots, never out of the arena */
+    group_init(&q, scratch);
     int64_t *task_of = work;
     for (size_t e = 0; e < spec->nentries; e++) task_of[e] = -1;
     for (size_t s = 0; s < nshards; s++) {
         zb_status st = read_shard(plan, spec, &shards[s], entries, tasks, arena, arena_cap, pairs, task_of,
-                                  work + spec->nentries, out, out_strides, scratch_a, scratch_b, scratch_cap,
-                                  copy_flags, skipped, failed, os_error);
+                                  work + spec->nentries, out, out_strides, dec_strides, &q, copy_flags, skipped,
+                                  failed, os_error);
         if (st != ZB_OK) return st;
     }
-    return ZB_OK;
+    zb_status st = group_flush(&q);
+    if (st != ZB_OK) *failed = ntasks ? ntasks - 1 : 0;
+    return st;
 }

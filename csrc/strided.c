@@ -469,7 +469,11 @@ zb_status zb_strided_copy_ex(void *dst, const int64_t *dst_strides, const void *
   if (k.ds == (int64_t)itemsize && k.ss == (int64_t)itemsize) {
     in.kind = ZB_INNER_ROW;
 #if defined(ZB_STRIDED_SSE2)
-    if ((flags & ZB_COPY_STREAM) && k.n * (int64_t)itemsize >= 64) in.kind = ZB_INNER_ROW_STREAM;
+    if ((flags & ZB_COPY_STREAM) && k.n * (int64_t)itemsize >= 64) {
+      int64_t run = k.n * (int64_t)itemsize; /* bytes the destination is written in one go */
+      for (int i = nd - 2; i >= 0 && dims[i].ds == run && run < ZB_STREAM_MIN_RUN; i--) run *= dims[i].n;
+      if (run >= ZB_STREAM_MIN_RUN) in.kind = ZB_INNER_ROW_STREAM;
+    }
 #endif
     outer_loop(dims, nd - 1, d, s, &in);
 #if defined(ZB_STRIDED_SSE2)

@@ -36,13 +36,17 @@ def both(store, path):
     return fused, slow
 
 
-@pytest.fixture(params=["cached", "stream"])
+@pytest.fixture(params=["cached", "stream", "one-slot"])
 def output_stores(request, monkeypatch):
-    """Run with the fused decode writing outputs with ordinary and with non-temporal stores."""
+    """Run with the fused decode writing outputs with ordinary and with non-temporal stores
+    (where its runs are long enough), and copying every chunk on its own (one scratch slot)
+    instead of grouping the copies of a row of chunks."""
     import sys
 
     if request.param == "stream":
         monkeypatch.setattr(sys.modules["zarrbolt.array"], "STREAM_MIN_BYTES", 0)
+    if request.param == "one-slot":
+        monkeypatch.setattr(sys.modules["zarrbolt.array"], "GROUP_SCRATCH_BYTES", 0)
     return request.param
 
 
@@ -244,6 +248,8 @@ class PlanSpy:
 
     def __getattr__(self, name):
         fn = getattr(self._plan, name)
+        if not callable(fn):  # properties
+            return fn
 
         def call(*args, **kw):
             self.calls[name] = self.calls.get(name, 0) + 1
@@ -525,3 +531,82 @@ def test_blosc_partial_regions_equal_numpy(cname, shuffle, fast_lz4, perm):
             assert fused[sel].tobytes() == data[sel].tobytes() == slow[sel].tobytes(), sel
     finally:
         _blosc2._set_fast_lz4(old)
+
+
+WIDE_CHAINS = {
+    "blosc": ("uint16", [LE, {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle",
+                                                                 "typesize": 2, "blocksize": 0}}]),
+    "bytes-be": ("uint16", [BE]),
+    "transpose-zstd": ("uint16", [{"name": "transpose", "configuration": {"order": [2, 1, 0]}}, LE,
+                                  {"name": "zstd", "configuration": {"level": 1, "checksum": False}}]),
+    "so-cast-blosc": ("float32", [_so(100, 4), _cv("uint16"), LE, BLOSC_LZ4]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WIDE_CHAINS))
+def test_grouped_copies_equal_one_at_a_time(name):
+    """Plan.decode with scratch slots groups the copies of neighbouring chunks: in any task order
+    (C order, reversed, shuffled, rows of different region shapes), with and without non-temporal
+    stores, the output equals numpy's, and the caller's scratch buffer is checked for size."""
+    dtype, codecs = WIDE_CHAINS[name]
+    shape, chunks = (5, 9, 700), (2, 4, 100)  # rows of 7 chunks, 200-400 bytes each: grouped, streamable
+    data = ((np.arange(np.prod(shape)) % 3000) / 4 + 100).astype(dtype).reshape(shape)
+    st = MemoryStore()
+    a = zarr.create_array(st, name="a", shape=shape, chunks=chunks, dtype=dtype, codecs=codecs, fill_value=100)
+    a[...] = data
+    fused, _ = both(st, "a")
+    plan = fused._plan
+    rng = np.random.default_rng(1)
+    # tasks: every chunk, the region of the chunk inside the selection [1:5, 1:9, 30:690]
+    lo, hi = np.array([1, 1, 30]), np.array([5, 9, 690])
+    tasks = []
+    for c in np.ndindex(*(-(-s // k) for s, k in zip(shape, chunks))):
+        c0 = np.array(c) * chunks
+        r0, r1 = np.maximum(c0, lo), np.minimum(c0 + chunks, hi)
+        if np.any(r1 <= r0):
+            continue
+        tasks.append((st.get(fused._chunk_key(c)), r0 - c0, r1 - r0, r0 - lo))
+    expect = data[1:5, 1:9, 30:690]
+    for order in ("c", "reversed", "shuffled"):
+        idx = list(range(len(tasks)))
+        if order == "reversed":
+            idx.reverse()
+        elif order == "shuffled":
+            rng.shuffle(idx)
+        for nslots in (1, 2, 3, 8):
+            for stream in (False, True):
+                out = np.full(expect.shape, 7, dtype)
+                sc = bytearray(plan.scratch_bytes(nslots))
+                plan.decode([tasks[i][0] for i in idx], np.array([tasks[i][1] for i in idx], np.int64),
+                            np.array([tasks[i][2] for i in idx], np.int64),
+                            np.array([(tasks[i][3] * out.strides).sum() for i in idx], np.int64), out, stream,
+                            sc, nslots)
+                np.testing.assert_array_equal(out, expect, err_msg=f"{order} {nslots} {stream}")
+    with pytest.raises(ValueError, match="scratch"):
+        plan.decode([], np.zeros((0, 3), np.int64), np.zeros((0, 3), np.int64), np.zeros(0, np.int64),
+                    np.empty(expect.shape, dtype), False, bytearray(plan.scratch_bytes(4) - 1), 4)
+    with pytest.raises(ValueError, match="nslots"):
+        plan.scratch_bytes(0)
+
+
+@pytest.mark.parametrize("sharded", [False, True])
+def test_wide_reads_group_and_stream(tmp_path, sharded, monkeypatch):
+    """Reads whose chunk rows are short are copied a row of chunks at a time, with non-temporal
+    stores when the output is large: the result equals numpy's for local files (chunks, and
+    shards whose inner chunks are stored in Morton order) and for the Store API path."""
+    import sys
+
+    monkeypatch.setattr(sys.modules["zarrbolt.array"], "STREAM_MIN_BYTES", 0)
+    from zarrbolt.storage import LocalStore
+    shape = (6, 20, 1200)
+    data = (np.arange(np.prod(shape)) % 50000).astype("uint16").reshape(shape)
+    codecs = [LE, {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle",
+                                                      "typesize": 2, "blocksize": 0}}]
+    kw = {"shards": (6, 20, 600)} if sharded else {}
+    for store in (LocalStore(tmp_path / "a"), MemoryStore()):
+        a = zarr.create_array(store, shape=shape, chunks=(2, 5, 100), dtype="uint16", codecs=codecs, **kw)
+        a[...] = data
+        for sel in [(...,), (slice(1, 6), slice(3, 19), slice(50, 1150)), (2,), (slice(None), 4)]:
+            for threads in (1, 2):
+                with zarr.config.set(threads=threads):
+                    np.testing.assert_array_equal(a[sel], data[sel])

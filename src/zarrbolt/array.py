@@ -383,8 +383,10 @@ class Array(_Node):
             return
         ii = np.asarray(idx, dtype=np.intp)
         try:
+            nslots = _group_slots(plan, full)
             plan.decode(bufs, np.ascontiguousarray(starts[ii]), np.ascontiguousarray(shapes[ii]),
-                        np.ascontiguousarray(offs[ii]), full, full.nbytes >= STREAM_MIN_BYTES)
+                        np.ascontiguousarray(offs[ii]), full, full.nbytes >= STREAM_MIN_BYTES,
+                        _thread_scratch(plan.scratch_bytes(nslots)), nslots)
         except CodecError as e:
             where = names[e.args[1]] if len(e.args) > 1 and isinstance(e.args[1], int) else "?"
             msg = e.args[0] if e.args else str(e)
@@ -405,6 +407,8 @@ class Array(_Node):
         coord_list = coords.tolist()
         stream = full.nbytes >= STREAM_MIN_BYTES
         file_path = _native_file_path(store)
+        nslots = _group_slots(plan, full)
+        scratch_bytes = plan.scratch_bytes(nslots)
 
         def fill_region(i: int) -> None:
             full[tuple(slice(o, o + l) for o, l in zip(out_starts[i], shapes[i]))] = fill
@@ -416,7 +420,8 @@ class Array(_Node):
             try:
                 missing, too_large = plan.read_decode(
                     [file_path(k) for k in keys], _thread_arena(), np.ascontiguousarray(starts[ii]),
-                    np.ascontiguousarray(shapes[ii]), np.ascontiguousarray(offs[ii]), full, stream)
+                    np.ascontiguousarray(shapes[ii]), np.ascontiguousarray(offs[ii]), full, stream,
+                    _thread_scratch(scratch_bytes), nslots)
             except (CodecError, StoreError) as e:
                 where = keys[e.args[1]] if len(e.args) > 1 and isinstance(e.args[1], int) else "?"
                 msg = e.args[0] if e.args else str(e)
@@ -643,6 +648,8 @@ class Array(_Node):
 
         file_path = _native_file_path(store) if lay.fast_index_crc is not None else None
         stream = full.nbytes >= STREAM_MIN_BYTES
+        nslots = _group_slots(plan, full)
+        scratch_bytes = plan.scratch_bytes(nslots)
         index_at_end = self._sharding.index_location == "end"
         entries_all = flat.astype(np.int64, copy=False)
 
@@ -664,7 +671,7 @@ class Array(_Node):
                     [file_path(k) for _, k, _ in shard_of], counts, np.ascontiguousarray(entries_all[ii]),
                     _thread_arena(), np.ascontiguousarray(starts[ii]), np.ascontiguousarray(shapes[ii]),
                     np.ascontiguousarray(offs[ii]), full, lay.n, index_at_end, bool(lay.fast_index_crc),
-                    COALESCE_GAP, stream)
+                    COALESCE_GAP, stream, _thread_scratch(scratch_bytes), nslots)
             except (CodecError, StoreError) as e:
                 pos = e.args[1] if len(e.args) > 1 and isinstance(e.args[1], int) else None
                 msg = e.args[0] if e.args else str(e)
@@ -918,6 +925,39 @@ class Array(_Node):
 
 _ARENA_BYTES = 8 << 20
 _arenas = threading.local()
+
+
+_scratches = threading.local()
+# Scratch of the fused decode per thread, at most: enough slots to group the copies of a row of
+# chunks (see _group_slots).  Only the pages a read touches become resident.
+GROUP_SCRATCH_BYTES = 16 << 20
+# Chunk rows (the chunk's last dimension, in output bytes) at least this long are copied one
+# chunk at a time: grouping only pays for short rows.
+GROUP_MAX_ROW_BYTES = 4096
+
+
+def _thread_scratch(nbytes: int) -> memoryview:
+    """A per-thread decode scratch of at least ``nbytes``, reused across reads."""
+    a = getattr(_scratches, "buf", None)
+    if a is None or len(a) < nbytes:
+        a = memoryview(bytearray(nbytes))
+        _scratches.buf = a
+    return a
+
+
+def _group_slots(plan: Any, full: np.ndarray) -> int:
+    """How many scratch slots the fused decode of a read into ``full`` groups its copies over:
+    as many chunks as make up one row of ``full`` (within GROUP_SCRATCH_BYTES), when the chunks'
+    rows are short.  Writing whole rows of chunks at once instead of one chunk's short rows at a
+    time is what makes the copy fast where TLB misses are expensive (see zb_scratch)."""
+    chunk_shape = plan.chunk_shape
+    if full.ndim < 2 or not chunk_shape:
+        return 1
+    row = chunk_shape[-1] * full.itemsize
+    if row >= GROUP_MAX_ROW_BYTES or full.shape[-1] <= chunk_shape[-1]:
+        return 1
+    per_row = -(-full.shape[-1] // chunk_shape[-1]) + 1  # an unaligned row touches one more
+    return max(1, min(per_row, GROUP_SCRATCH_BYTES // plan.scratch_bytes(1)))
 
 
 def _thread_arena() -> memoryview:

@@ -97,14 +97,29 @@ typedef struct {
     int64_t shape[ZB_PLAN_MAXDIM];       /* region extent */
 } zb_decode_task;
 
+/* Per-thread scratch of a decode call: nslots slots of two buffers of cap bytes each (cap >=
+ * plan->chunk_nbytes and, with elementwise steps, >= the chunk's element count times
+ * elem.dst_itemsize); slot s is base[2*s*cap, 2*(s+1)*cap).
+ *
+ * With nslots > 1 the copies into out are grouped: a chunk decoded into slot s+1 whose region
+ * continues the region of the chunk in slot s by one fixed step in out (the next chunk along a
+ * row of chunks, in the usual C order of tasks) joins its copy, and the group is written as one
+ * strided copy with one more dimension.  The rows written are then a whole row of chunks long
+ * instead of one chunk's row, which on machines with expensive TLB misses (virtual machines
+ * backing guest memory with small host pages) makes the copy several times faster.  Results do
+ * not depend on nslots. */
+typedef struct {
+    uint8_t *base;
+    size_t cap;
+    int nslots;
+} zb_scratch;
+
 /* Decode ntasks chunks into out (strides out_strides, in bytes, ndim = plan->ndim).
- * scratch_a / scratch_b: two buffers of at least scratch_cap >= plan->chunk_nbytes bytes (and,
- * with elementwise steps, >= the chunk's element count times elem.dst_itemsize).
  * copy_flags: zb_strided_copy_ex flags for the copies into out (ZB_COPY_STREAM for outputs far
  * larger than the caches).  On error *failed is the index of the failing task. */
 zb_status zb_plan_decode(const zb_plan *plan, const zb_decode_task *tasks, size_t ntasks, uint8_t *out,
-                         const int64_t *out_strides, uint8_t *scratch_a, uint8_t *scratch_b,
-                         size_t scratch_cap, unsigned copy_flags, size_t *failed);
+                         const int64_t *out_strides, const zb_scratch *scratch, unsigned copy_flags,
+                         size_t *failed);
 
 #define ZB_SKIPPED_MISSING 1   /* no such file: the caller fills the region */
 #define ZB_SKIPPED_TOO_LARGE 2 /* larger than the arena: the caller reads and decodes it */
@@ -115,8 +130,8 @@ zb_status zb_plan_decode(const zb_plan *plan, const zb_decode_task *tasks, size_
  * of the failing task, and for ZB_EIO *os_error the operating system's error code. */
 zb_status zb_plan_read_decode(const zb_plan *plan, zb_file_read *files, zb_decode_task *tasks, size_t ntasks,
                               uint8_t *arena, size_t arena_cap, uint8_t *out, const int64_t *out_strides,
-                              uint8_t *scratch_a, uint8_t *scratch_b, size_t scratch_cap, unsigned copy_flags,
-                              uint8_t *skipped, size_t *failed, int *os_error);
+                              const zb_scratch *scratch, unsigned copy_flags, uint8_t *skipped, size_t *failed,
+                              int *os_error);
 
 /* Sharded local stores: inner chunks read straight from shard files. */
 #define ZB_SKIPPED_RETRY 3 /* the shard's index is damaged, or the shard changed while it was read:
@@ -146,8 +161,8 @@ typedef struct {
 zb_status zb_plan_read_shards(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *shards,
                               size_t nshards, const int64_t *entries, zb_decode_task *tasks, size_t ntasks,
                               uint8_t *arena, size_t arena_cap, uint64_t *pairs, int64_t *work, uint8_t *out,
-                              const int64_t *out_strides, uint8_t *scratch_a, uint8_t *scratch_b, size_t scratch_cap,
-                              unsigned copy_flags, uint8_t *skipped, size_t *failed, int *os_error);
+                              const int64_t *out_strides, const zb_scratch *scratch, unsigned copy_flags, uint8_t *skipped,
+                              size_t *failed, int *os_error);
 
 #ifdef __cplusplus
 }

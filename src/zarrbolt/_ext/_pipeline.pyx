@@ -70,9 +70,13 @@ cdef extern from "zarrbolt/pipeline.h" nogil:
         int64_t out_offset
         int64_t chunk_start[32]
         int64_t shape[32]
+    ctypedef struct zb_scratch:
+        uint8_t *base
+        size_t cap
+        int nslots
     zb_status zb_plan_decode(const zb_plan *plan, const zb_decode_task *tasks, size_t ntasks, uint8_t *out,
-                             const int64_t *out_strides, uint8_t *scratch_a, uint8_t *scratch_b,
-                             size_t scratch_cap, unsigned copy_flags, size_t *failed)
+                             const int64_t *out_strides, const zb_scratch *scratch, unsigned copy_flags,
+                             size_t *failed)
     ctypedef struct zb_file_read:
         const char *path
         int64_t size
@@ -93,13 +97,12 @@ cdef extern from "zarrbolt/pipeline.h" nogil:
     zb_status zb_plan_read_shards(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *shards,
                                   size_t nshards, const int64_t *entries, zb_decode_task *tasks, size_t ntasks,
                                   uint8_t *arena, size_t arena_cap, uint64_t *pairs, int64_t *work, uint8_t *out,
-                                  const int64_t *out_strides, uint8_t *scratch_a, uint8_t *scratch_b,
-                                  size_t scratch_cap, unsigned copy_flags, uint8_t *skipped, size_t *failed,
-                                  int *os_error)
+                                  const int64_t *out_strides, const zb_scratch *scratch, unsigned copy_flags,
+                                  uint8_t *skipped, size_t *failed, int *os_error)
     zb_status zb_plan_read_decode(const zb_plan *plan, zb_file_read *files, zb_decode_task *tasks, size_t ntasks,
                                   uint8_t *arena, size_t arena_cap, uint8_t *out, const int64_t *out_strides,
-                                  uint8_t *scratch_a, uint8_t *scratch_b, size_t scratch_cap, unsigned copy_flags,
-                                  uint8_t *skipped, size_t *failed, int *os_error)
+                                  const zb_scratch *scratch, unsigned copy_flags, uint8_t *skipped, size_t *failed,
+                                  int *os_error)
 
     enum:
         ZB_FILE_CHANGED
@@ -221,25 +224,31 @@ cdef class Plan:
         return (map_in, map_out)
 
     def decode(self, list buffers, int64_t[:, ::1] starts, int64_t[:, ::1] shapes, int64_t[::1] out_offsets, out,
-               bint stream=False):
+               bint stream=False, scratch=None, int nslots=1):
         """Decode ``buffers[i]`` into ``out`` at byte offset ``out_offsets[i]``, copying the region
         ``starts[i]`` / ``shapes[i]`` of the chunk.  ``stream``: write ``out`` with non-temporal
-        stores (for outputs far larger than the caches).  Returns None; raises
-        CorruptChunkError / ChecksumError with the failing task's index in ``exc.args[1]``."""
+        stores (for outputs far larger than the caches).  ``scratch``: an optional writable buffer
+        of at least ``scratch_bytes(nslots)`` bytes to decode in (else one is allocated);
+        ``nslots`` > 1 groups the copies of neighbouring chunks (see ``zb_scratch`` in
+        pipeline.h).  Returns None; raises CorruptChunkError / ChecksumError with the failing
+        task's index in ``exc.args[1]``."""
         cdef Py_ssize_t ntasks = len(buffers)
         cdef int64_t out_strides[32]
         cdef uint8_t *base = self._check_out(ntasks, starts, shapes, out_offsets, out, out_strides)
         cdef Py_buffer *views = <Py_buffer *>malloc(sizeof(Py_buffer) * max(ntasks, 1))
         cdef zb_decode_task *tasks = <zb_decode_task *>malloc(sizeof(zb_decode_task) * max(ntasks, 1))
-        cdef uint8_t *scratch = <uint8_t *>malloc(2 * self.scratch_cap + 64)
         cdef Py_ssize_t got = 0, i
-        cdef int d2
         cdef size_t failed = 0
         cdef zb_status st = ZB_OK
-        if views == NULL or tasks == NULL or scratch == NULL:
-            free(views); free(tasks); free(scratch)
+        cdef zb_scratch sc
+        cdef Py_buffer sv
+        cdef bint have_sv = False
+        sc.base = NULL
+        if views == NULL or tasks == NULL:
+            free(views); free(tasks)
             raise MemoryError()
         try:
+            have_sv = self._scratch(scratch, nslots, &sc, &sv)
             for i in range(ntasks):
                 PyObject_GetBuffer(buffers[i], &views[i], PyBUF_SIMPLE)
                 got += 1
@@ -247,25 +256,25 @@ cdef class Plan:
                 tasks[i].n = <size_t>views[i].len
             self._fill_tasks(tasks, ntasks, starts, shapes, out_offsets)
             with nogil:
-                st = zb_plan_decode(&self.plan, tasks, <size_t>ntasks, base, out_strides, scratch,
-                                    scratch + self.scratch_cap, self.scratch_cap,
+                st = zb_plan_decode(&self.plan, tasks, <size_t>ntasks, base, out_strides, &sc,
                                     ZB_COPY_STREAM if stream else 0, &failed)
         finally:
             for i in range(got):
                 PyBuffer_Release(&views[i])
             free(views)
             free(tasks)
-            free(scratch)
+            self._release_scratch(have_sv, &sc, &sv)
         _raise_task(st, failed)
 
     def read_decode(self, list paths, arena, int64_t[:, ::1] starts, int64_t[:, ::1] shapes,
-                    int64_t[::1] out_offsets, out, bint stream=False):
+                    int64_t[::1] out_offsets, out, bint stream=False, scratch=None, int nslots=1):
         """Read chunk file ``paths[i]`` (bytes; whole file) and decode it into ``out`` like
         :meth:`decode`, reading as many files per round into ``arena`` (a writable buffer) as fit,
         all with the GIL released once.  Returns ``(missing, too_large)``: the task indices whose
         file does not exist (the caller fills them) and those larger than the arena (the caller
-        reads and decodes them).  Errors: StoreError (with the OS error and the task index in
-        ``args[1]``) or, like :meth:`decode`, CorruptChunkError / ChecksumError."""
+        reads and decodes them).  ``scratch`` / ``nslots``: as for :meth:`decode`.  Errors:
+        StoreError (with the OS error and the task index in ``args[1]``) or, like :meth:`decode`,
+        CorruptChunkError / ChecksumError."""
         cdef Py_ssize_t ntasks = len(paths)
         cdef int64_t out_strides[32]
         cdef uint8_t *base = self._check_out(ntasks, starts, shapes, out_offsets, out, out_strides)
@@ -277,14 +286,17 @@ cdef class Plan:
         cdef zb_file_read *files = <zb_file_read *>malloc(sizeof(zb_file_read) * max(ntasks, 1))
         cdef zb_decode_task *tasks = <zb_decode_task *>malloc(sizeof(zb_decode_task) * max(ntasks, 1))
         cdef uint8_t *skipped = <uint8_t *>malloc(max(ntasks, 1))
-        cdef uint8_t *scratch = <uint8_t *>malloc(2 * self.scratch_cap + 64)
         cdef Py_ssize_t i
-        cdef int d2
         cdef size_t failed = 0
         cdef int os_error = 0
         cdef zb_status st = ZB_OK
+        cdef zb_scratch sc
+        cdef Py_buffer sv
+        cdef bint have_sv = False
+        sc.base = NULL
         try:
-            if files == NULL or tasks == NULL or skipped == NULL or scratch == NULL:
+            have_sv = self._scratch(scratch, nslots, &sc, &sv)
+            if files == NULL or tasks == NULL or skipped == NULL:
                 raise MemoryError()
             for i in range(ntasks):
                 files[i].path = <const char *>(<bytes>paths[i])  # paths (a list) keeps them alive
@@ -294,16 +306,15 @@ cdef class Plan:
             self._fill_tasks(tasks, ntasks, starts, shapes, out_offsets)
             with nogil:
                 st = zb_plan_read_decode(&self.plan, files, tasks, <size_t>ntasks, <uint8_t *>av.buf,
-                                         <size_t>av.len, base, out_strides, scratch, scratch + self.scratch_cap,
-                                         self.scratch_cap, ZB_COPY_STREAM if stream else 0, skipped, &failed,
-                                         &os_error)
+                                         <size_t>av.len, base, out_strides, &sc, ZB_COPY_STREAM if stream else 0,
+                                         skipped, &failed, &os_error)
             missing, too_large = _skipped_tasks(skipped, ntasks, (ZB_SKIPPED_MISSING, ZB_SKIPPED_TOO_LARGE))
         finally:
             PyBuffer_Release(&av)
             free(files)
             free(tasks)
             free(skipped)
-            free(scratch)
+            self._release_scratch(have_sv, &sc, &sv)
         if st == ZB_EIO:
             e = _zb_errors.StoreError(f"cannot read {paths[failed].decode(errors='replace')!r}: "
                                       f"{_os_error_text(os_error)}")
@@ -314,7 +325,7 @@ cdef class Plan:
 
     def read_shards(self, list paths, counts, int64_t[::1] entries, arena, int64_t[:, ::1] starts,
                     int64_t[:, ::1] shapes, int64_t[::1] out_offsets, out, size_t nentries, bint index_at_end,
-                    bint index_crc, uint64_t max_gap, bint stream=False):
+                    bint index_crc, uint64_t max_gap, bint stream=False, scratch=None, int nslots=1):
         """Read inner chunks straight from local shard files and decode them into ``out`` like
         :meth:`decode`, all with the GIL released once.  Shard ``paths[s]`` (bytes) holds the next
         ``counts[s]`` tasks, task i being its inner chunk ``entries[i]`` (each at most once per
@@ -322,9 +333,9 @@ cdef class Plan:
         is read and validated first.  Returns ``(missing, too_large, retry)`` task indices: a
         missing shard or an empty inner chunk (the caller fills them), inner chunks larger than
         ``arena``, and the tasks of shards whose index is damaged or that changed while being read
-        (the caller redoes them its own way, which reports the damage).  Errors: StoreError (OS
-        error; the task index in ``args[1]``) or, like :meth:`decode`, CorruptChunkError /
-        ChecksumError."""
+        (the caller redoes them its own way, which reports the damage).  ``scratch`` / ``nslots``:
+        as for :meth:`decode`.  Errors: StoreError (OS error; the task index in ``args[1]``) or,
+        like :meth:`decode`, CorruptChunkError / ChecksumError."""
         cdef Py_ssize_t ntasks = entries.shape[0]
         cdef Py_ssize_t nshards = len(paths)
         cdef int64_t out_strides[32]
@@ -355,14 +366,17 @@ cdef class Plan:
         cdef uint8_t *skipped = <uint8_t *>malloc(max(ntasks, 1))
         cdef uint64_t *pairs = <uint64_t *>malloc(sizeof(uint64_t) * 2 * nentries)
         cdef int64_t *work = <int64_t *>malloc(sizeof(int64_t) * (nentries + 6 * max(most, 1)))
-        cdef uint8_t *scratch = <uint8_t *>malloc(2 * self.scratch_cap + 64)
         cdef Py_ssize_t i, s
         cdef size_t failed = 0, pos = 0
         cdef int os_error = 0
         cdef zb_status st = ZB_OK
+        cdef zb_scratch sc
+        cdef Py_buffer sv
+        cdef bint have_sv = False
+        sc.base = NULL
         try:
-            if (shards == NULL or tasks == NULL or skipped == NULL or pairs == NULL or work == NULL
-                    or scratch == NULL):
+            have_sv = self._scratch(scratch, nslots, &sc, &sv)
+            if shards == NULL or tasks == NULL or skipped == NULL or pairs == NULL or work == NULL:
                 raise MemoryError()
             for s in range(nshards):
                 shards[s].path = <const char *>(<bytes>paths[s])  # paths (a list) keeps them alive
@@ -378,8 +392,7 @@ cdef class Plan:
                 st = zb_plan_read_shards(&self.plan, &spec, shards, <size_t>nshards,
                                          &entries[0] if ntasks else NULL, tasks, <size_t>ntasks,
                                          <uint8_t *>av.buf, <size_t>av.len, pairs, work, base, out_strides,
-                                         scratch, scratch + self.scratch_cap, self.scratch_cap,
-                                         ZB_COPY_STREAM if stream else 0, skipped, &failed, &os_error)
+                                         &sc, ZB_COPY_STREAM if stream else 0, skipped, &failed, &os_error)
             missing, too_large, retry = _skipped_tasks(
                 skipped, ntasks, (ZB_SKIPPED_MISSING, ZB_SKIPPED_TOO_LARGE, ZB_SKIPPED_RETRY))
         finally:
@@ -389,13 +402,50 @@ cdef class Plan:
             free(skipped)
             free(pairs)
             free(work)
-            free(scratch)
+            self._release_scratch(have_sv, &sc, &sv)
         if st == ZB_EIO:
             e = _zb_errors.StoreError(f"read failed: {_os_error_text(os_error)}")
             e.args = (e.args[0], int(failed))
             raise e
         _raise_task(st, failed)
         return missing, too_large, retry
+
+    @property
+    def chunk_shape(self):
+        """The decoded chunk's shape (array order)."""
+        return tuple(self.plan.chunk_shape[d] for d in range(self.plan.ndim))
+
+    def scratch_bytes(self, int nslots=1):
+        """Bytes of the ``scratch`` buffer that a call with ``nslots`` slots needs."""
+        if nslots < 1:
+            raise ValueError("nslots must be at least 1")
+        return 2 * <size_t>nslots * self.scratch_cap
+
+    cdef bint _scratch(self, scratch, int nslots, zb_scratch *sc, Py_buffer *sv) except -1:
+        """Fill ``sc`` from the caller's ``scratch`` buffer (True: ``sv`` holds it, release it) or
+        from a fresh allocation (False: free ``sc.base``)."""
+        sc.base = NULL
+        cdef size_t need = self.scratch_bytes(nslots)
+        sc.cap = self.scratch_cap
+        sc.nslots = nslots
+        if scratch is None:
+            sc.base = <uint8_t *>malloc(need)
+            if sc.base == NULL:
+                raise MemoryError()
+            return False
+        PyObject_GetBuffer(scratch, sv, PyBUF_SIMPLE | PyBUF_WRITABLE)
+        if <size_t>sv.len < need:
+            PyBuffer_Release(sv)
+            raise ValueError(f"scratch holds {sv.len} bytes; {need} needed")
+        sc.base = <uint8_t *>sv.buf
+        return True
+
+    cdef void _release_scratch(self, bint have_sv, zb_scratch *sc, Py_buffer *sv):
+        if have_sv:
+            PyBuffer_Release(sv)
+        else:
+            free(sc.base)
+        sc.base = NULL
 
     cdef uint8_t *_check_out(self, Py_ssize_t ntasks, int64_t[:, ::1] starts, int64_t[:, ::1] shapes,
                              int64_t[::1] out_offsets, out, int64_t *out_strides) except NULL:
