@@ -425,14 +425,17 @@ zb_status zb_strided_copy_ex(void *dst, const int64_t *dst_strides, const void *
     dims[nd++] = x;
   }
 
-  /* Order by destination stride, largest first (stable insertion sort; ties: source stride). */
+  /* Order by destination stride, largest first (stable insertion sort; ties: source stride);
+   * with ZB_COPY_SRC_ORDER by source stride (ties: destination stride). */
+  const int by_src = (flags & ZB_COPY_SRC_ORDER) != 0;
   for (int i = 1; i < nd; i++) {
     zb_dim x = dims[i];
     int j = i - 1;
-    while (j >= 0 && (dims[j].ds < x.ds ||
-                      (dims[j].ds == x.ds && zb_abs64(dims[j].ss) < zb_abs64(x.ss)))) {
+    for (; j >= 0; j--) {
+      int64_t a1 = by_src ? zb_abs64(dims[j].ss) : dims[j].ds, b1 = by_src ? zb_abs64(x.ss) : x.ds;
+      int64_t a2 = by_src ? dims[j].ds : zb_abs64(dims[j].ss), b2 = by_src ? x.ds : zb_abs64(x.ss);
+      if (!(a1 < b1 || (a1 == b1 && a2 < b2))) break;
       dims[j + 1] = dims[j];
-      j--;
     }
     dims[j + 1] = x;
   }

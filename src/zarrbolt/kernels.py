@@ -55,7 +55,7 @@ def crc32c_implementations() -> list[str]:
     return _kernels.crc32c_implementations()
 
 
-def strided_copy(dst: np.ndarray, src: np.ndarray, *, stream: bool = False) -> None:
+def strided_copy(dst: np.ndarray, src: np.ndarray, *, stream: bool = False, src_order: bool = False) -> None:
     """``dst[...] = src`` as a raw element copy, for any strides (negative included).
 
     ``dst`` and ``src`` must be numpy arrays of the same shape and the same itemsize (the
@@ -69,9 +69,11 @@ def strided_copy(dst: np.ndarray, src: np.ndarray, *, stream: bool = False) -> N
 
     ``stream=True`` writes contiguous destination rows of 64 bytes or more with non-temporal
     stores (x86): faster for destinations much larger than the CPU caches that are not read
-    again right away; the result is the same.
+    again right away; the result is the same.  ``src_order=True`` walks ``src`` in memory order
+    instead of ``dst``: faster for gathers out of a large strided source (say a row of chunks
+    out of a big array into one buffer per chunk); the result is the same.
     """
-    _kernels.strided_copy(dst, src, stream)
+    _kernels.strided_copy(dst, src, stream, src_order)
 
 
 def transpose(src: np.ndarray, order: Sequence[int], out: np.ndarray | None = None) -> np.ndarray:

@@ -46,6 +46,11 @@ zb_status zb_strided_copy(void *dst, const int64_t *dst_strides, const void *src
  * copies ignore it. */
 #define ZB_COPY_STREAM 1u
 #define ZB_STREAM_MIN_RUN 1024
+/* ZB_COPY_SRC_ORDER: walk the source in memory order (dimensions ordered by source stride)
+ * instead of the destination: for gathers out of a large strided source into smaller
+ * buffers, e.g. a row of chunks out of an array being written, where reading the source
+ * sequentially avoids a TLB miss per short row. */
+#define ZB_COPY_SRC_ORDER 2u
 
 zb_status zb_strided_copy_ex(void *dst, const int64_t *dst_strides, const void *src,
                              const int64_t *src_strides, const int64_t *shape, int ndim,

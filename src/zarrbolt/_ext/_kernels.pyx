@@ -13,7 +13,7 @@ import operator
 
 from kernels cimport (
     zb_crc32c_impl, zb_crc32c_available, zb_crc32c_selected, zb_crc32c_impl_name,
-    ZB_CRC32C_AUTO, ZB_CRC32C_NIMPL, zb_strided_copy, zb_strided_copy_ex, ZB_COPY_STREAM, ZB_STRIDED_MAXDIM,
+    ZB_CRC32C_AUTO, ZB_CRC32C_NIMPL, zb_strided_copy, zb_strided_copy_ex, ZB_COPY_STREAM, ZB_COPY_SRC_ORDER, ZB_STRIDED_MAXDIM,
     zb_strided_isa_available, zb_strided_set_isa_limit,
 )
 
@@ -147,7 +147,7 @@ cdef _check_dtype(cnp.ndarray a, str what):
                         f"supported")
 
 
-def strided_copy(dst, src, stream=False):
+def strided_copy(dst, src, stream=False, src_order=False):
     """dst[...] = src for arrays of equal shape and itemsize; see zarrbolt.kernels."""
     if not isinstance(dst, np.ndarray):
         raise TypeError(f"strided_copy: dst must be a numpy.ndarray, not {type(dst).__name__}")
@@ -164,7 +164,7 @@ def strided_copy(dst, src, stream=False):
     _check_dtype(s, "strided_copy")
     if not d.flags.writeable:
         raise ValueError("strided_copy: dst is read-only")
-    _checked_copy(d, s, ZB_COPY_STREAM if stream else 0)
+    _checked_copy(d, s, (ZB_COPY_STREAM if stream else 0) | (ZB_COPY_SRC_ORDER if src_order else 0))
 
 
 def transpose(src, order, out=None):

@@ -31,6 +31,7 @@ cdef extern from "zarrbolt/strided.h" nogil:
                         const int64_t *src_strides, const int64_t *shape, int ndim,
                         size_t itemsize)
     unsigned ZB_COPY_STREAM
+    unsigned ZB_COPY_SRC_ORDER
     int zb_strided_copy_ex(void *dst, const int64_t *dst_strides, const void *src,
                            const int64_t *src_strides, const int64_t *shape, int ndim,
                            size_t itemsize, unsigned flags)
