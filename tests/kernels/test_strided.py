@@ -78,16 +78,19 @@ def test_strided_copy_random_layouts(data, shape, dtype):
     src = data.draw(layouts(shape, dtype, rng), label="src")
     dst = data.draw(layouts(shape, dtype, rng), label="dst")
     expected = src.copy()
-    kernels.strided_copy(dst, src, stream=data.draw(st.booleans(), label="stream"))
+    kernels.strided_copy(dst, src, stream=data.draw(st.booleans(), label="stream"),
+                         src_order=data.draw(st.booleans(), label="src_order"))
     assert same(dst, expected)
 
 
 @pytest.mark.parametrize("itemsize", [1, 2, 4, 8])
-@pytest.mark.parametrize("row_bytes", [0, 8, 15, 16, 17, 48, 63, 64, 65, 100, 127, 128, 129, 200, 1000])
+@pytest.mark.parametrize("row_bytes", [0, 8, 15, 16, 17, 48, 63, 64, 65, 100, 127, 128, 129, 200, 1000,
+                                       1024, 1025, 1039, 1040, 1087, 1088, 1089, 1153])
 @pytest.mark.parametrize("misalign", [0, 1, 8, 15])
 def test_stream_copy_rows(itemsize, row_bytes, misalign):
-    """Non-temporal row copies: every row length and destination alignment around the 16-byte
-    stores and the 64-byte unroll, bytes outside the destination rows untouched."""
+    """Row copies with stream=True: every row length and destination alignment around the
+    16-byte stores and the 64-byte unroll (rows of ZB_STREAM_MIN_RUN = 1024 bytes or more are the
+    ones written with non-temporal stores), bytes outside the destination rows untouched."""
     n = row_bytes // itemsize
     rows, stride = 5, (n + 9) * itemsize
     base = np.zeros(misalign + rows * stride + 64, dtype=np.uint8)
