@@ -610,3 +610,26 @@ def test_wide_reads_group_and_stream(tmp_path, sharded, monkeypatch):
             for threads in (1, 2):
                 with zarr.config.set(threads=threads):
                     np.testing.assert_array_equal(a[sel], data[sel])
+
+
+def test_large_chunk_scratch_is_not_kept(monkeypatch):
+    """The per-thread decode scratch is kept across reads only up to GROUP_SCRATCH_BYTES; reads of
+    arrays with larger chunks decode in a scratch allocated (and freed) by the call."""
+    import sys
+    import threading
+
+    A = sys.modules["zarrbolt.array"]
+    monkeypatch.setattr(A, "_scratches", threading.local())
+    monkeypatch.setattr(A, "GROUP_SCRATCH_BYTES", 4096)
+    data = (np.arange(6 * 40 * 50) % 1000).astype("uint16").reshape(6, 40, 50)
+    a = zarr.create_array(MemoryStore(), shape=data.shape, chunks=(3, 20, 25), dtype="uint16",
+                          codecs=CHAINS["blosc"][:1] + [{"name": "zstd", "configuration": {"level": 1}}])
+    a[...] = data
+    with zarr.config.set(threads=1):
+        np.testing.assert_array_equal(a[...], data)
+        np.testing.assert_array_equal(a[1:5, 3:33, 7:48], data[1:5, 3:33, 7:48])
+    assert getattr(A._scratches, "buf", None) is None
+    monkeypatch.setattr(A, "GROUP_SCRATCH_BYTES", 16 << 20)
+    with zarr.config.set(threads=1):
+        np.testing.assert_array_equal(a[...], data)
+    assert len(A._scratches.buf) >= a._plan.scratch_bytes(1)

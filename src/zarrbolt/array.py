@@ -1018,8 +1018,12 @@ GROUP_SCRATCH_BYTES = 16 << 20
 GROUP_MAX_ROW_BYTES = 4096
 
 
-def _thread_scratch(nbytes: int) -> memoryview:
-    """A per-thread decode scratch of at least ``nbytes``, reused across reads."""
+def _thread_scratch(nbytes: int) -> memoryview | None:
+    """A per-thread decode scratch of at least ``nbytes``, reused across reads; None (the decode
+    allocates and frees its own) when that is more than GROUP_SCRATCH_BYTES, so that reads of
+    arrays with huge chunks do not leave that much memory behind in every thread."""
+    if nbytes > GROUP_SCRATCH_BYTES:
+        return None
     a = getattr(_scratches, "buf", None)
     if a is None or len(a) < nbytes:
         a = memoryview(bytearray(nbytes))
