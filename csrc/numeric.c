@@ -603,14 +603,32 @@ static int f16_round(float x, uint16_t *h) { /* x is an exact float result of on
     return 0;
 }
 
-#define SO_FLOAT(NAME, FT)                                                                              \
+/* Decoding divides by the scale.  When the scale is a power of two whose reciprocal is a float
+ * too (2^k, the common case), x / scale and x * (1 / scale) are the same real number rounded the
+ * same way, so the multiplication (several times faster than a division) gives identical bits;
+ * NaN, infinities and signed zeros come out alike as well.  No contraction into an FMA: the
+ * build passes -ffp-contract=off. */
+#define SO_FLOAT(NAME, FT, FREXP)                                                                       \
     static zb_status NAME(const FT *s, FT *d, size_t n, FT off, FT sc, int dec, size_t *ei) {         \
         int bad = 0;                                                                                   \
-        for (size_t i = 0; i < n; i++) {                                                               \
-            FT x = s[i];                                                                               \
-            FT y = dec ? x / sc + off : (x - off) * sc;                                                \
-            bad |= isinf(y) & !isinf(x);                                                               \
-            d[i] = y;                                                                                  \
+        int e2 = 0;                                                                                    \
+        FT r = (FT)1 / sc;                                                                             \
+        int pow2 = dec && isfinite(sc) && sc != 0 && FREXP(sc, &e2) == (sc < 0 ? (FT)-0.5 : (FT)0.5) && \
+                   isfinite(r) && r * sc == (FT)1;                                                     \
+        if (pow2) {                                                                                    \
+            for (size_t i = 0; i < n; i++) {                                                           \
+                FT x = s[i];                                                                           \
+                FT y = x * r + off;                                                                    \
+                bad |= isinf(y) & !isinf(x);                                                           \
+                d[i] = y;                                                                              \
+            }                                                                                          \
+        } else {                                                                                       \
+            for (size_t i = 0; i < n; i++) {                                                           \
+                FT x = s[i];                                                                           \
+                FT y = dec ? x / sc + off : (x - off) * sc;                                            \
+                bad |= isinf(y) & !isinf(x);                                                           \
+                d[i] = y;                                                                              \
+            }                                                                                          \
         }                                                                                              \
         if (bad) {                                                                                     \
             for (size_t i = 0; i < n; i++) {                                                           \
@@ -625,8 +643,8 @@ static int f16_round(float x, uint16_t *h) { /* x is an exact float result of on
         }                                                                                              \
         return ZB_OK;                                                                                  \
     }
-SO_FLOAT(so_f32, float)
-SO_FLOAT(so_f64, double)
+SO_FLOAT(so_f32, float, frexpf)
+SO_FLOAT(so_f64, double, frexp)
 
 /* Integer scale_offset: exact sign + magnitude arithmetic, every intermediate range-checked. */
 static zb_status so_int(const uint8_t *s, uint8_t *d, int t, size_t n, const void *offp, const void *scp, int dec,
@@ -763,11 +781,90 @@ zb_status zb_scale_offset_cast_encode(const void *src, int st, void *dst, int dt
     return ZB_OK;
 }
 
+/* cast_value (small integers -> float32, exact) followed by scale_offset decoding, in one pass:
+ * y = (float)x / scale + offset, each operation rounded to float32 as the two codecs in turn
+ * would (x is exact in float32; division by a power of two as multiplication by its exact
+ * reciprocal, see SO_FLOAT).  Only used where no result can overflow (cso_fast_ok), so the
+ * range checks of the two steps cannot fail. */
+#define CSO_LOOP(NAME, ST, ATTR)                                                                     \
+    ATTR static void NAME(const ST *s, float *d, size_t n, float k, float off, int mul) {           \
+        if (mul)                                                                                     \
+            for (size_t i = 0; i < n; i++) d[i] = (float)s[i] * k + off;                            \
+        else                                                                                         \
+            for (size_t i = 0; i < n; i++) d[i] = (float)s[i] / k + off;                            \
+    }
+CSO_LOOP(cso_u8, uint8_t, )
+CSO_LOOP(cso_i8, int8_t, )
+CSO_LOOP(cso_u16, uint16_t, )
+CSO_LOOP(cso_i16, int16_t, )
+#ifdef ZB_NUMERIC_AVX2
+CSO_LOOP(cso_u8_avx2, uint8_t, ZB_TARGET_AVX2)
+CSO_LOOP(cso_i8_avx2, int8_t, ZB_TARGET_AVX2)
+CSO_LOOP(cso_u16_avx2, uint16_t, ZB_TARGET_AVX2)
+CSO_LOOP(cso_i16_avx2, int16_t, ZB_TARGET_AVX2)
+#endif
+
+/* Whether the one-pass loop applies: a small integer source, float32 array, no scalar map,
+ * finite parameters and no possible overflow.  *k, *mul: the divisor, or the reciprocal to
+ * multiply by. */
+static int cso_fast_ok(int st, int dt, const void *offset, const void *scale, const zb_cast_opts *o, float *k,
+                       float *off, int *mul) {
+    if (dt != ZB_T_F32 || (o && o->nmap) || !offset || !scale) return 0;
+    if (o && (o->rounding < 0 || o->rounding > ZB_ROUND_NEAREST_AWAY || o->out_of_range < 0 ||
+              o->out_of_range >= ZB_OOR_WRAP))
+        return 0; /* invalid, or wrap (not for floats): the exact path reports it */
+    double maxabs;
+    switch (st) {
+    case ZB_T_U8: maxabs = 255; break;
+    case ZB_T_I8: maxabs = 128; break;
+    case ZB_T_U16: maxabs = 65535; break;
+    case ZB_T_I16: maxabs = 32768; break;
+    default: return 0;
+    }
+    float sc;
+    memcpy(&sc, scale, 4);
+    memcpy(off, offset, 4);
+    if (!isfinite(sc) || sc == 0 || !isfinite(*off)) return 0;
+    int e2 = 0;
+    float r = 1.0f / sc;
+    *mul = isfinite(r) && frexpf(sc, &e2) == (sc < 0 ? -0.5f : 0.5f) && r * sc == 1.0f;
+    *k = *mul ? r : sc;
+    /* |x / sc| <= maxabs / |sc| rounded up at most to the next float; far below FLT_MAX */
+    double q = maxabs / fabs((double)sc);
+    return q + fabs((double)*off) < 1e37;
+}
+
+static void cso_run(const void *src, int st, float *d, size_t n, float k, float off, int mul) {
+#ifdef ZB_NUMERIC_AVX2
+    int isa = g_numeric_isa_limit < zb_numeric_isa_available() ? g_numeric_isa_limit : zb_numeric_isa_available();
+    if (isa >= ZB_NUMERIC_ISA_AVX2) {
+        switch (st) {
+        case ZB_T_U8: cso_u8_avx2((const uint8_t *)src, d, n, k, off, mul); return;
+        case ZB_T_I8: cso_i8_avx2((const int8_t *)src, d, n, k, off, mul); return;
+        case ZB_T_U16: cso_u16_avx2((const uint16_t *)src, d, n, k, off, mul); return;
+        default: cso_i16_avx2((const int16_t *)src, d, n, k, off, mul); return;
+        }
+    }
+#endif
+    switch (st) {
+    case ZB_T_U8: cso_u8((const uint8_t *)src, d, n, k, off, mul); return;
+    case ZB_T_I8: cso_i8((const int8_t *)src, d, n, k, off, mul); return;
+    case ZB_T_U16: cso_u16((const uint16_t *)src, d, n, k, off, mul); return;
+    default: cso_i16((const int16_t *)src, d, n, k, off, mul); return;
+    }
+}
+
 zb_status zb_cast_scale_offset_decode(const void *src, int st, void *dst, int dt, size_t n, const void *offset,
                                       const void *scale, const zb_cast_opts *o, size_t *err_index) {
     /* src holds the stored (cast) type st; dst is the array type dt */
     size_t ss = zb_type_size(st), ds = zb_type_size(dt);
     if (!ss || !ds) return ZB_EINVAL;
+    float k = 0, off = 0;
+    int mul = 0;
+    if (n && src && dst && cso_fast_ok(st, dt, offset, scale, o, &k, &off, &mul)) {
+        cso_run(src, st, (float *)dst, n, k, off, mul);
+        return ZB_OK;
+    }
     uint8_t tmp[ZB_BLOCK * 8];
     for (size_t b = 0; b < n; b += ZB_BLOCK) {
         size_t m = n - b < ZB_BLOCK ? n - b : ZB_BLOCK;

@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zarrbolt import kernels
+from zarrbolt._ext import _numeric
 from zarrbolt.errors import CodecError
 
 INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
@@ -258,3 +259,65 @@ def test_fused_roundtrip_quantisation():
     dec = kernels.cast_scale_offset_decode(enc, "float64", -100.0, 10.0)
     assert np.max(np.abs(dec - x)) <= 0.05 + 1e-9
     assert math.isclose(float(dec[10]), float(x[10]), abs_tol=0.05)
+
+
+# The one-pass decode of small integers into float32 (cast exact, then x / scale + offset, the
+# division by a power of two done as a multiplication by its reciprocal): bit for bit what
+# numpy's float32 arithmetic gives, on every instruction set, for scales that are powers of two
+# (both signs, tiny and huge) and scales that are not, and offsets up to where the exact path
+# (with its overflow check) takes over.
+ONE_PASS_SCALES = [4.0, 0.25, -2.0, 2.0 ** -126, 2.0 ** -149, 2.0 ** 100, 2.0 ** 127, 1.0, 3.0, -7.5, 100.0, 1e-30]
+ONE_PASS_OFFSETS = [0.0, 100.0, -0.0, -1234.5, 3.0e38, float("inf"), float("nan")]
+
+
+@pytest.mark.parametrize("src", ["uint8", "int8", "uint16", "int16"])
+@pytest.mark.parametrize("isa", _numeric._numeric_isas())
+def test_one_pass_small_int_to_float32_decode(src, isa):
+    info = np.iinfo(src)
+    x = np.arange(info.min, info.max + 1, dtype=np.int64).astype(src)
+    xf = x.astype(np.float32)  # exact
+    old = _numeric._numeric_set_isa(isa)
+    try:
+        for sc in ONE_PASS_SCALES:
+            for off in ONE_PASS_OFFSETS:
+                with np.errstate(all="ignore"):
+                    q = xf / np.float32(sc)
+                    want = q + np.float32(off)
+                overflow = bool((np.isinf(q) | np.isinf(want)).any()) and np.isfinite(off)
+                overflow |= bool(np.isinf(off))  # an infinite offset makes every result infinite
+                got, err = _both(lambda: kernels.cast_scale_offset_decode(x, "float32", off, sc))
+                if overflow:
+                    assert err is not None, (sc, off)
+                    continue
+                assert err is None, (sc, off, err)
+                assert got.dtype == np.float32
+                if np.isnan(off):
+                    assert np.isnan(got).all()
+                else:
+                    assert got.tobytes() == want.tobytes(), (sc, off)
+                    comp = kernels.scale_offset_decode(kernels.cast_value(x, "float32"), off, sc)
+                    assert comp.tobytes() == got.tobytes()
+    finally:
+        _numeric._numeric_set_isa(old)
+
+
+def test_power_of_two_scale_decode_equals_division():
+    """float scale_offset decode by a power-of-two scale (a multiplication inside) is bit for bit
+    x / scale + offset, for subnormal, huge, negative, zero, infinite and NaN inputs."""
+    rng = np.random.default_rng(3)
+    for dt in (np.float32, np.float64):
+        bits = rng.integers(0, 2 ** (8 * np.dtype(dt).itemsize), 20000, dtype=np.uint64)
+        x = bits.astype(np.uint32 if dt is np.float32 else np.uint64).view(dt)
+        x = np.concatenate([x, np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45], dt)])
+        x = x[np.isfinite(x) | np.isnan(x)]  # inf inputs stay inf; huge finite ones may overflow
+        for sc in (2.0, 0.5, -8.0, 2.0 ** -20, 2.0 ** 60):
+            with np.errstate(all="ignore"):
+                want = x / dt(sc) + dt(1.5)
+            if np.isinf(want[np.isfinite(x)]).any():
+                x = x[~(np.isfinite(x) & np.isinf(want))]
+                with np.errstate(all="ignore"):
+                    want = x / dt(sc) + dt(1.5)
+            got = kernels.scale_offset_decode(x, 1.5, sc)
+            assert np.array_equal(np.isnan(got), np.isnan(want))
+            m = ~np.isnan(want)
+            assert got[m].tobytes() == want[m].tobytes(), (dt, sc)
