@@ -218,6 +218,10 @@ static zb_status getitem_bitshuffled(tls_state *t, const void *src, const hdr_t 
   return ZB_OK;
 }
 
+static int fast_lz4_ok(const hdr_t *h, const unsigned char *p);
+static zb_status getitem_lz4(const unsigned char *src, const hdr_t *h, size_t first, size_t end, uint8_t *dst,
+                             uint8_t *tmp);
+
 zb_status zb_blosc2_decompress(const void *src, size_t n, void *dst, size_t cap, size_t *out_n) {
   if (out_n == NULL || (dst == NULL && cap)) return ZB_EINVAL;
   *out_n = 0;
@@ -233,6 +237,16 @@ zb_status zb_blosc2_decompress(const void *src, size_t n, void *dst, size_t cap,
   if (fast_bitshuffle_ok(&h)) {
     st = decompress_bitshuffled(t, src, &h, dst);
     release_state(t, st != ZB_OK);
+    if (st != ZB_OK) return st;
+    *out_n = (size_t)h.nbytes;
+    return ZB_OK;
+  }
+  if (fast_lz4_ok(&h, (const unsigned char *)src)) {
+    /* LZ4 streams decoded here and unshuffled straight from raw (incompressible) streams,
+     * where c-blosc2 copies those first */
+    uint8_t *tmp = state_buffer(t, h.blocksize < h.nbytes ? (size_t)h.blocksize : (size_t)h.nbytes);
+    st = tmp == NULL ? ZB_ENOMEM : getitem_lz4((const unsigned char *)src, &h, 0, (size_t)h.nbytes, (uint8_t *)dst, tmp);
+    release_state(t, 0);
     if (st != ZB_OK) return st;
     *out_n = (size_t)h.nbytes;
     return ZB_OK;
@@ -296,19 +310,27 @@ static int fast_lz4_ok(const hdr_t *h, const unsigned char *p) {
   return 1;
 }
 
-/* Elements [e0, e1) of ts byte planes of nelem bytes each, interleaved into dst. */
-static void unshuffle_range(const uint8_t *planes, size_t nelem, size_t ts, size_t e0, size_t e1, uint8_t *dst) {
+/* Elements [e0, e1) of ts byte planes (pl[k]: byte k of every element), interleaved into dst. */
+static void unshuffle_planes(const uint8_t *const *pl, size_t ts, size_t e0, size_t e1, uint8_t *dst) {
   size_t i = e0;
 #if defined(__SSE2__) || defined(_M_X64)
   if (ts == 2) {
-    const uint8_t *a = planes, *b = planes + nelem;
+    const uint8_t *a = pl[0], *b = pl[1];
+    for (; i + 32 <= e1; i += 32, dst += 64) {
+      __m128i x0 = _mm_loadu_si128((const __m128i *)(a + i)), y0 = _mm_loadu_si128((const __m128i *)(b + i));
+      __m128i x1 = _mm_loadu_si128((const __m128i *)(a + i + 16)), y1 = _mm_loadu_si128((const __m128i *)(b + i + 16));
+      _mm_storeu_si128((__m128i *)dst, _mm_unpacklo_epi8(x0, y0));
+      _mm_storeu_si128((__m128i *)(dst + 16), _mm_unpackhi_epi8(x0, y0));
+      _mm_storeu_si128((__m128i *)(dst + 32), _mm_unpacklo_epi8(x1, y1));
+      _mm_storeu_si128((__m128i *)(dst + 48), _mm_unpackhi_epi8(x1, y1));
+    }
     for (; i + 16 <= e1; i += 16, dst += 32) {
       __m128i x = _mm_loadu_si128((const __m128i *)(a + i)), y = _mm_loadu_si128((const __m128i *)(b + i));
       _mm_storeu_si128((__m128i *)dst, _mm_unpacklo_epi8(x, y));
       _mm_storeu_si128((__m128i *)(dst + 16), _mm_unpackhi_epi8(x, y));
     }
   } else if (ts == 4) {
-    const uint8_t *a = planes, *b = planes + nelem, *c = planes + 2 * nelem, *d = planes + 3 * nelem;
+    const uint8_t *a = pl[0], *b = pl[1], *c = pl[2], *d = pl[3];
     for (; i + 16 <= e1; i += 16, dst += 64) {
       __m128i x0 = _mm_loadu_si128((const __m128i *)(a + i)), x1 = _mm_loadu_si128((const __m128i *)(b + i));
       __m128i x2 = _mm_loadu_si128((const __m128i *)(c + i)), x3 = _mm_loadu_si128((const __m128i *)(d + i));
@@ -322,14 +344,20 @@ static void unshuffle_range(const uint8_t *planes, size_t nelem, size_t ts, size
   }
 #endif
   for (; i < e1; i++, dst += ts)
-    for (size_t k = 0; k < ts; k++) dst[k] = planes[k * nelem + i];
+    for (size_t k = 0; k < ts; k++) dst[k] = pl[k][i];
 }
 
 #ifdef ZB_HAVE_LZ4_PARTIAL
-/* The first `want` bytes of one stream (size cs at src, decoded size neblock) into o. */
-static zb_status stream_prefix(const unsigned char *src, int32_t cs, size_t neblock, size_t want, uint8_t *o) {
+/* The first `want` bytes of one stream (size cs at src, decoded size neblock) into o; *at: where
+ * they are (o, or the stream itself when it is stored raw and in_place is set). */
+static zb_status stream_prefix(const unsigned char *src, int32_t cs, size_t neblock, size_t want, uint8_t *o,
+                               int in_place, const uint8_t **at) {
+  *at = o;
   if ((size_t)cs == neblock) { /* stored raw */
-    memcpy(o, src, want);
+    if (in_place)
+      *at = src;
+    else
+      memcpy(o, src, want);
     return ZB_OK;
   }
   int r = want == neblock ? LZ4_decompress_safe((const char *)src, (char *)o, cs, (int)neblock)
@@ -352,6 +380,8 @@ static zb_status getitem_lz4(const unsigned char *src, const hdr_t *h, size_t fi
   size_t data0 = ZB_BLOSC_HEADER + 4 * nblocks;
   int shuffle = (h->flags & HDR_FLAGS_SHUFFLE) && ts > 1;
   int dont_split = (h->flags & HDR_FLAGS_DONT_SPLIT) != 0;
+  const uint8_t *pl[ZB_BLOSC_MAX_TYPESIZE + 1];
+  if (shuffle && ts > ZB_BLOSC_MAX_TYPESIZE) return ZB_ECORRUPT;
   for (size_t j = first / bs; j < nblocks && j * bs < end; j++) {
     size_t boff = j * bs;
     int leftover = (j == nblocks - 1) && (nb % bs != 0);
@@ -378,14 +408,22 @@ static zb_status getitem_lz4(const unsigned char *src, const hdr_t *h, size_t fi
         want = (s0 >= l1 || s0 + neblock <= l0) ? 0 : (l1 - s0 < neblock ? l1 - s0 : neblock);
       }
       if (want) {
-        zb_status st = stream_prefix(src + off, cs, neblock, want, tmp + s * neblock);
+        /* shuffled: a raw stream is unshuffled straight from the chunk (no copy) */
+        const uint8_t *at = NULL;
+        zb_status st = stream_prefix(src + off, cs, neblock, want, tmp + s * neblock, shuffle, &at);
         if (st != ZB_OK) return st;
+        if (shuffle) {
+          if (nsplits == ts)
+            pl[s] = at;
+          else
+            for (size_t k = 0; k < ts; k++) pl[k] = at + k * nelem;
+        }
       }
       off += (size_t)cs;
     }
     uint8_t *d = dst + (boff + l0 - first);
     if (shuffle)
-      unshuffle_range(tmp, nelem, ts, l0 / ts, l1 / ts, d);
+      unshuffle_planes(pl, ts, l0 / ts, l1 / ts, d);
     else
       memcpy(d, tmp + l0, l1 - l0);
   }

@@ -200,3 +200,47 @@ def test_huge_blocksize_in_header_allocates_nothing(cname):
         except CorruptChunkError:
             pass
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 64 * 1024  # KiB
+
+
+def _decompress(enc: bytes, nbytes: int, fast: bool) -> bytes:
+    _blosc2._set_fast_lz4(fast)
+    try:
+        return bytes(_blosc2.decompress(enc, nbytes))
+    finally:
+        _blosc2._set_fast_lz4(True)
+
+
+@needs_fast_lz4
+@pytest.mark.parametrize("ts", [1, 2, 3, 4, 8, 16, 17])
+@pytest.mark.parametrize("shuffle", [0, 1])
+def test_whole_lz4_chunks_decode_like_c_blosc2(ts, shuffle, fast_lz4):
+    """Whole LZ4 chunks are decoded by getitem_lz4 too (raw byte planes unshuffled in place):
+    the data, and c-blosc2's bytes, for every split / leftover / raw-stream layout."""
+    for n_items, blocksize in [(1000, 0), (70_001, 0), (70_001, 4096 * ts), (5000, 256), (1, 0)]:
+        for kind in ("noise", "ramp", "random", "zeros"):
+            raw = _data(n_items * ts, kind, seed=n_items + ts)
+            for cname in ("lz4", "lz4hc"):
+                enc = _blosc1.compress(raw, ts, 5, shuffle, cname, blocksize)
+                got = _decompress(enc, len(raw), True)
+                assert got == raw, (n_items, blocksize, kind, cname)
+                assert got == _decompress(enc, len(raw), False)
+
+
+@needs_fast_lz4
+def test_whole_lz4_chunks_with_random_damage_never_crash(fast_lz4):
+    rnd = random.Random(11)
+    raw = _data(100_000, "noise")
+    for shuffle in (0, 1):
+        enc = _blosc1.compress(raw, 2, 5, shuffle, "lz4", 8192)
+        for _ in range(300):
+            bad = bytearray(enc)
+            for _ in range(rnd.randrange(1, 4)):
+                bad[rnd.randrange(16, len(bad))] = rnd.randrange(256)
+            if rnd.random() < 0.2:
+                bad = bad[: rnd.randrange(16, len(bad))]
+                struct.pack_into("<i", bad, 12, len(bad))
+            try:
+                got = _decompress(bytes(bad), len(raw), True)
+            except CorruptChunkError:
+                continue
+            assert len(got) == len(raw)
