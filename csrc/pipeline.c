@@ -1,9 +1,11 @@
 /* Fused chunk decode (see zarrbolt/pipeline.h). */
 #include "zarrbolt/pipeline.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "zarrbolt/crc32c.h"
+#include "zarrbolt/pool.h"
 #include "zarrbolt/shard_index.h"
 #include "zarrbolt/strided.h"
 
@@ -429,6 +431,107 @@ zb_status zb_plan_read_decode(const zb_plan *plan, zb_file_read *files, zb_decod
     }
     st = group_flush(&q);
     if (st != ZB_OK) *failed = ntasks ? ntasks - 1 : 0;
+    return st;
+}
+
+typedef struct {
+    zb_status st;
+    size_t failed;
+    int os_error;
+} batch_result;
+
+typedef struct {
+    const zb_plan *plan;
+    zb_file_read *files;
+    zb_decode_task *tasks;
+    const size_t *bounds;
+    size_t nbatches;
+    const zb_worker_bufs *bufs;
+    uint8_t *out;
+    const int64_t *out_strides;
+    unsigned copy_flags;
+    uint8_t *skipped;
+    long next; /* the next batch (zb_pool_next) */
+    long stop; /* nonzero once a batch failed (zb_pool_next / zb_pool_load) */
+    batch_result *res;
+} read_job;
+
+static void read_worker(void *arg, int w) {
+    read_job *j = (read_job *)arg;
+    const zb_worker_bufs *b = &j->bufs[w];
+    zb_scratch sc = b->scratch;
+    uint8_t *own = NULL;
+    while (!zb_pool_load(&j->stop)) {
+        long k = zb_pool_next(&j->next);
+        if (k < 0 || (size_t)k >= j->nbatches) break;
+        size_t lo = j->bounds[k], hi = j->bounds[k + 1];
+        batch_result *r = &j->res[k];
+        if (sc.base == NULL) {
+            own = (uint8_t *)malloc(2 * sc.cap * (size_t)sc.nslots);
+            sc.base = own;
+            if (own == NULL) {
+                r->st = ZB_ENOMEM;
+                r->failed = lo;
+                zb_pool_next(&j->stop);
+                break;
+            }
+        }
+        r->st = zb_plan_read_decode(j->plan, j->files + lo, j->tasks + lo, hi - lo, b->arena, b->arena_cap, j->out,
+                                    j->out_strides, &sc, j->copy_flags, j->skipped + lo, &r->failed, &r->os_error);
+        if (r->st != ZB_OK) {
+            r->failed += lo;
+            zb_pool_next(&j->stop);
+            break;
+        }
+    }
+    free(own);
+}
+
+zb_status zb_plan_read_decode_par(const zb_plan *plan, zb_file_read *files, zb_decode_task *tasks, size_t ntasks,
+                                  const size_t *bounds, size_t nbatches, const zb_worker_bufs *bufs, int nworkers,
+                                  uint8_t *out, const int64_t *out_strides, unsigned copy_flags, uint8_t *skipped,
+                                  size_t *failed, int *os_error) {
+    if (!failed || !os_error || !bounds || !bufs || nworkers < 1 || (ntasks && (!files || !tasks || !skipped)))
+        return ZB_EINVAL;
+    *failed = 0;
+    *os_error = 0;
+    if (bounds[0] != 0 || bounds[nbatches] != ntasks) return ZB_EINVAL;
+    for (size_t k = 0; k < nbatches; k++)
+        if (bounds[k + 1] < bounds[k]) return ZB_EINVAL;
+    for (int w = 0; w < nworkers; w++) {
+        zb_scratch sc = bufs[w].scratch;
+        if (!bufs[w].arena || sc.nslots < 1 || sc.cap < plan->chunk_nbytes) return ZB_EINVAL;
+        if (!sc.base && sc.cap > SIZE_MAX / 2 / (size_t)sc.nslots) return ZB_EINVAL;
+    }
+    if (nbatches == 0) return ZB_OK;
+    batch_result *res = (batch_result *)calloc(nbatches, sizeof *res);
+    if (res == NULL) return ZB_ENOMEM;
+    read_job j;
+    memset(&j, 0, sizeof j);
+    j.plan = plan;
+    j.files = files;
+    j.tasks = tasks;
+    j.bounds = bounds;
+    j.nbatches = nbatches;
+    j.bufs = bufs;
+    j.out = out;
+    j.out_strides = out_strides;
+    j.copy_flags = copy_flags;
+    j.skipped = skipped;
+    j.res = res;
+    int n = nworkers < 1 ? 1 : nworkers;
+    if ((size_t)n > nbatches) n = (int)nbatches;
+    zb_pool_run(n, read_worker, &j);
+    zb_status st = ZB_OK;
+    for (size_t k = 0; k < nbatches; k++) {
+        if (res[k].st != ZB_OK) {
+            st = res[k].st;
+            *failed = res[k].failed;
+            *os_error = res[k].os_error;
+            break;
+        }
+    }
+    free(res);
     return st;
 }
 

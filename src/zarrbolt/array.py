@@ -32,7 +32,7 @@ from .indexing import (
 from .metadata import ArrayMetadata, GroupMetadata, parse_node_metadata
 from .pipeline.chain import BoundChain, CodecChain
 from .pipeline import outbuf
-from .pipeline.executor import run_batches
+from .pipeline.executor import batch_bounds, parallel_workers, run_batches
 from .storage import LocalStore, Store
 
 ZARR_JSON = "zarr.json"
@@ -413,23 +413,25 @@ class Array(_Node):
         def fill_region(i: int) -> None:
             full[tuple(slice(o, o + l) for o, l in zip(out_starts[i], shapes[i]))] = fill
 
-        def work_files(batch: Sequence[int]) -> None:
-            # Local files: open, read and decode the whole batch in C with the GIL released once.
-            keys = [self._chunk_key(coord_list[i]) for i in batch]
-            ii = np.asarray(batch, dtype=np.intp)
+        def read_files() -> None:
+            # Local files: open, read and decode every chunk in C, on the threads of the native
+            # pool, with the GIL released once.
+            keys = [self._chunk_key(c) for c in coord_list]
+            workers = parallel_workers(n, cost=self._bound.spec.nbytes * n)
+            bufs = [(_thread_arena(), _thread_scratch(scratch_bytes))]
+            bufs += [_helper_buffers(w, scratch_bytes) for w in range(1, workers)]
             try:
-                missing, too_large = plan.read_decode(
-                    [file_path(k) for k in keys], _thread_arena(), np.ascontiguousarray(starts[ii]),
-                    np.ascontiguousarray(shapes[ii]), np.ascontiguousarray(offs[ii]), full, stream,
-                    _thread_scratch(scratch_bytes), nslots)
+                missing, too_large = plan.read_decode_par(
+                    [file_path(k) for k in keys], bufs, batch_bounds(n, workers), starts, shapes, offs, full,
+                    stream, nslots)
             except (CodecError, StoreError) as e:
                 where = keys[e.args[1]] if len(e.args) > 1 and isinstance(e.args[1], int) else "?"
                 msg = e.args[0] if e.args else str(e)
                 raise type(e)(f"chunk {where}: {msg}") from None
-            for j in missing:
-                fill_region(batch[j])
-            for j in too_large:  # larger than the arena
-                i, key = batch[j], keys[j]
+            for i in missing:
+                fill_region(i)
+            for i in too_large:  # larger than the arena
+                key = keys[i]
                 data = store.get(key)
                 if data is None:
                     fill_region(i)
@@ -465,7 +467,10 @@ class Array(_Node):
                 pos += got
             self._fused_decode(plan, bufs, idx, starts, shapes, offs, full, names)
 
-        run_batches(work if file_path is None else work_files, range(n), cost=self._bound.spec.nbytes * n)
+        if file_path is not None:
+            read_files()
+        else:
+            run_batches(work, range(n), cost=self._bound.spec.nbytes * n)
         return out
 
     def _shard_index(self, key: str) -> tuple[np.ndarray, np.ndarray] | None:
@@ -1044,6 +1049,25 @@ def _group_slots(plan: Any, full: np.ndarray) -> int:
         return 1
     per_row = -(-full.shape[-1] // chunk_shape[-1]) + 1  # an unaligned row touches one more
     return max(1, min(per_row, GROUP_SCRATCH_BYTES // plan.scratch_bytes(1)))
+
+
+_helpers: list[list] = []  # [arena, scratch] of the native pool's worker w (index w - 1)
+_helpers_lock = threading.Lock()
+
+
+def _helper_buffers(w: int, scratch_bytes: int) -> tuple[memoryview, memoryview | None]:
+    """The read buffers of worker ``w`` >= 1 of the native read pool (zarrbolt/pool.h).  Only
+    one job runs on the pool at a time, and its worker ``w`` is the only user of these; a call
+    that finds the pool busy runs alone on its own thread's buffers."""
+    with _helpers_lock:
+        while len(_helpers) < w:
+            _helpers.append([memoryview(bytearray(_ARENA_BYTES)), None])
+        h = _helpers[w - 1]
+        if scratch_bytes > GROUP_SCRATCH_BYTES:
+            return h[0], None
+        if h[1] is None or len(h[1]) < scratch_bytes:
+            h[1] = memoryview(bytearray(scratch_bytes))
+        return h[0], h[1]
 
 
 def _thread_arena() -> memoryview:

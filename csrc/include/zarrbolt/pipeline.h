@@ -133,6 +133,24 @@ zb_status zb_plan_read_decode(const zb_plan *plan, zb_file_read *files, zb_decod
                               const zb_scratch *scratch, unsigned copy_flags, uint8_t *skipped, size_t *failed,
                               int *os_error);
 
+/* The buffers of one worker of zb_plan_read_decode_par.  scratch.base NULL: the worker allocates
+ * 2 * scratch.cap * scratch.nslots bytes for the call. */
+typedef struct {
+    uint8_t *arena;
+    size_t arena_cap;
+    zb_scratch scratch;
+} zb_worker_bufs;
+
+/* zb_plan_read_decode over the batches [bounds[b], bounds[b + 1]) of the tasks (b < nbatches,
+ * bounds[0] = 0, bounds[nbatches] = ntasks), run by up to nworkers threads of the native pool
+ * (zarrbolt/pool.h) with the GIL released once: worker w reads and decodes the batches it takes
+ * with bufs[w].  After a batch fails no new batch starts; the error returned is the one of the
+ * lowest failing batch (the one a run in order would report), *failed its task. */
+zb_status zb_plan_read_decode_par(const zb_plan *plan, zb_file_read *files, zb_decode_task *tasks, size_t ntasks,
+                                  const size_t *bounds, size_t nbatches, const zb_worker_bufs *bufs, int nworkers,
+                                  uint8_t *out, const int64_t *out_strides, unsigned copy_flags, uint8_t *skipped,
+                                  size_t *failed, int *os_error);
+
 /* Sharded local stores: inner chunks read straight from shard files. */
 #define ZB_SKIPPED_RETRY 3 /* the shard's index is damaged, or the shard changed while it was read:
                               the caller redoes its tasks its own way (and reports the error) */

@@ -104,8 +104,31 @@ cdef extern from "zarrbolt/pipeline.h" nogil:
                                   const zb_scratch *scratch, unsigned copy_flags, uint8_t *skipped, size_t *failed,
                                   int *os_error)
 
+    ctypedef struct zb_worker_bufs:
+        uint8_t *arena
+        size_t arena_cap
+        zb_scratch scratch
+    zb_status zb_plan_read_decode_par(const zb_plan *plan, zb_file_read *files, zb_decode_task *tasks,
+                                      size_t ntasks, const size_t *bounds, size_t nbatches,
+                                      const zb_worker_bufs *bufs, int nworkers, uint8_t *out,
+                                      const int64_t *out_strides, unsigned copy_flags, uint8_t *skipped,
+                                      size_t *failed, int *os_error)
+
     enum:
         ZB_FILE_CHANGED
+
+cdef extern from "zarrbolt/pool.h" nogil:
+    enum:
+        ZB_POOL_MAX
+    int zb_pool_threads()
+
+
+def pool_threads():
+    """Native threads the read pool holds (testing aid)."""
+    return zb_pool_threads()
+
+
+POOL_MAX = ZB_POOL_MAX
 
 MAXDIM = ZB_PLAN_MAXDIM
 MAXSTEPS = ZB_PLAN_MAXSTEPS
@@ -315,6 +338,84 @@ cdef class Plan:
             free(tasks)
             free(skipped)
             self._release_scratch(have_sv, &sc, &sv)
+        if st == ZB_EIO:
+            e = _zb_errors.StoreError(f"cannot read {paths[failed].decode(errors='replace')!r}: "
+                                      f"{_os_error_text(os_error)}")
+            e.args = (e.args[0], int(failed))
+            raise e
+        _raise_task(st, failed)
+        return missing, too_large
+
+    def read_decode_par(self, list paths, list bufs, bounds, int64_t[:, ::1] starts, int64_t[:, ::1] shapes,
+                        int64_t[::1] out_offsets, out, bint stream=False, int nslots=1):
+        """:meth:`read_decode` of the batches ``paths[bounds[b]:bounds[b + 1]]`` on up to
+        ``len(bufs)`` threads of the native pool, with the GIL released once.  ``bufs[w]``: the
+        ``(arena, scratch)`` of worker ``w`` (worker 0 runs on the calling thread; ``scratch`` as for
+        :meth:`decode`, None to allocate one per call).  Returns and raises as :meth:`read_decode`
+        (the error of the lowest failing batch)."""
+        cdef Py_ssize_t ntasks = len(paths)
+        cdef int64_t out_strides[32]
+        cdef uint8_t *base = self._check_out(ntasks, starts, shapes, out_offsets, out, out_strides)
+        for p in paths:
+            if not isinstance(p, bytes) or b"\0" in p:
+                raise ValueError("paths must be bytes without NUL characters")
+        cdef Py_ssize_t nworkers = len(bufs), nbatches = len(bounds) - 1
+        if nworkers < 1 or nworkers > ZB_POOL_MAX:
+            raise ValueError(f"between 1 and {ZB_POOL_MAX} workers")
+        if nbatches < 1 or bounds[0] != 0 or bounds[nbatches] != ntasks or any(
+                bounds[k + 1] < bounds[k] for k in range(nbatches)):
+            raise ValueError("bounds must rise from 0 to the number of tasks")
+        cdef size_t need = self.scratch_bytes(nslots)
+        cdef Py_buffer *views = <Py_buffer *>malloc(sizeof(Py_buffer) * 2 * nworkers)
+        cdef zb_worker_bufs *wb = <zb_worker_bufs *>malloc(sizeof(zb_worker_bufs) * nworkers)
+        cdef size_t *cb = <size_t *>malloc(sizeof(size_t) * (nbatches + 1))
+        cdef zb_file_read *files = <zb_file_read *>malloc(sizeof(zb_file_read) * max(ntasks, 1))
+        cdef zb_decode_task *tasks = <zb_decode_task *>malloc(sizeof(zb_decode_task) * max(ntasks, 1))
+        cdef uint8_t *skipped = <uint8_t *>malloc(max(ntasks, 1))
+        cdef Py_ssize_t i, nviews = 0
+        cdef size_t failed = 0
+        cdef int os_error = 0
+        cdef zb_status st = ZB_OK
+        try:
+            if views == NULL or wb == NULL or cb == NULL or files == NULL or tasks == NULL or skipped == NULL:
+                raise MemoryError()
+            for i in range(nworkers):
+                arena, scratch = bufs[i]
+                PyObject_GetBuffer(arena, &views[nviews], PyBUF_SIMPLE | PyBUF_WRITABLE)
+                nviews += 1
+                wb[i].arena = <uint8_t *>views[nviews - 1].buf
+                wb[i].arena_cap = <size_t>views[nviews - 1].len
+                wb[i].scratch.cap = self.scratch_cap
+                wb[i].scratch.nslots = nslots
+                wb[i].scratch.base = NULL
+                if scratch is not None:
+                    PyObject_GetBuffer(scratch, &views[nviews], PyBUF_SIMPLE | PyBUF_WRITABLE)
+                    nviews += 1
+                    if <size_t>views[nviews - 1].len < need:
+                        raise ValueError(f"scratch holds {views[nviews - 1].len} bytes; {need} needed")
+                    wb[i].scratch.base = <uint8_t *>views[nviews - 1].buf
+            for i in range(nbatches + 1):
+                cb[i] = <size_t>bounds[i]
+            for i in range(ntasks):
+                files[i].path = <const char *>(<bytes>paths[i])  # paths (a list) keeps them alive
+                skipped[i] = 0
+                tasks[i].src = NULL
+                tasks[i].n = 0
+            self._fill_tasks(tasks, ntasks, starts, shapes, out_offsets)
+            with nogil:
+                st = zb_plan_read_decode_par(&self.plan, files, tasks, <size_t>ntasks, cb, <size_t>nbatches, wb,
+                                             <int>nworkers, base, out_strides, ZB_COPY_STREAM if stream else 0,
+                                             skipped, &failed, &os_error)
+            missing, too_large = _skipped_tasks(skipped, ntasks, (ZB_SKIPPED_MISSING, ZB_SKIPPED_TOO_LARGE))
+        finally:
+            for i in range(nviews):
+                PyBuffer_Release(&views[i])
+            free(views)
+            free(wb)
+            free(cb)
+            free(files)
+            free(tasks)
+            free(skipped)
         if st == ZB_EIO:
             e = _zb_errors.StoreError(f"cannot read {paths[failed].decode(errors='replace')!r}: "
                                       f"{_os_error_text(os_error)}")

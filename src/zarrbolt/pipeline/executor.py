@@ -53,6 +53,22 @@ def _get_pool(n: int) -> ThreadPoolExecutor:
         return _pool
 
 
+def parallel_workers(n: int, *, min_items_per_task: int = 1, cost: int = 0) -> int:
+    """How many threads :func:`run_batches` would use for ``n`` items (1: it runs inline), for
+    callers that split work among threads of their own (the native read pool)."""
+    threads = config.get("threads")
+    if threads <= 1 or n < 2 * min_items_per_task or cost < (1 << 20) or getattr(_local, "in_pool", False):
+        return 1
+    return max(1, min(threads, n // min_items_per_task))
+
+
+def batch_bounds(n: int, workers: int) -> list[int]:
+    """Bounds of the contiguous batches that ``workers`` threads share ``n`` items in (as
+    :func:`run_batches` cuts them)."""
+    nbatches = 1 if workers <= 1 else max(1, min(workers * BATCHES_PER_THREAD, n))
+    return [n * i // nbatches for i in range(nbatches + 1)]
+
+
 def run_batches(
     func: Callable[[Sequence[T]], None], items: Sequence[T], *, min_items_per_task: int = 1, cost: int = 0
 ) -> None:

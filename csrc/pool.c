@@ -1,0 +1,215 @@
+/* Native thread pool (see zarrbolt/pool.h).
+ *
+ * One job at a time: the thread running it holds g_busy.  It publishes the job (function,
+ * context, number of workers) under g_mu, bumps the generation g_gen and wakes the pool's
+ * threads; thread i (1-based) takes part when i < n, then counts g_pending down; the caller runs
+ * worker 0 and waits for g_pending to reach 0.  Waiting threads first spin on g_gen / g_pending
+ * (reads only) for up to ZB_POOL_SPIN_NS, then sleep on a condition variable. */
+#include "zarrbolt/pool.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#if defined(_WIN32)
+#  ifndef WIN32_LEAN_AND_MEAN
+#    define WIN32_LEAN_AND_MEAN
+#  endif
+#  include <windows.h>
+typedef SRWLOCK zb_mutex;
+typedef CONDITION_VARIABLE zb_cond;
+#  define MUTEX_INIT SRWLOCK_INIT
+#  define COND_INIT CONDITION_VARIABLE_INIT
+static void mu_lock(zb_mutex *m) { AcquireSRWLockExclusive(m); }
+static void mu_unlock(zb_mutex *m) { ReleaseSRWLockExclusive(m); }
+static int mu_trylock(zb_mutex *m) { return TryAcquireSRWLockExclusive(m) != 0; }
+static void cond_wait(zb_cond *c, zb_mutex *m) { SleepConditionVariableSRW(c, m, INFINITE, 0); }
+static void cond_broadcast(zb_cond *c) { WakeAllConditionVariable(c); }
+static long atomic_load_long(volatile long *p) { return InterlockedCompareExchange(p, 0, 0); }
+static void atomic_store_long(volatile long *p, long v) { InterlockedExchange(p, v); }
+static long atomic_add_long(volatile long *p, long v) { return InterlockedExchangeAdd(p, v) + v; }
+static void cpu_relax(void) { YieldProcessor(); }
+static uint64_t now_ns(void) {
+  static LARGE_INTEGER freq;
+  LARGE_INTEGER t;
+  if (freq.QuadPart == 0) QueryPerformanceFrequency(&freq);
+  QueryPerformanceCounter(&t);
+  return (uint64_t)((double)t.QuadPart * 1e9 / (double)freq.QuadPart);
+}
+#else
+#  include <pthread.h>
+#  include <time.h>
+typedef pthread_mutex_t zb_mutex;
+typedef pthread_cond_t zb_cond;
+#  define MUTEX_INIT PTHREAD_MUTEX_INITIALIZER
+#  define COND_INIT PTHREAD_COND_INITIALIZER
+static void mu_lock(zb_mutex *m) { pthread_mutex_lock(m); }
+static void mu_unlock(zb_mutex *m) { pthread_mutex_unlock(m); }
+static int mu_trylock(zb_mutex *m) { return pthread_mutex_trylock(m) == 0; }
+static void cond_wait(zb_cond *c, zb_mutex *m) { pthread_cond_wait(c, m); }
+static void cond_broadcast(zb_cond *c) { pthread_cond_broadcast(c); }
+static long atomic_load_long(volatile long *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static void atomic_store_long(volatile long *p, long v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static long atomic_add_long(volatile long *p, long v) { return __atomic_add_fetch(p, v, __ATOMIC_ACQ_REL); }
+static void cpu_relax(void) {
+#  if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#  elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#  endif
+}
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#endif
+
+static zb_mutex g_mu = MUTEX_INIT;   /* job fields, g_gen writes, the condition variables */
+static zb_mutex g_busy = MUTEX_INIT; /* held by the thread running a job */
+static zb_cond g_wake = COND_INIT;   /* a new job was published */
+static zb_cond g_done = COND_INIT;   /* the last worker of a job finished */
+static volatile long g_gen;          /* job generation */
+static volatile long g_pending;      /* pool threads of the current job still working */
+static int g_nthreads;               /* pool threads started (changed under g_busy) */
+static zb_pool_fn g_fn;
+static void *g_ctx;
+static int g_n;
+
+long zb_pool_next(long *counter) { return atomic_add_long((volatile long *)counter, 1) - 1; }
+
+long zb_pool_load(long *counter) { return atomic_load_long((volatile long *)counter); }
+
+int zb_pool_threads(void) { return g_nthreads; }
+
+/* Spin until *p differs from v, for at most ZB_POOL_SPIN_NS. */
+static void spin_while(volatile long *p, long v) {
+  uint64_t t0 = now_ns();
+  for (unsigned k = 1; atomic_load_long(p) == v; k++) {
+    cpu_relax();
+    if ((k & 63) == 0 && now_ns() - t0 > ZB_POOL_SPIN_NS) return;
+  }
+}
+
+typedef struct {
+  int id;
+  long seen; /* the generation before the first job this thread may take */
+} helper_start;
+
+static void helper_loop(int id, long seen) {
+  for (;;) {
+    spin_while(&g_gen, seen);
+    mu_lock(&g_mu);
+    while (atomic_load_long(&g_gen) == seen) cond_wait(&g_wake, &g_mu);
+    seen = atomic_load_long(&g_gen);
+    zb_pool_fn fn = g_fn;
+    void *ctx = g_ctx;
+    int n = g_n;
+    mu_unlock(&g_mu);
+    if (id >= n) continue; /* not part of this job */
+    fn(ctx, id);
+    if (atomic_add_long(&g_pending, -1) == 0) {
+      mu_lock(&g_mu);
+      cond_broadcast(&g_done);
+      mu_unlock(&g_mu);
+    }
+  }
+}
+
+#if defined(_WIN32)
+static DWORD WINAPI helper_main(LPVOID arg) {
+  helper_start s = *(helper_start *)arg;
+  free(arg);
+  helper_loop(s.id, s.seen);
+  return 0;
+}
+static int start_thread(int id, long seen) {
+  helper_start *s = (helper_start *)malloc(sizeof *s);
+  if (s == NULL) return 0;
+  s->id = id;
+  s->seen = seen;
+  HANDLE h = CreateThread(NULL, 0, helper_main, s, 0, NULL);
+  if (h == NULL) {
+    free(s);
+    return 0;
+  }
+  CloseHandle(h);
+  return 1;
+}
+static void pool_init(void) {}
+#else
+static void *helper_main(void *arg) {
+  helper_start s = *(helper_start *)arg;
+  free(arg);
+  helper_loop(s.id, s.seen);
+  return NULL;
+}
+static int start_thread(int id, long seen) {
+  helper_start *s = (helper_start *)malloc(sizeof *s);
+  if (s == NULL) return 0;
+  s->id = id;
+  s->seen = seen;
+  pthread_attr_t attr;
+  if (pthread_attr_init(&attr) != 0) {
+    free(s);
+    return 0;
+  }
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attr, (size_t)4 << 20);
+  pthread_t t;
+  int r = pthread_create(&t, &attr, helper_main, s);
+  pthread_attr_destroy(&attr);
+  if (r != 0) {
+    free(s);
+    return 0;
+  }
+  return 1;
+}
+/* The child of a fork has none of the parent's threads, and the locks may have been held by
+ * threads that do not exist there. */
+static void after_fork_child(void) {
+  pthread_mutex_init(&g_mu, NULL);
+  pthread_mutex_init(&g_busy, NULL);
+  pthread_cond_init(&g_wake, NULL);
+  pthread_cond_init(&g_done, NULL);
+  g_nthreads = 0;
+  g_pending = 0;
+}
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static void register_fork(void) { pthread_atfork(NULL, NULL, after_fork_child); }
+static void pool_init(void) { pthread_once(&g_once, register_fork); }
+#endif
+
+int zb_pool_run(int n, zb_pool_fn fn, void *ctx) {
+  if (n > ZB_POOL_MAX) n = ZB_POOL_MAX;
+  if (n <= 1 || !mu_trylock(&g_busy)) {
+    fn(ctx, 0);
+    return 1;
+  }
+  pool_init();
+  long gen = atomic_load_long(&g_gen); /* only the holder of g_busy changes it */
+  while (g_nthreads < n - 1 && start_thread(g_nthreads + 1, gen)) g_nthreads++;
+  if (n - 1 > g_nthreads) n = g_nthreads + 1;
+  if (n > 1) {
+    mu_lock(&g_mu);
+    g_fn = fn;
+    g_ctx = ctx;
+    g_n = n;
+    atomic_store_long(&g_pending, n - 1);
+    atomic_store_long(&g_gen, gen + 1);
+    cond_broadcast(&g_wake);
+    mu_unlock(&g_mu);
+  }
+  fn(ctx, 0);
+  if (n > 1) {
+    uint64_t t0 = now_ns();
+    for (unsigned k = 1; atomic_load_long(&g_pending) != 0; k++) {
+      cpu_relax();
+      if ((k & 63) == 0 && now_ns() - t0 > ZB_POOL_SPIN_NS) break;
+    }
+    mu_lock(&g_mu);
+    while (atomic_load_long(&g_pending) != 0) cond_wait(&g_done, &g_mu);
+    mu_unlock(&g_mu);
+  }
+  mu_unlock(&g_busy);
+  return n;
+}

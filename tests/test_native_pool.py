@@ -1,0 +1,165 @@
+"""The native read pool (csrc/pool.c) and Plan.read_decode_par: chunk files read and decoded on
+several native threads with the GIL released once, giving exactly what one thread gives."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import zarrbolt as zarr
+from zarrbolt._ext import _pipeline
+from zarrbolt.errors import ChecksumError, CorruptChunkError
+from zarrbolt.storage import LocalStore
+
+LE = {"name": "bytes", "configuration": {"endian": "little"}}
+BLOSC = {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 2,
+                                            "blocksize": 0}}
+za = sys.modules["zarrbolt.array"]
+
+
+def _array(tmp_path, name="a", shape=(48, 100, 130), chunks=(8, 16, 16), codecs=(LE, BLOSC), fill=3):
+    rng = np.random.default_rng(len(name))
+    data = rng.integers(0, 2000, shape).astype(np.uint16)
+    a = zarr.create_array(LocalStore(tmp_path / name), shape=shape, chunks=chunks, dtype="uint16",
+                          codecs=list(codecs), fill_value=fill)
+    a[...] = data
+    return zarr.open_array(LocalStore(tmp_path / name)), data
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 8])
+@pytest.mark.parametrize("bpt", [1, 4, 50])
+def test_reads_on_the_pool_equal_numpy(tmp_path, threads, bpt, monkeypatch):
+    """Every selection, with more or fewer batches than workers (and than chunks)."""
+    from zarrbolt.pipeline import executor
+
+    monkeypatch.setattr(executor, "BATCHES_PER_THREAD", bpt)
+    a, data = _array(tmp_path)
+    sels = [(...,), (slice(3, 37), slice(5, 66), slice(7, 80)), (5,), (slice(None), 17), (slice(0, 8), slice(0, 16)),
+            (slice(9, 10), slice(20, 21), slice(30, 31))]
+    with zarr.config.set(threads=threads):
+        for sel in sels:
+            np.testing.assert_array_equal(a[sel], data[sel])
+
+
+def test_missing_chunks_and_chunks_larger_than_a_helpers_arena(tmp_path, monkeypatch):
+    a, data = _array(tmp_path, codecs=(LE,))  # 4 KiB chunk files
+    os.remove(tmp_path / "a" / "c" / "1" / "2" / "3")
+    expect = data.copy()
+    expect[8:16, 32:48, 48:64] = 3  # c/1/2/3
+    monkeypatch.setattr(za, "_helpers", [])
+    monkeypatch.setattr(za, "_ARENA_BYTES", 5000)  # helpers: one chunk per round
+    for arena in (1 << 20, 3000):  # worker 0: all chunks, then none, fit
+        monkeypatch.setattr(za._arenas, "buf", memoryview(bytearray(arena)), raising=False)
+        with zarr.config.set(threads=4):
+            np.testing.assert_array_equal(a[...], expect)
+            np.testing.assert_array_equal(a[2:30, 10:60, 5:85], expect[2:30, 10:60, 5:85])
+    monkeypatch.setattr(za, "_ARENA_BYTES", 100)  # helpers: no chunk fits at all
+    monkeypatch.setattr(za, "_helpers", [])
+    with zarr.config.set(threads=3):
+        np.testing.assert_array_equal(a[...], expect)
+
+
+def test_the_lowest_failing_chunk_is_reported(tmp_path):
+    """Two damaged chunks in different batches: every run, on any number of threads, names the
+    first one in the read's order (the one a single thread reports)."""
+    a, data = _array(tmp_path, codecs=(LE, {"name": "crc32c"}))
+    for key in ("c/1/0/0", "c/4/3/5"):
+        p = tmp_path / "a" / key
+        raw = bytearray(p.read_bytes())
+        raw[10] ^= 0xFF
+        p.write_bytes(bytes(raw))
+    for threads in (1, 2, 3, 8):
+        with zarr.config.set(threads=threads):
+            for _ in range(10):
+                with pytest.raises(ChecksumError, match="c/1/0/0"):
+                    a[...]
+                with pytest.raises(ChecksumError, match="c/4/3/5"):
+                    a[16:, 40:, 70:]
+
+
+def test_many_python_threads_share_the_pool(tmp_path):
+    """Reads from several Python threads at once: one runs on the pool, the others alone on their
+    own threads; every result is right, and nothing waits forever."""
+    arrays = [_array(tmp_path, name) for name in ("a", "bb", "ccc")]
+    errors: list = []
+
+    def reader(k: int) -> None:
+        try:
+            a, data = arrays[k % 3]
+            rng = np.random.default_rng(k)
+            for _ in range(30):
+                z, y, x = rng.integers(0, 30), rng.integers(0, 50), rng.integers(0, 60)
+                sel = (slice(z, z + 10), slice(y, y + 20), slice(x, x + 30))
+                np.testing.assert_array_equal(a[sel], data[sel])
+                np.testing.assert_array_equal(a[...], data)
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    with zarr.config.set(threads=3):
+        ts = [threading.Thread(target=reader, args=(k,)) for k in range(6)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(timeout=120)
+        assert not any(t.is_alive() for t in ts)
+    assert not errors, errors[0]
+    assert 1 <= _pipeline.pool_threads() <= _pipeline.POOL_MAX
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX only")
+def test_a_forked_child_reads_on_a_new_pool(tmp_path):
+    a, data = _array(tmp_path)
+    with zarr.config.set(threads=3):
+        np.testing.assert_array_equal(a[...], data)  # the parent's pool threads are running
+        assert _pipeline.pool_threads() >= 2
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # child: the parent's threads do not exist here
+            ok = 0
+            try:
+                ok = int(_pipeline.pool_threads() == 0 and np.array_equal(a[...], data)
+                         and _pipeline.pool_threads() >= 2 and np.array_equal(a[3:30, 5:60, 7:70], data[3:30, 5:60, 7:70]))
+            finally:
+                os.write(w, bytes([ok]))
+                os._exit(0)
+        os.close(w)
+        got = os.read(r, 1)
+        os.close(r)
+        os.waitpid(pid, 0)
+        assert got == b"\x01"
+        np.testing.assert_array_equal(a[...], data)
+
+
+def test_read_decode_par_arguments(tmp_path):
+    a, data = _array(tmp_path, shape=(16, 16, 16), chunks=(8, 16, 16), codecs=(LE,))
+    plan = a._plan
+    paths = [os.fsencode(str(tmp_path / "a" / "c" / str(i) / "0" / "0")) for i in range(2)]
+    out = np.zeros((16, 16, 16), np.uint16)
+    starts = np.zeros((2, 3), np.int64)
+    shapes = np.array([[8, 16, 16]] * 2, np.int64)
+    offs = np.array([0, 8 * 16 * 16 * 2], np.int64)
+    arena = memoryview(bytearray(1 << 16))
+    ok = [(arena, None)]
+    assert plan.read_decode_par(paths, ok, [0, 1, 2], starts, shapes, offs, out) == ([], [])
+    np.testing.assert_array_equal(out, data)
+    out[...] = 0
+    two = [(arena, None), (memoryview(bytearray(1 << 16)), memoryview(bytearray(plan.scratch_bytes(1))))]
+    assert plan.read_decode_par(paths, two, [0, 0, 2, 2], starts, shapes, offs, out) == ([], [])
+    np.testing.assert_array_equal(out, data)
+    for bounds in ([0, 1], [1, 2], [0, 2, 1, 2], [0]):
+        with pytest.raises(ValueError, match="bounds"):
+            plan.read_decode_par(paths, ok, bounds, starts, shapes, offs, out)
+    with pytest.raises(ValueError, match="workers"):
+        plan.read_decode_par(paths, [], [0, 2], starts, shapes, offs, out)
+    with pytest.raises(ValueError, match="scratch"):
+        plan.read_decode_par(paths, [(arena, memoryview(bytearray(10)))], [0, 2], starts, shapes, offs, out)
+    with pytest.raises(ValueError, match="NUL"):
+        plan.read_decode_par([b"a\0b", paths[1]], ok, [0, 2], starts, shapes, offs, out)
+    with pytest.raises(CorruptChunkError):  # a chunk file of the wrong size
+        p = tmp_path / "a" / "c" / "1" / "0" / "0"
+        p.write_bytes(p.read_bytes()[:-2])
+        plan.read_decode_par(paths, two, [0, 1, 2], starts, shapes, offs, out)
