@@ -440,10 +440,53 @@ typedef struct {
     int os_error;
 } batch_result;
 
+/* The checks both parallel readers make of their batches and workers' buffers. */
+static zb_status check_par(const zb_plan *plan, const size_t *bounds, size_t nbatches, size_t nitems,
+                           const zb_worker_bufs *bufs, int nworkers) {
+    if (!bounds || !bufs || nworkers < 1 || bounds[0] != 0 || bounds[nbatches] != nitems) return ZB_EINVAL;
+    for (size_t k = 0; k < nbatches; k++)
+        if (bounds[k + 1] < bounds[k]) return ZB_EINVAL;
+    for (int w = 0; w < nworkers; w++) {
+        zb_scratch sc = bufs[w].scratch;
+        if (!bufs[w].arena || sc.nslots < 1 || sc.cap < plan->chunk_nbytes) return ZB_EINVAL;
+        if (!sc.base && sc.cap > SIZE_MAX / 2 / (size_t)sc.nslots) return ZB_EINVAL;
+    }
+    return ZB_OK;
+}
+
+/* The error of the lowest failing batch (ZB_OK when none failed). */
+static zb_status first_error(const batch_result *res, size_t nbatches, size_t *failed, int *os_error) {
+    for (size_t k = 0; k < nbatches; k++) {
+        if (res[k].st != ZB_OK) {
+            *failed = res[k].failed;
+            *os_error = res[k].os_error;
+            return res[k].st;
+        }
+    }
+    return ZB_OK;
+}
+
+/* A worker's scratch: its own buffer, else one allocated for the call (*own, to free). */
+static int worker_scratch(zb_scratch *sc, uint8_t **own) {
+    if (sc->base == NULL) sc->base = *own = (uint8_t *)malloc(2 * sc->cap * (size_t)sc->nslots);
+    return sc->base != NULL;
+}
+
+/* Per-worker arrays of the shard reader (allocated on a worker's first shard batch). */
 typedef struct {
+    uint64_t *pairs;
+    int64_t *work;
+} worker_extra;
+
+struct par_job;
+/* One batch k of a job with worker buffers b, scratch sc and extra arrays x; fills r. */
+typedef zb_status (*batch_fn)(struct par_job *c, size_t k, const zb_worker_bufs *b, zb_scratch *sc,
+                              worker_extra *x, batch_result *r);
+
+/* What both parallel readers' jobs hold (the first member of each job). */
+typedef struct par_job {
+    batch_fn batch;
     const zb_plan *plan;
-    zb_file_read *files;
-    zb_decode_task *tasks;
     const size_t *bounds;
     size_t nbatches;
     const zb_worker_bufs *bufs;
@@ -454,85 +497,87 @@ typedef struct {
     long next; /* the next batch (zb_pool_next) */
     long stop; /* nonzero once a batch failed (zb_pool_next / zb_pool_load) */
     batch_result *res;
-} read_job;
+} par_job;
 
-static void read_worker(void *arg, int w) {
-    read_job *j = (read_job *)arg;
-    const zb_worker_bufs *b = &j->bufs[w];
+/* A worker: takes batches in turn until none is left or one failed. */
+static void par_worker(void *arg, int w) {
+    par_job *c = (par_job *)arg;
+    const zb_worker_bufs *b = &c->bufs[w];
     zb_scratch sc = b->scratch;
     uint8_t *own = NULL;
-    while (!zb_pool_load(&j->stop)) {
-        long k = zb_pool_next(&j->next);
-        if (k < 0 || (size_t)k >= j->nbatches) break;
-        size_t lo = j->bounds[k], hi = j->bounds[k + 1];
-        batch_result *r = &j->res[k];
-        if (sc.base == NULL) {
-            own = (uint8_t *)malloc(2 * sc.cap * (size_t)sc.nslots);
-            sc.base = own;
-            if (own == NULL) {
-                r->st = ZB_ENOMEM;
-                r->failed = lo;
-                zb_pool_next(&j->stop);
-                break;
-            }
-        }
-        r->st = zb_plan_read_decode(j->plan, j->files + lo, j->tasks + lo, hi - lo, b->arena, b->arena_cap, j->out,
-                                    j->out_strides, &sc, j->copy_flags, j->skipped + lo, &r->failed, &r->os_error);
+    worker_extra x = {NULL, NULL};
+    while (!zb_pool_load(&c->stop)) {
+        long k = zb_pool_next(&c->next);
+        if (k < 0 || (size_t)k >= c->nbatches) break;
+        batch_result *r = &c->res[k];
+        r->st = worker_scratch(&sc, &own) ? c->batch(c, (size_t)k, b, &sc, &x, r) : ZB_ENOMEM;
         if (r->st != ZB_OK) {
-            r->failed += lo;
-            zb_pool_next(&j->stop);
+            zb_pool_next(&c->stop);
             break;
         }
     }
     free(own);
+    free(x.pairs);
+    free(x.work);
+}
+
+/* Run c's batches on up to nworkers threads; the error of the lowest failing batch. */
+static zb_status run_par(par_job *c, int nworkers, size_t *failed, int *os_error) {
+    if (c->nbatches == 0) return ZB_OK;
+    c->res = (batch_result *)calloc(c->nbatches, sizeof *c->res);
+    if (c->res == NULL) return ZB_ENOMEM;
+    zb_pool_run((size_t)nworkers > c->nbatches ? (int)c->nbatches : nworkers, par_worker, c);
+    zb_status st = first_error(c->res, c->nbatches, failed, os_error);
+    free(c->res);
+    c->res = NULL;
+    return st;
+}
+
+static void par_init(par_job *c, batch_fn batch, const zb_plan *plan, const size_t *bounds, size_t nbatches,
+                     const zb_worker_bufs *bufs, uint8_t *out, const int64_t *out_strides, unsigned copy_flags,
+                     uint8_t *skipped) {
+    memset(c, 0, sizeof *c);
+    c->batch = batch;
+    c->plan = plan;
+    c->bounds = bounds;
+    c->nbatches = nbatches;
+    c->bufs = bufs;
+    c->out = out;
+    c->out_strides = out_strides;
+    c->copy_flags = copy_flags;
+    c->skipped = skipped;
+}
+
+typedef struct {
+    par_job c;
+    zb_file_read *files;
+    zb_decode_task *tasks;
+} read_job;
+
+static zb_status read_batch(par_job *c, size_t k, const zb_worker_bufs *b, zb_scratch *sc, worker_extra *x,
+                            batch_result *r) {
+    (void)x;
+    read_job *j = (read_job *)c;
+    size_t lo = c->bounds[k], hi = c->bounds[k + 1];
+    zb_status st = zb_plan_read_decode(c->plan, j->files + lo, j->tasks + lo, hi - lo, b->arena, b->arena_cap, c->out,
+                                       c->out_strides, sc, c->copy_flags, c->skipped + lo, &r->failed, &r->os_error);
+    r->failed += lo;
+    return st;
 }
 
 zb_status zb_plan_read_decode_par(const zb_plan *plan, zb_file_read *files, zb_decode_task *tasks, size_t ntasks,
                                   const size_t *bounds, size_t nbatches, const zb_worker_bufs *bufs, int nworkers,
                                   uint8_t *out, const int64_t *out_strides, unsigned copy_flags, uint8_t *skipped,
                                   size_t *failed, int *os_error) {
-    if (!failed || !os_error || !bounds || !bufs || nworkers < 1 || (ntasks && (!files || !tasks || !skipped)))
-        return ZB_EINVAL;
+    if (!failed || !os_error || (ntasks && (!files || !tasks || !skipped))) return ZB_EINVAL;
     *failed = 0;
     *os_error = 0;
-    if (bounds[0] != 0 || bounds[nbatches] != ntasks) return ZB_EINVAL;
-    for (size_t k = 0; k < nbatches; k++)
-        if (bounds[k + 1] < bounds[k]) return ZB_EINVAL;
-    for (int w = 0; w < nworkers; w++) {
-        zb_scratch sc = bufs[w].scratch;
-        if (!bufs[w].arena || sc.nslots < 1 || sc.cap < plan->chunk_nbytes) return ZB_EINVAL;
-        if (!sc.base && sc.cap > SIZE_MAX / 2 / (size_t)sc.nslots) return ZB_EINVAL;
-    }
-    if (nbatches == 0) return ZB_OK;
-    batch_result *res = (batch_result *)calloc(nbatches, sizeof *res);
-    if (res == NULL) return ZB_ENOMEM;
+    if (check_par(plan, bounds, nbatches, ntasks, bufs, nworkers) != ZB_OK) return ZB_EINVAL;
     read_job j;
-    memset(&j, 0, sizeof j);
-    j.plan = plan;
+    par_init(&j.c, read_batch, plan, bounds, nbatches, bufs, out, out_strides, copy_flags, skipped);
     j.files = files;
     j.tasks = tasks;
-    j.bounds = bounds;
-    j.nbatches = nbatches;
-    j.bufs = bufs;
-    j.out = out;
-    j.out_strides = out_strides;
-    j.copy_flags = copy_flags;
-    j.skipped = skipped;
-    j.res = res;
-    int n = nworkers < 1 ? 1 : nworkers;
-    if ((size_t)n > nbatches) n = (int)nbatches;
-    zb_pool_run(n, read_worker, &j);
-    zb_status st = ZB_OK;
-    for (size_t k = 0; k < nbatches; k++) {
-        if (res[k].st != ZB_OK) {
-            st = res[k].st;
-            *failed = res[k].failed;
-            *os_error = res[k].os_error;
-            break;
-        }
-    }
-    free(res);
-    return st;
+    return run_par(&j.c, nworkers, failed, os_error);
 }
 
 /* The tasks of one shard (see zb_plan_read_shards).  task_of: nentries int64, all -1 on entry
@@ -676,4 +721,51 @@ zb_status zb_plan_read_shards(const zb_plan *plan, const zb_shard_spec *spec, co
     zb_status st = group_flush(&q);
     if (st != ZB_OK) *failed = ntasks ? ntasks - 1 : 0;
     return st;
+}
+
+typedef struct {
+    par_job c;
+    const zb_shard_spec *spec;
+    const zb_shard_read *shards;
+    const int64_t *entries;
+    zb_decode_task *tasks;
+    size_t ntasks, most;
+} shards_job;
+
+static zb_status shards_batch(par_job *c, size_t k, const zb_worker_bufs *b, zb_scratch *sc, worker_extra *x,
+                              batch_result *r) {
+    shards_job *j = (shards_job *)c;
+    size_t s0 = c->bounds[k], s1 = c->bounds[k + 1];
+    if (x->pairs == NULL) {
+        x->pairs = (uint64_t *)malloc(sizeof(uint64_t) * 2 * j->spec->nentries);
+        x->work = (int64_t *)malloc(sizeof(int64_t) * (j->spec->nentries + 6 * (j->most ? j->most : 1)));
+    }
+    if (x->pairs == NULL || x->work == NULL) return ZB_ENOMEM;
+    return zb_plan_read_shards(c->plan, j->spec, j->shards + s0, s1 - s0, j->entries, j->tasks, j->ntasks, b->arena,
+                               b->arena_cap, x->pairs, x->work, c->out, c->out_strides, sc, c->copy_flags, c->skipped,
+                               &r->failed, &r->os_error);
+}
+
+zb_status zb_plan_read_shards_par(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *shards,
+                                  size_t nshards, const size_t *bounds, size_t nbatches, const int64_t *entries,
+                                  zb_decode_task *tasks, size_t ntasks, size_t most, const zb_worker_bufs *bufs,
+                                  int nworkers, uint8_t *out, const int64_t *out_strides, unsigned copy_flags,
+                                  uint8_t *skipped, size_t *failed, int *os_error) {
+    if (!failed || !os_error || !spec || (nshards && !shards)) return ZB_EINVAL;
+    *failed = 0;
+    *os_error = 0;
+    if (check_par(plan, bounds, nbatches, nshards, bufs, nworkers) != ZB_OK || spec->nentries == 0 ||
+        spec->nentries > SIZE_MAX / 32 || most > SIZE_MAX / 64)
+        return ZB_EINVAL;
+    for (size_t s = 0; s < nshards; s++)
+        if (shards[s].count > most) return ZB_EINVAL;
+    shards_job j;
+    par_init(&j.c, shards_batch, plan, bounds, nbatches, bufs, out, out_strides, copy_flags, skipped);
+    j.spec = spec;
+    j.shards = shards;
+    j.entries = entries;
+    j.tasks = tasks;
+    j.ntasks = ntasks;
+    j.most = most;
+    return run_par(&j.c, nworkers, failed, os_error);
 }

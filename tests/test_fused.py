@@ -286,7 +286,7 @@ def test_local_shard_files_read_in_c_equal_general(tmp_path, name, index_locatio
             with zarr.config.set(threads=threads):
                 f, s = fused[sel], slow[sel]
             assert f.tobytes() == s.tobytes() == expect[sel].tobytes(), sel
-    assert spy.calls.get("read_shards", 0) > 0 and "decode" not in spy.calls
+    assert spy.calls.get("read_shards_par", 0) > 0 and "decode" not in spy.calls
 
 
 def test_local_shard_files_larger_than_the_arena(tmp_path):
@@ -313,7 +313,7 @@ def test_local_shard_files_larger_than_the_arena(tmp_path):
                     np.testing.assert_array_equal(b[3:29, 5:120], data[3:29, 5:120])
     finally:
         za._arenas.buf = old
-    assert spy.calls["read_shards"] > 0 and spy.calls.get("decode", 0) > 0
+    assert spy.calls["read_shards_par"] > 0 and spy.calls.get("decode", 0) > 0
 
 
 def _sharded_codecs2(chunk_shape, inner=(LE, {"name": "crc32c"})):

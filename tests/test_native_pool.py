@@ -163,3 +163,80 @@ def test_read_decode_par_arguments(tmp_path):
         p = tmp_path / "a" / "c" / "1" / "0" / "0"
         p.write_bytes(p.read_bytes()[:-2])
         plan.read_decode_par(paths, two, [0, 1, 2], starts, shapes, offs, out)
+
+
+def _sharded(tmp_path, name="s", inner=(LE, BLOSC)):
+    codecs = [{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [8, 16, 16], "codecs": list(inner),
+        "index_codecs": [LE, {"name": "crc32c"}], "index_location": "end"}}]
+    return _array(tmp_path, name, shape=(48, 100, 130), chunks=(16, 64, 64), codecs=codecs)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 8])
+@pytest.mark.parametrize("bpt", [1, 4, 50])
+def test_sharded_reads_on_the_pool_equal_numpy(tmp_path, threads, bpt, monkeypatch):
+    """Shards split into parts (each reading its index) over any number of workers; a missing
+    shard reads as the fill value."""
+    from zarrbolt.pipeline import executor
+
+    monkeypatch.setattr(executor, "BATCHES_PER_THREAD", bpt)
+    a, data = _sharded(tmp_path)
+    os.remove(tmp_path / "s" / "c" / "1" / "1" / "0")
+    data[16:32, 64:, 0:64] = 3
+    sels = [(...,), (slice(3, 37), slice(5, 96), slice(7, 120)), (5,), (slice(None), 17),
+            (slice(9, 10), slice(20, 21), slice(30, 31)), (slice(10, 40), slice(60, 70))]
+    with zarr.config.set(threads=threads):
+        for sel in sels:
+            np.testing.assert_array_equal(a[sel], data[sel])
+
+
+def test_sharded_damage_on_the_pool(tmp_path, monkeypatch):
+    """A damaged inner chunk is reported by the lowest failing part on any number of threads;
+    a damaged index goes the Store way, which reports it; inner chunks larger than a helper's
+    arena are read the Store way too."""
+    a, data = _sharded(tmp_path, inner=(LE, {"name": "crc32c"}))
+    monkeypatch.setattr(za, "_helpers", [])
+    monkeypatch.setattr(za, "_ARENA_BYTES", 3000)  # inner chunks are 4 KiB: all too large for helpers
+    with zarr.config.set(threads=3):
+        np.testing.assert_array_equal(a[...], data)
+    monkeypatch.setattr(za, "_helpers", [])
+    monkeypatch.setattr(za, "_ARENA_BYTES", 8 << 20)
+    p = tmp_path / "s" / "c" / "2" / "0" / "1"
+    raw = bytearray(p.read_bytes())
+    raw[100] ^= 0xFF  # inside the first inner chunk written
+    p.write_bytes(bytes(raw))
+    q = tmp_path / "s" / "c" / "2" / "1" / "1"
+    raw = bytearray(q.read_bytes())
+    raw[-3] ^= 0xFF  # the index's CRC-32C
+    q.write_bytes(bytes(raw))
+    for threads in (1, 2, 3):
+        with zarr.config.set(threads=threads):
+            for _ in range(5):
+                with pytest.raises(ChecksumError, match=r"c/2/0/1\["):
+                    a[...]
+                with pytest.raises((ChecksumError, CorruptChunkError), match="c/2/1/1"):
+                    a[32:, 64:, 64:]
+            np.testing.assert_array_equal(a[:32], data[:32])
+
+
+def test_read_shards_par_arguments(tmp_path):
+    a, data = _sharded(tmp_path)
+    plan = a._plan
+    path = os.fsencode(str(tmp_path / "s" / "c" / "0" / "0" / "0"))
+    out = np.zeros((8, 16, 16), np.uint16)
+    starts = np.zeros((1, 3), np.int64)
+    shapes = np.array([[8, 16, 16]], np.int64)
+    offs = np.zeros(1, np.int64)
+    entries = np.zeros(1, np.int64)
+    bufs = [(memoryview(bytearray(1 << 20)), None)]
+    n = 2 * 4 * 4
+    assert plan.read_shards_par([path], [1], entries, bufs, [0, 1], starts, shapes, offs, out, n, True, True,
+                                0) == ([], [], [])
+    np.testing.assert_array_equal(out, data[:8, :16, :16])
+    for bounds in ([0, 2], [1, 1], [0]):
+        with pytest.raises(ValueError, match="bounds"):
+            plan.read_shards_par([path], [1], entries, bufs, bounds, starts, shapes, offs, out, n, True, True, 0)
+    with pytest.raises(ValueError, match="counts"):
+        plan.read_shards_par([path], [2], entries, bufs, [0, 1], starts, shapes, offs, out, n, True, True, 0)
+    with pytest.raises(ValueError, match="workers"):
+        plan.read_shards_par([path], [1], entries, [], [0, 1], starts, shapes, offs, out, n, True, True, 0)

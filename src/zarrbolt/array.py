@@ -658,32 +658,31 @@ class Array(_Node):
         index_at_end = self._sharding.index_location == "end"
         entries_all = flat.astype(np.int64, copy=False)
 
-        def work_files(batch) -> None:
-            # Local shard files: index reads, inner chunk reads and decodes all in C with the GIL
-            # released once.  What C leaves (damaged indexes, shards that changed while read,
-            # inner chunks larger than the arena) goes the Store way, which reports the damage.
-            shard_of: list = []  # (shard coords, key, its tasks)
-            for sc, g, _whole in batch:
-                if shard_of and shard_of[-1][0] == sc:  # parts of one shard: one index read
-                    shard_of[-1] = (sc, shard_of[-1][1], np.concatenate((shard_of[-1][2], g)))
-                else:
-                    shard_of.append((sc, self._chunk_key(sc), g))
-            ii = np.concatenate([g for _, _, g in shard_of]) if len(shard_of) > 1 else shard_of[0][2]
-            counts = [len(g) for _, _, g in shard_of]
-            ends = np.cumsum(counts)  # task position -> shard: searchsorted(ends, pos, "right")
+        def read_files() -> None:
+            # Local shard files: every part of every shard (index read, inner chunk reads,
+            # decodes) in C, on the threads of the native pool, with the GIL released once.
+            # What C leaves (damaged indexes, shards that changed while read, inner chunks larger
+            # than the arena) goes the Store way, which reports the damage.
+            keys = [self._chunk_key(sc) for sc, _, _ in work_items]
+            parts = [g for _, g, _ in work_items]
+            ii = np.concatenate(parts) if len(parts) > 1 else parts[0]
+            counts = [len(g) for g in parts]
+            ends = np.cumsum(counts)  # task position -> part: searchsorted(ends, pos, "right")
+            workers = parallel_workers(len(work_items), cost=inner_nbytes * n)
+            bufs = [(_thread_arena(), _thread_scratch(scratch_bytes))]
+            bufs += [_helper_buffers(w, scratch_bytes) for w in range(1, workers)]
             try:
-                missing, too_large, retry = plan.read_shards(
-                    [file_path(k) for _, k, _ in shard_of], counts, np.ascontiguousarray(entries_all[ii]),
-                    _thread_arena(), np.ascontiguousarray(starts[ii]), np.ascontiguousarray(shapes[ii]),
-                    np.ascontiguousarray(offs[ii]), full, lay.n, index_at_end, bool(lay.fast_index_crc),
-                    COALESCE_GAP, stream, _thread_scratch(scratch_bytes), nslots)
+                missing, too_large, retry = plan.read_shards_par(
+                    [file_path(k) for k in keys], counts, np.ascontiguousarray(entries_all[ii]), bufs,
+                    batch_bounds(len(work_items), workers), np.ascontiguousarray(starts[ii]),
+                    np.ascontiguousarray(shapes[ii]), np.ascontiguousarray(offs[ii]), full, lay.n, index_at_end,
+                    bool(lay.fast_index_crc), COALESCE_GAP, stream, nslots)
             except (CodecError, StoreError) as e:
                 pos = e.args[1] if len(e.args) > 1 and isinstance(e.args[1], int) else None
                 msg = e.args[0] if e.args else str(e)
                 if pos is None:
                     raise
-                s = int(np.searchsorted(ends, pos, side="right"))
-                key = shard_of[s][1]
+                key = keys[int(np.searchsorted(ends, pos, side="right"))]
                 if isinstance(e, StoreError):
                     raise StoreError(f"shard {key!r}: {msg}") from None
                 raise type(e)(f"chunk {key}[{int(entries_all[ii[pos]])}]: {msg}") from None
@@ -691,13 +690,16 @@ class Array(_Node):
                 fill_task(int(ii[j]))
             if too_large or retry:
                 redo = sorted(too_large + retry)
-                s_of = np.searchsorted(ends, redo, side="right")
+                p_of = np.searchsorted(ends, redo, side="right")
                 items = []
-                for s in np.unique(s_of):
-                    items.append((shard_of[s][0], ii[np.asarray(redo)[s_of == s]], False))
+                for p in np.unique(p_of):
+                    items.append((work_items[p][0], ii[np.asarray(redo)[p_of == p]], False))
                 work(items)
 
-        run_batches(work if file_path is None else work_files, work_items, cost=inner_nbytes * n)
+        if file_path is not None:
+            read_files()
+        else:
+            run_batches(work, work_items, cost=inner_nbytes * n)
         return out
 
     def _read_sharded(self, make_indexer: Any) -> np.ndarray:

@@ -182,6 +182,16 @@ zb_status zb_plan_read_shards(const zb_plan *plan, const zb_shard_spec *spec, co
                               const int64_t *out_strides, const zb_scratch *scratch, unsigned copy_flags, uint8_t *skipped,
                               size_t *failed, int *os_error);
 
+/* zb_plan_read_shards over the batches [bounds[b], bounds[b + 1]) of the shard reads (b <
+ * nbatches, bounds[0] = 0, bounds[nbatches] = nshards) on up to nworkers threads of the native
+ * pool, as zb_plan_read_decode_par does for chunk files: worker w reads with bufs[w] (and index
+ * and work arrays of its own, for shards of at most `most` tasks).  Errors as there. */
+zb_status zb_plan_read_shards_par(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *shards,
+                                  size_t nshards, const size_t *bounds, size_t nbatches, const int64_t *entries,
+                                  zb_decode_task *tasks, size_t ntasks, size_t most, const zb_worker_bufs *bufs,
+                                  int nworkers, uint8_t *out, const int64_t *out_strides, unsigned copy_flags,
+                                  uint8_t *skipped, size_t *failed, int *os_error);
+
 #ifdef __cplusplus
 }
 #endif

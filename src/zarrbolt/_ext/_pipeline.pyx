@@ -108,6 +108,11 @@ cdef extern from "zarrbolt/pipeline.h" nogil:
         uint8_t *arena
         size_t arena_cap
         zb_scratch scratch
+    zb_status zb_plan_read_shards_par(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *shards,
+                                      size_t nshards, const size_t *bounds, size_t nbatches, const int64_t *entries,
+                                      zb_decode_task *tasks, size_t ntasks, size_t most, const zb_worker_bufs *bufs,
+                                      int nworkers, uint8_t *out, const int64_t *out_strides, unsigned copy_flags,
+                                      uint8_t *skipped, size_t *failed, int *os_error)
     zb_status zb_plan_read_decode_par(const zb_plan *plan, zb_file_read *files, zb_decode_task *tasks,
                                       size_t ntasks, const size_t *bounds, size_t nbatches,
                                       const zb_worker_bufs *bufs, int nworkers, uint8_t *out,
@@ -289,70 +294,18 @@ cdef class Plan:
             self._release_scratch(have_sv, &sc, &sv)
         _raise_task(st, failed)
 
-    def read_decode(self, list paths, arena, int64_t[:, ::1] starts, int64_t[:, ::1] shapes,
-                    int64_t[::1] out_offsets, out, bint stream=False, scratch=None, int nslots=1):
-        """Read chunk file ``paths[i]`` (bytes; whole file) and decode it into ``out`` like
-        :meth:`decode`, reading as many files per round into ``arena`` (a writable buffer) as fit,
-        all with the GIL released once.  Returns ``(missing, too_large)``: the task indices whose
-        file does not exist (the caller fills them) and those larger than the arena (the caller
-        reads and decodes them).  ``scratch`` / ``nslots``: as for :meth:`decode`.  Errors:
-        StoreError (with the OS error and the task index in ``args[1]``) or, like :meth:`decode`,
-        CorruptChunkError / ChecksumError."""
-        cdef Py_ssize_t ntasks = len(paths)
-        cdef int64_t out_strides[32]
-        cdef uint8_t *base = self._check_out(ntasks, starts, shapes, out_offsets, out, out_strides)
-        for p in paths:
-            if not isinstance(p, bytes) or b"\0" in p:
-                raise ValueError("paths must be bytes without NUL characters")
-        cdef Py_buffer av
-        PyObject_GetBuffer(arena, &av, PyBUF_SIMPLE | PyBUF_WRITABLE)
-        cdef zb_file_read *files = <zb_file_read *>malloc(sizeof(zb_file_read) * max(ntasks, 1))
-        cdef zb_decode_task *tasks = <zb_decode_task *>malloc(sizeof(zb_decode_task) * max(ntasks, 1))
-        cdef uint8_t *skipped = <uint8_t *>malloc(max(ntasks, 1))
-        cdef Py_ssize_t i
-        cdef size_t failed = 0
-        cdef int os_error = 0
-        cdef zb_status st = ZB_OK
-        cdef zb_scratch sc
-        cdef Py_buffer sv
-        cdef bint have_sv = False
-        sc.base = NULL
-        try:
-            have_sv = self._scratch(scratch, nslots, &sc, &sv)
-            if files == NULL or tasks == NULL or skipped == NULL:
-                raise MemoryError()
-            for i in range(ntasks):
-                files[i].path = <const char *>(<bytes>paths[i])  # paths (a list) keeps them alive
-                skipped[i] = 0
-                tasks[i].src = NULL
-                tasks[i].n = 0
-            self._fill_tasks(tasks, ntasks, starts, shapes, out_offsets)
-            with nogil:
-                st = zb_plan_read_decode(&self.plan, files, tasks, <size_t>ntasks, <uint8_t *>av.buf,
-                                         <size_t>av.len, base, out_strides, &sc, ZB_COPY_STREAM if stream else 0,
-                                         skipped, &failed, &os_error)
-            missing, too_large = _skipped_tasks(skipped, ntasks, (ZB_SKIPPED_MISSING, ZB_SKIPPED_TOO_LARGE))
-        finally:
-            PyBuffer_Release(&av)
-            free(files)
-            free(tasks)
-            free(skipped)
-            self._release_scratch(have_sv, &sc, &sv)
-        if st == ZB_EIO:
-            e = _zb_errors.StoreError(f"cannot read {paths[failed].decode(errors='replace')!r}: "
-                                      f"{_os_error_text(os_error)}")
-            e.args = (e.args[0], int(failed))
-            raise e
-        _raise_task(st, failed)
-        return missing, too_large
-
     def read_decode_par(self, list paths, list bufs, bounds, int64_t[:, ::1] starts, int64_t[:, ::1] shapes,
                         int64_t[::1] out_offsets, out, bint stream=False, int nslots=1):
-        """:meth:`read_decode` of the batches ``paths[bounds[b]:bounds[b + 1]]`` on up to
-        ``len(bufs)`` threads of the native pool, with the GIL released once.  ``bufs[w]``: the
-        ``(arena, scratch)`` of worker ``w`` (worker 0 runs on the calling thread; ``scratch`` as for
-        :meth:`decode`, None to allocate one per call).  Returns and raises as :meth:`read_decode`
-        (the error of the lowest failing batch)."""
+        """Read chunk file ``paths[i]`` (bytes; whole file) and decode it into ``out`` like
+        :meth:`decode`, in batches ``paths[bounds[b]:bounds[b + 1]]`` that up to ``len(bufs)``
+        threads of the native pool take in turn, all with the GIL released once.  ``bufs[w]``:
+        the ``(arena, scratch)`` of worker ``w`` (worker 0 runs on the calling thread): a writable
+        buffer the worker reads as many files per round into as fit, and a scratch as for
+        :meth:`decode` (None: one is allocated per call).  Returns ``(missing, too_large)``: the
+        task indices whose file does not exist (the caller fills them) and those larger than
+        their worker's arena (the caller reads and decodes them).  Errors: StoreError (with the
+        OS error and the task index in ``args[1]``) or, like :meth:`decode`, CorruptChunkError /
+        ChecksumError; of the lowest failing batch, the one a single thread would report."""
         cdef Py_ssize_t ntasks = len(paths)
         cdef int64_t out_strides[32]
         cdef uint8_t *base = self._check_out(ntasks, starts, shapes, out_offsets, out, out_strides)
@@ -360,12 +313,7 @@ cdef class Plan:
             if not isinstance(p, bytes) or b"\0" in p:
                 raise ValueError("paths must be bytes without NUL characters")
         cdef Py_ssize_t nworkers = len(bufs), nbatches = len(bounds) - 1
-        if nworkers < 1 or nworkers > ZB_POOL_MAX:
-            raise ValueError(f"between 1 and {ZB_POOL_MAX} workers")
-        if nbatches < 1 or bounds[0] != 0 or bounds[nbatches] != ntasks or any(
-                bounds[k + 1] < bounds[k] for k in range(nbatches)):
-            raise ValueError("bounds must rise from 0 to the number of tasks")
-        cdef size_t need = self.scratch_bytes(nslots)
+        _check_par(nworkers, bounds, ntasks)
         cdef Py_buffer *views = <Py_buffer *>malloc(sizeof(Py_buffer) * 2 * nworkers)
         cdef zb_worker_bufs *wb = <zb_worker_bufs *>malloc(sizeof(zb_worker_bufs) * nworkers)
         cdef size_t *cb = <size_t *>malloc(sizeof(size_t) * (nbatches + 1))
@@ -379,21 +327,7 @@ cdef class Plan:
         try:
             if views == NULL or wb == NULL or cb == NULL or files == NULL or tasks == NULL or skipped == NULL:
                 raise MemoryError()
-            for i in range(nworkers):
-                arena, scratch = bufs[i]
-                PyObject_GetBuffer(arena, &views[nviews], PyBUF_SIMPLE | PyBUF_WRITABLE)
-                nviews += 1
-                wb[i].arena = <uint8_t *>views[nviews - 1].buf
-                wb[i].arena_cap = <size_t>views[nviews - 1].len
-                wb[i].scratch.cap = self.scratch_cap
-                wb[i].scratch.nslots = nslots
-                wb[i].scratch.base = NULL
-                if scratch is not None:
-                    PyObject_GetBuffer(scratch, &views[nviews], PyBUF_SIMPLE | PyBUF_WRITABLE)
-                    nviews += 1
-                    if <size_t>views[nviews - 1].len < need:
-                        raise ValueError(f"scratch holds {views[nviews - 1].len} bytes; {need} needed")
-                    wb[i].scratch.base = <uint8_t *>views[nviews - 1].buf
+            self._worker_bufs(bufs, nslots, wb, views, &nviews)
             for i in range(nbatches + 1):
                 cb[i] = <size_t>bounds[i]
             for i in range(ntasks):
@@ -424,19 +358,22 @@ cdef class Plan:
         _raise_task(st, failed)
         return missing, too_large
 
-    def read_shards(self, list paths, counts, int64_t[::1] entries, arena, int64_t[:, ::1] starts,
-                    int64_t[:, ::1] shapes, int64_t[::1] out_offsets, out, size_t nentries, bint index_at_end,
-                    bint index_crc, uint64_t max_gap, bint stream=False, scratch=None, int nslots=1):
+    def read_shards_par(self, list paths, counts, int64_t[::1] entries, list bufs, bounds, int64_t[:, ::1] starts,
+                        int64_t[:, ::1] shapes, int64_t[::1] out_offsets, out, size_t nentries, bint index_at_end,
+                        bint index_crc, uint64_t max_gap, bint stream=False, int nslots=1):
         """Read inner chunks straight from local shard files and decode them into ``out`` like
-        :meth:`decode`, all with the GIL released once.  Shard ``paths[s]`` (bytes) holds the next
-        ``counts[s]`` tasks, task i being its inner chunk ``entries[i]`` (each at most once per
-        shard); its index (``nentries`` entries, at the end or the start, with or without a CRC-32C)
-        is read and validated first.  Returns ``(missing, too_large, retry)`` task indices: a
+        :meth:`decode`, in batches of shard reads ``paths[bounds[b]:bounds[b + 1]]`` that up to
+        ``len(bufs)`` threads of the native pool take in turn (``bufs`` as for
+        :meth:`read_decode_par`), all with the GIL released once.  Shard read ``paths[s]`` (bytes)
+        holds the next ``counts[s]`` tasks, task i being its inner chunk ``entries[i]`` (each at
+        most once per shard read; a shard may be read in several parts, each reading its index);
+        the index (``nentries`` entries, at the end or the start, with or without a CRC-32C) is
+        read and validated first.  Returns ``(missing, too_large, retry)`` task indices: a
         missing shard or an empty inner chunk (the caller fills them), inner chunks larger than
-        ``arena``, and the tasks of shards whose index is damaged or that changed while being read
-        (the caller redoes them its own way, which reports the damage).  ``scratch`` / ``nslots``:
-        as for :meth:`decode`.  Errors: StoreError (OS error; the task index in ``args[1]``) or,
-        like :meth:`decode`, CorruptChunkError / ChecksumError."""
+        the worker's arena, and the tasks of shards whose index is damaged or that changed while
+        being read (the caller redoes them its own way, which reports the damage).  Errors:
+        StoreError (OS error; the task index in ``args[1]``) or, like :meth:`decode`,
+        CorruptChunkError / ChecksumError; of the lowest failing batch."""
         cdef Py_ssize_t ntasks = entries.shape[0]
         cdef Py_ssize_t nshards = len(paths)
         cdef int64_t out_strides[32]
@@ -455,30 +392,29 @@ cdef class Plan:
             most = max(most, c)
         if total != ntasks:
             raise ValueError("the counts must add up to the number of tasks")
+        cdef Py_ssize_t nworkers = len(bufs), nbatches = len(bounds) - 1
+        _check_par(nworkers, bounds, nshards)
         cdef zb_shard_spec spec
         spec.nentries = nentries
         spec.index_at_end = index_at_end
         spec.index_crc = index_crc
         spec.max_gap = max_gap
-        cdef Py_buffer av
-        PyObject_GetBuffer(arena, &av, PyBUF_SIMPLE | PyBUF_WRITABLE)
+        cdef Py_buffer *views = <Py_buffer *>malloc(sizeof(Py_buffer) * 2 * nworkers)
+        cdef zb_worker_bufs *wb = <zb_worker_bufs *>malloc(sizeof(zb_worker_bufs) * nworkers)
+        cdef size_t *cb = <size_t *>malloc(sizeof(size_t) * (nbatches + 1))
         cdef zb_shard_read *shards = <zb_shard_read *>malloc(sizeof(zb_shard_read) * max(nshards, 1))
         cdef zb_decode_task *tasks = <zb_decode_task *>malloc(sizeof(zb_decode_task) * max(ntasks, 1))
         cdef uint8_t *skipped = <uint8_t *>malloc(max(ntasks, 1))
-        cdef uint64_t *pairs = <uint64_t *>malloc(sizeof(uint64_t) * 2 * nentries)
-        cdef int64_t *work = <int64_t *>malloc(sizeof(int64_t) * (nentries + 6 * max(most, 1)))
-        cdef Py_ssize_t i, s
+        cdef Py_ssize_t i, s, nviews = 0
         cdef size_t failed = 0, pos = 0
         cdef int os_error = 0
         cdef zb_status st = ZB_OK
-        cdef zb_scratch sc
-        cdef Py_buffer sv
-        cdef bint have_sv = False
-        sc.base = NULL
         try:
-            have_sv = self._scratch(scratch, nslots, &sc, &sv)
-            if shards == NULL or tasks == NULL or skipped == NULL or pairs == NULL or work == NULL:
+            if views == NULL or wb == NULL or cb == NULL or shards == NULL or tasks == NULL or skipped == NULL:
                 raise MemoryError()
+            self._worker_bufs(bufs, nslots, wb, views, &nviews)
+            for i in range(nbatches + 1):
+                cb[i] = <size_t>bounds[i]
             for s in range(nshards):
                 shards[s].path = <const char *>(<bytes>paths[s])  # paths (a list) keeps them alive
                 shards[s].first = pos
@@ -490,20 +426,21 @@ cdef class Plan:
                 tasks[i].n = 0
             self._fill_tasks(tasks, ntasks, starts, shapes, out_offsets)
             with nogil:
-                st = zb_plan_read_shards(&self.plan, &spec, shards, <size_t>nshards,
-                                         &entries[0] if ntasks else NULL, tasks, <size_t>ntasks,
-                                         <uint8_t *>av.buf, <size_t>av.len, pairs, work, base, out_strides,
-                                         &sc, ZB_COPY_STREAM if stream else 0, skipped, &failed, &os_error)
+                st = zb_plan_read_shards_par(&self.plan, &spec, shards, <size_t>nshards, cb, <size_t>nbatches,
+                                             &entries[0] if ntasks else NULL, tasks, <size_t>ntasks, <size_t>most,
+                                             wb, <int>nworkers, base, out_strides,
+                                             ZB_COPY_STREAM if stream else 0, skipped, &failed, &os_error)
             missing, too_large, retry = _skipped_tasks(
                 skipped, ntasks, (ZB_SKIPPED_MISSING, ZB_SKIPPED_TOO_LARGE, ZB_SKIPPED_RETRY))
         finally:
-            PyBuffer_Release(&av)
+            for i in range(nviews):
+                PyBuffer_Release(&views[i])
+            free(views)
+            free(wb)
+            free(cb)
             free(shards)
             free(tasks)
             free(skipped)
-            free(pairs)
-            free(work)
-            self._release_scratch(have_sv, &sc, &sv)
         if st == ZB_EIO:
             e = _zb_errors.StoreError(f"read failed: {_os_error_text(os_error)}")
             e.args = (e.args[0], int(failed))
@@ -521,6 +458,29 @@ cdef class Plan:
         if nslots < 1:
             raise ValueError("nslots must be at least 1")
         return 2 * <size_t>nslots * self.scratch_cap
+
+    cdef int _worker_bufs(self, list bufs, int nslots, zb_worker_bufs *wb, Py_buffer *views,
+                          Py_ssize_t *nviews) except -1:
+        """Fill ``wb`` from the ``(arena, scratch)`` pairs of ``bufs``; the buffers it holds go to
+        ``views[:nviews]`` (the caller releases them, also after an error)."""
+        cdef size_t need = self.scratch_bytes(nslots)
+        cdef Py_ssize_t i
+        for i in range(len(bufs)):
+            arena, scratch = bufs[i]
+            PyObject_GetBuffer(arena, &views[nviews[0]], PyBUF_SIMPLE | PyBUF_WRITABLE)
+            nviews[0] += 1
+            wb[i].arena = <uint8_t *>views[nviews[0] - 1].buf
+            wb[i].arena_cap = <size_t>views[nviews[0] - 1].len
+            wb[i].scratch.cap = self.scratch_cap
+            wb[i].scratch.nslots = nslots
+            wb[i].scratch.base = NULL
+            if scratch is not None:
+                PyObject_GetBuffer(scratch, &views[nviews[0]], PyBUF_SIMPLE | PyBUF_WRITABLE)
+                nviews[0] += 1
+                if <size_t>views[nviews[0] - 1].len < need:
+                    raise ValueError(f"scratch holds {views[nviews[0] - 1].len} bytes; {need} needed")
+                wb[i].scratch.base = <uint8_t *>views[nviews[0] - 1].buf
+        return 0
 
     cdef bint _scratch(self, scratch, int nslots, zb_scratch *sc, Py_buffer *sv) except -1:
         """Fill ``sc`` from the caller's ``scratch`` buffer (True: ``sv`` holds it, release it) or
@@ -574,6 +534,15 @@ cdef class Plan:
             for d in range(self.plan.ndim):
                 tasks[i].chunk_start[d] = starts[i, d]
                 tasks[i].shape[d] = shapes[i, d]
+
+
+cdef _check_par(Py_ssize_t nworkers, bounds, Py_ssize_t nitems):
+    if nworkers < 1 or nworkers > ZB_POOL_MAX:
+        raise ValueError(f"between 1 and {ZB_POOL_MAX} workers")
+    cdef Py_ssize_t nbatches = len(bounds) - 1
+    if nbatches < 1 or bounds[0] != 0 or bounds[nbatches] != nitems or any(
+            bounds[k + 1] < bounds[k] for k in range(nbatches)):
+        raise ValueError("bounds must rise from 0 to the number of items")
 
 
 cdef tuple _skipped_tasks(const uint8_t *skipped, Py_ssize_t ntasks, tuple codes):
