@@ -787,7 +787,8 @@ zb_status zb_scale_offset_cast_encode(const void *src, int st, void *dst, int dt
  * reciprocal, see SO_FLOAT).  Only used where no result can overflow (cso_fast_ok), so the
  * range checks of the two steps cannot fail. */
 #define CSO_LOOP(NAME, ST, ATTR)                                                                     \
-    ATTR static void NAME(const ST *s, float *d, size_t n, float k, float off, int mul) {           \
+    ATTR static void NAME(const void *sv, float *d, size_t n, float k, float off, int mul) {        \
+        const ST *s = (const ST *)sv;                                                                \
         if (mul)                                                                                     \
             for (size_t i = 0; i < n; i++) d[i] = (float)s[i] * k + off;                            \
         else                                                                                         \
@@ -834,24 +835,42 @@ static int cso_fast_ok(int st, int dt, const void *offset, const void *scale, co
     return q + fabs((double)*off) < 1e37;
 }
 
+typedef void (*cso_fn)(const void *, float *, size_t, float, float, int);
+static cso_fn cso_pick(int st);
 static void cso_run(const void *src, int st, float *d, size_t n, float k, float off, int mul) {
+    cso_pick(st)(src, d, n, k, off, mul);
+}
+
+/* The loop for source type st on the best instruction set allowed. */
+static cso_fn cso_pick(int st) {
 #ifdef ZB_NUMERIC_AVX2
     int isa = g_numeric_isa_limit < zb_numeric_isa_available() ? g_numeric_isa_limit : zb_numeric_isa_available();
     if (isa >= ZB_NUMERIC_ISA_AVX2) {
         switch (st) {
-        case ZB_T_U8: cso_u8_avx2((const uint8_t *)src, d, n, k, off, mul); return;
-        case ZB_T_I8: cso_i8_avx2((const int8_t *)src, d, n, k, off, mul); return;
-        case ZB_T_U16: cso_u16_avx2((const uint16_t *)src, d, n, k, off, mul); return;
-        default: cso_i16_avx2((const int16_t *)src, d, n, k, off, mul); return;
+        case ZB_T_U8: return cso_u8_avx2;
+        case ZB_T_I8: return cso_i8_avx2;
+        case ZB_T_U16: return cso_u16_avx2;
+        default: return cso_i16_avx2;
         }
     }
 #endif
     switch (st) {
-    case ZB_T_U8: cso_u8((const uint8_t *)src, d, n, k, off, mul); return;
-    case ZB_T_I8: cso_i8((const int8_t *)src, d, n, k, off, mul); return;
-    case ZB_T_U16: cso_u16((const uint16_t *)src, d, n, k, off, mul); return;
-    default: cso_i16((const int16_t *)src, d, n, k, off, mul); return;
+    case ZB_T_U8: return cso_u8;
+    case ZB_T_I8: return cso_i8;
+    case ZB_T_U16: return cso_u16;
+    default: return cso_i16;
     }
+}
+
+int zb_cso_fast_init(int st, int dt, const void *offset, const void *scale, const zb_cast_opts *o, zb_cso_fast *f) {
+    if (!f || !cso_fast_ok(st, dt, offset, scale, o, &f->k, &f->offset, &f->mul)) return 0;
+    f->src_type = st;
+    f->fn = cso_pick(st);
+    return 1;
+}
+
+void zb_cso_fast_run(const zb_cso_fast *f, const void *src, float *dst, size_t n) {
+    f->fn(src, dst, n, f->k, f->offset, f->mul);
 }
 
 zb_status zb_cast_scale_offset_decode(const void *src, int st, void *dst, int dt, size_t n, const void *offset,

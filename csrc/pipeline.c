@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "zarrbolt/crc32c.h"
+#include "zarrbolt/numeric.h"
 #include "zarrbolt/pool.h"
 #include "zarrbolt/shard_index.h"
 #include "zarrbolt/strided.h"
@@ -100,25 +101,111 @@ typedef struct {
     int n, slot0, ndim;
     size_t itemsize;
     unsigned flags;
+    const zb_cso_fast *cso; /* not NULL: convert the stored elements (see convert_copy) */
+    zb_cso_fast cso_store;
+    const zb_cso_fast *cso_plan; /* &cso_store when the plan's elementwise steps have a one-pass form */
     uint8_t *dst0;
     const uint8_t *src0;
     ptrdiff_t ddst, dsrc;
     int64_t shape[ZB_PLAN_MAXDIM], dst_strides[ZB_PLAN_MAXDIM], src_strides[ZB_PLAN_MAXDIM];
 } copy_group;
 
-static void group_init(copy_group *q, const zb_scratch *sc) {
+static int g_fused_convert = 1;
+
+int zb_plan_set_fused_convert(int on) {
+    int old = g_fused_convert;
+    g_fused_convert = on != 0;
+    return old;
+}
+
+static void group_init(copy_group *q, const zb_scratch *sc, const zb_plan *plan) {
     memset(q, 0, sizeof *q);
     q->sc = sc;
+    const zb_elem *e = &plan->elem;
+    if (g_fused_convert && e->kind == ZB_ELEM_CAST_SCALE_OFFSET &&
+        zb_cso_fast_init(e->src_type, e->dst_type, e->offset, e->scale, &e->opts, &q->cso_store))
+        q->cso_plan = &q->cso_store;
 }
 
 static uint8_t *slot_buffer(const zb_scratch *sc, int slot) { return sc->base + 2 * (size_t)slot * sc->cap; }
+
+/* Copy with the one-pass numeric conversion: dst[i] = f(src[i]) over shape, whose last
+ * dimension is contiguous in both (callers check).  The other dimensions are walked with the
+ * smallest destination stride innermost.  Where that one continues the rows in dst (a group of
+ * chunks: one more dimension, a row's length apart), the rows it joins are converted into a small
+ * buffer and written from there as one run, streamed like zb_strided_copy_ex's long runs. */
+#define CONVERT_TMP 16384
+static void convert_copy(uint8_t *dst, const int64_t *dst_strides, const uint8_t *src, const int64_t *src_strides,
+                         const int64_t *shape, int ndim, size_t di, unsigned flags, const zb_cso_fast *cso) {
+    for (int d = 0; d < ndim; d++)
+        if (shape[d] <= 0) return;
+    if (ndim == 0) {
+        zb_cso_fast_run(cso, src, (float *)dst, 1);
+        return;
+    }
+    int order[ZB_STRIDED_MAXDIM + 1], no = ndim - 1;
+    for (int d = 0; d < no; d++) { /* outer dimensions by destination stride, largest first */
+        int j = d;
+        for (; j > 0 && dst_strides[order[j - 1]] < dst_strides[d]; j--) order[j] = order[j - 1];
+        order[j] = d;
+    }
+    const size_t len = (size_t)shape[ndim - 1], row = len * di;
+    /* rows joined: the innermost outer dimension when it continues the row in dst */
+    size_t join = 1;
+    int64_t join_ss = 0;
+    if (no > 0 && dst_strides[order[no - 1]] == (int64_t)row && row <= CONVERT_TMP) {
+        join = (size_t)shape[order[no - 1]];
+        join_ss = src_strides[order[no - 1]];
+        no--;
+    }
+    size_t per = CONVERT_TMP / row; /* rows per buffer-full */
+    float tmp[CONVERT_TMP / sizeof(float)];
+    int stream = (flags & ZB_COPY_STREAM) != 0 && join * row >= ZB_STREAM_MIN_RUN;
+    int64_t idx[ZB_STRIDED_MAXDIM + 1];
+    for (int i = 0; i < no; i++) idx[i] = 0;
+    for (;;) {
+        if (join == 1) {
+            zb_cso_fast_run(cso, src, (float *)dst, len);
+        } else {
+            for (size_t r0 = 0; r0 < join; r0 += per) {
+                size_t nr = join - r0 < per ? join - r0 : per;
+                for (size_t r = 0; r < nr; r++)
+                    zb_cso_fast_run(cso, src + (int64_t)(r0 + r) * join_ss, tmp + r * len, len);
+                zb_copy_row(dst + r0 * row, tmp, nr * row, stream);
+            }
+        }
+        int i = no - 1;
+        for (; i >= 0; i--) {
+            int d = order[i];
+            if (++idx[i] < shape[d]) {
+                src += src_strides[d];
+                dst += dst_strides[d];
+                break;
+            }
+            src -= src_strides[d] * (shape[d] - 1);
+            dst -= dst_strides[d] * (shape[d] - 1);
+            idx[i] = 0;
+        }
+        if (i < 0) break;
+    }
+    if (stream) zb_copy_fence();
+}
+
+/* One (grouped) copy: converting (q->cso) or plain. */
+static zb_status copy_or_convert(uint8_t *dst, const int64_t *dst_strides, const uint8_t *src,
+                                 const int64_t *src_strides, const int64_t *shape, int ndim, size_t itemsize,
+                                 unsigned flags, const zb_cso_fast *cso) {
+    if (cso == NULL) return zb_strided_copy_ex(dst, dst_strides, src, src_strides, shape, ndim, itemsize, flags);
+    convert_copy(dst, dst_strides, src, src_strides, shape, ndim, itemsize, flags, cso);
+    return ZB_OK;
+}
 
 static zb_status group_flush(copy_group *q) {
     if (q->n == 0) return ZB_OK;
     zb_status st;
     if (q->n == 1) {
-        st = zb_strided_copy_ex(q->dst0, q->dst_strides, q->src0, q->src_strides, q->shape, q->ndim, q->itemsize,
-                                q->flags);
+        st = copy_or_convert(q->dst0, q->dst_strides, q->src0, q->src_strides, q->shape, q->ndim, q->itemsize,
+                             q->flags, q->cso);
     } else {
         int64_t shape[ZB_PLAN_MAXDIM + 1], ds[ZB_PLAN_MAXDIM + 1], ss[ZB_PLAN_MAXDIM + 1];
         shape[0] = q->n;
@@ -129,7 +216,7 @@ static zb_status group_flush(copy_group *q) {
             ds[d + 1] = q->dst_strides[d];
             ss[d + 1] = q->src_strides[d];
         }
-        st = zb_strided_copy_ex(q->dst0, ds, q->src0, ss, shape, q->ndim + 1, q->itemsize, q->flags);
+        st = copy_or_convert(q->dst0, ds, q->src0, ss, shape, q->ndim + 1, q->itemsize, q->flags, q->cso);
     }
     q->n = 0;
     return st;
@@ -164,18 +251,19 @@ static zb_status group_next_slot(copy_group *q, const uint8_t *dst, const zb_pla
     return group_flush(q);
 }
 
-/* Copy src (in scratch slot `slot`, or elsewhere) to dst now or as part of the group. */
+/* Copy src (in scratch slot `slot`, or elsewhere) to dst now or as part of the group; cso: not
+ * NULL to convert (itemsize is then the destination's). */
 static zb_status group_copy(copy_group *q, int slot, uint8_t *dst, const int64_t *dst_strides, const uint8_t *src,
                             const int64_t *src_strides, const int64_t *shape, int ndim, size_t itemsize,
-                            unsigned flags) {
+                            unsigned flags, const zb_cso_fast *cso) {
     const zb_scratch *sc = q->sc;
     const uint8_t *lo = slot_buffer(sc, slot), *hi = lo + 2 * sc->cap;
     if (sc->nslots <= 1 || src < lo || src >= hi || ndim + 1 > ZB_STRIDED_MAXDIM) {
         zb_status st = group_flush(q);
         if (st != ZB_OK) return st;
-        return zb_strided_copy_ex(dst, dst_strides, src, src_strides, shape, ndim, itemsize, flags);
+        return copy_or_convert(dst, dst_strides, src, src_strides, shape, ndim, itemsize, flags, cso);
     }
-    if (q->n > 0 && slot == q->slot0 + q->n && same_shape(q, ndim, itemsize, flags, shape, dst_strides)) {
+    if (q->n > 0 && slot == q->slot0 + q->n && q->cso == cso && same_shape(q, ndim, itemsize, flags, shape, dst_strides)) {
         int ok = 1;
         for (int d = 0; d < ndim && ok; d++) ok = q->src_strides[d] == src_strides[d];
         if (ok && q->n == 1) {
@@ -199,6 +287,7 @@ static zb_status group_copy(copy_group *q, int slot, uint8_t *dst, const int64_t
     q->ndim = ndim;
     q->itemsize = itemsize;
     q->flags = flags;
+    q->cso = cso;
     q->dst0 = dst;
     q->src0 = src;
     for (int d = 0; d < ndim; d++) {
@@ -217,15 +306,21 @@ static zb_status copy_region(const zb_plan *plan, uint8_t *out, const int64_t *o
                              size_t span, const int64_t *dec_strides, const int64_t *shape, uint8_t *conv,
                              size_t conv_cap, unsigned copy_flags, copy_group *q, int slot) {
     if (plan->elem.kind == ZB_ELEM_NONE)
-        return group_copy(q, slot, out, out_strides, region, dec_strides, shape, plan->ndim, plan->itemsize, copy_flags);
+        return group_copy(q, slot, out, out_strides, region, dec_strides, shape, plan->ndim, plan->itemsize, copy_flags,
+                          NULL);
     size_t si = plan->itemsize, di = plan->elem.dst_itemsize;
+    const zb_cso_fast *cso = q->cso_plan;
+    int nd = plan->ndim;
+    if (cso != NULL && (nd == 0 || (dec_strides[nd - 1] == (int64_t)si && out_strides[nd - 1] == (int64_t)di)))
+        /* converted on the way into out: no pass through conv */
+        return group_copy(q, slot, out, out_strides, region, dec_strides, shape, nd, di, copy_flags, cso);
     size_t n = span / si;
     if (span % si != 0 || di == 0 || n > conv_cap / di) return ZB_EINVAL;
     zb_status st = elem_convert(&plan->elem, region, conv, n);
     if (st != ZB_OK) return st;
     int64_t conv_strides[ZB_PLAN_MAXDIM];
     for (int d = 0; d < plan->ndim; d++) conv_strides[d] = dec_strides[d] / (int64_t)si * (int64_t)di;
-    return group_copy(q, slot, out, out_strides, conv, conv_strides, shape, plan->ndim, di, copy_flags);
+    return group_copy(q, slot, out, out_strides, conv, conv_strides, shape, plan->ndim, di, copy_flags, NULL);
 }
 
 /* Least number of decoded bytes a prefix decode must leave out to be used. */
@@ -349,7 +444,7 @@ static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_
     for (int d = 0; d < plan->ndim; d++) src += t->chunk_start[d] * dec_strides[d];
     if (plan->elem.kind == ZB_ELEM_NONE)
         return group_copy(q, slot, target, out_strides, src, dec_strides, t->shape, plan->ndim, plan->itemsize,
-                          copy_flags);
+                          copy_flags, NULL);
     /* convert the stored elements from the region's first to its last (dec_strides are all
      * positive: the first element is the lowest address) */
     int64_t span = (int64_t)plan->itemsize;
@@ -374,7 +469,7 @@ zb_status zb_plan_decode(const zb_plan *plan, const zb_decode_task *tasks, size_
     int64_t dec_strides[ZB_PLAN_MAXDIM];
     source_strides(plan, dec_strides);
     copy_group q;
-    group_init(&q, scratch);
+    group_init(&q, scratch, plan);
     for (size_t i = 0; i < ntasks; i++) {
         st = decode_one(plan, &tasks[i], out, out_strides, dec_strides, &q, copy_flags);
         if (st != ZB_OK) {
@@ -399,7 +494,7 @@ zb_status zb_plan_read_decode(const zb_plan *plan, zb_file_read *files, zb_decod
     int64_t dec_strides[ZB_PLAN_MAXDIM];
     source_strides(plan, dec_strides);
     copy_group q; /* only ever holds copies out of the scratch slots, never out of the arena */
-    group_init(&q, scratch);
+    group_init(&q, scratch, plan);
     size_t i = 0;
     zb_status st = ZB_OK;
     while (i < ntasks) {
@@ -709,7 +804,7 @@ zb_status zb_plan_read_shards(const zb_plan *plan, const zb_shard_spec *spec, co
     int64_t dec_strides[ZB_PLAN_MAXDIM];
     source_strides(plan, dec_strides);
     copy_group q; /* only ever holds copies out of the scratch slots, never out of the arena */
-    group_init(&q, scratch);
+    group_init(&q, scratch, plan);
     int64_t *task_of = work;
     for (size_t e = 0; e < spec->nentries; e++) task_of[e] = -1;
     for (size_t s = 0; s < nshards; s++) {

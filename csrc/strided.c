@@ -354,6 +354,19 @@ static void row_stream(char *d, const char *s, size_t n) {
   memcpy(d, s, n);
 }
 
+void zb_copy_row(void *dst, const void *src, size_t n, int stream) {
+  if (stream)
+    row_stream((char *)dst, (const char *)src, n);
+  else
+    memcpy(dst, src, n);
+}
+
+void zb_copy_fence(void) {
+#if defined(ZB_STRIDED_SSE2)
+  _mm_sfence();
+#endif
+}
+
 static void run_inner(const zb_inner *in, char *d, const char *s) {
   switch (in->kind) {
     case ZB_INNER_ONE: memcpy(d, s, in->itemsize); return;

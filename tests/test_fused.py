@@ -386,14 +386,29 @@ NUMERIC = {
                           lambda n: np.where(np.arange(n) % 11 == 0, np.nan, (np.arange(n) % 400) * 0.75 - 20)),
     "so-only-f64-gzip": ("float64", 0.0, [_so(-3, 0.5), BE, {"name": "gzip", "configuration": {"level": 1}}],
                          lambda n: np.arange(n) * 0.125 - 7),
+    "so-cast-i16-divide": ("float32", -7.5, [_so(-7.5, 3), _cv("int16"), LE, BLOSC_LZ4],
+                           lambda n: ((np.arange(n) % 5000) - 2500) / np.float32(3) - np.float32(7.5)),
+    "so-cast-u8-shuffle-none": ("float32", 1.0, [_so(1, 0.5), _cv("uint8"), LE],
+                                lambda n: (np.arange(n) % 200) / np.float32(0.5) + np.float32(1)),
     "cast-i16-wrap": ("int32", 0, [_cv("int16", out_of_range="wrap"), LE, {"name": "zstd", "configuration": {"level": 0, "checksum": False}}],
                       lambda n: (np.arange(n) * 977) % 40000 - 20000),
 }
 
 
+@pytest.fixture(params=["convert-into-output", "convert-via-scratch"])
+def fused_convert(request):
+    """Chains with a one-pass cast_value + scale_offset decode, converted on the way into the
+    output (the default) and through a scratch buffer first."""
+    from zarrbolt._ext import _pipeline
+
+    old = _pipeline._set_fused_convert(request.param == "convert-into-output")
+    yield request.param
+    _pipeline._set_fused_convert(old)
+
+
 @pytest.mark.parametrize("name", sorted(NUMERIC))
 @pytest.mark.parametrize("sharded", [False, True])
-def test_fused_numeric_chains_equal_general(name, sharded, output_stores, tmp_path):
+def test_fused_numeric_chains_equal_general(name, sharded, output_stores, fused_convert, tmp_path):
     from zarrbolt.storage import LocalStore
 
     dtype, fill, codecs, maker = NUMERIC[name]
@@ -633,3 +648,18 @@ def test_large_chunk_scratch_is_not_kept(monkeypatch):
     with zarr.config.set(threads=1):
         np.testing.assert_array_equal(a[...], data)
     assert len(A._scratches.buf) >= a._plan.scratch_bytes(1)
+
+
+def test_converted_rows_longer_than_the_buffer(output_stores, fused_convert):
+    """cast_value + scale_offset converted on the way into the output in rows of grouped chunks
+    that do not fit the converter's 16 KiB buffer at once (rows of 4000 bytes, six chunks a row),
+    and in rows of single chunks."""
+    shape, chunks = (3, 5, 6000), (2, 3, 1000)
+    data = ((np.arange(np.prod(shape)) % 3000) / np.float32(4) + np.float32(100)).astype("float32").reshape(shape)
+    a = zarr.create_array(MemoryStore(), shape=shape, chunks=chunks, dtype="float32",
+                          codecs=[_so(100, 4), _cv("uint16"), LE, BLOSC_LZ4], fill_value=100)
+    a[...] = data
+    for threads in (1, 2):
+        with zarr.config.set(threads=threads):
+            for sel in [(...,), (slice(1, 3), slice(1, 5), slice(500, 5900)), (2,), (slice(None), 4, slice(100, 300))]:
+                np.testing.assert_array_equal(a[sel], data[sel])

@@ -75,6 +75,19 @@ zb_status zb_cast_scale_offset_decode(const void *src, int src_type, void *dst, 
                                       const void *offset, const void *scale, const zb_cast_opts *opts,
                                       size_t *err_index);
 
+/* The one-pass form of zb_cast_scale_offset_decode (small integers -> float32 where no result can
+ * overflow; see numeric.c): zb_cso_fast_init says whether it applies and fills f, and
+ * zb_cso_fast_run converts n elements, identical to zb_cast_scale_offset_decode. */
+typedef struct zb_cso_fast {
+  int src_type;
+  int mul;     /* multiply by k (an exact reciprocal), else divide by k */
+  float k, offset;
+  void (*fn)(const void *src, float *dst, size_t n, float k, float offset, int mul); /* the loop */
+} zb_cso_fast;
+int zb_cso_fast_init(int src_type, int dst_type, const void *offset, const void *scale, const zb_cast_opts *o,
+                     zb_cso_fast *f);
+void zb_cso_fast_run(const zb_cso_fast *f, const void *src, float *dst, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -151,6 +151,11 @@ zb_status zb_plan_read_decode_par(const zb_plan *plan, zb_file_read *files, zb_d
                                   uint8_t *out, const int64_t *out_strides, unsigned copy_flags, uint8_t *skipped,
                                   size_t *failed, int *os_error);
 
+/* Testing hook: whether cast_value + scale_offset decoding that has a one-pass form
+ * (zb_cso_fast) converts on the way into the output (default) or through a scratch buffer
+ * first.  Returns the previous setting.  Not synchronised: not while reads run. */
+int zb_plan_set_fused_convert(int on);
+
 /* Sharded local stores: inner chunks read straight from shard files. */
 #define ZB_SKIPPED_RETRY 3 /* the shard's index is damaged, or the shard changed while it was read:
                               the caller redoes its tasks its own way (and reports the error) */

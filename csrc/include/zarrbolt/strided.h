@@ -56,6 +56,11 @@ zb_status zb_strided_copy_ex(void *dst, const int64_t *dst_strides, const void *
                              const int64_t *src_strides, const int64_t *shape, int ndim,
                              size_t itemsize, unsigned flags);
 
+/* n bytes from src to dst, with non-temporal stores when `stream` (x86; see ZB_COPY_STREAM),
+ * for callers that produce rows of their own; zb_copy_fence() after the last streamed row. */
+void zb_copy_row(void *dst, const void *src, size_t n, int stream);
+void zb_copy_fence(void);
+
 /* Instruction sets of the tiled transpose kernels. */
 enum { ZB_STRIDED_ISA_SCALAR = 0, ZB_STRIDED_ISA_SSE2 = 1, ZB_STRIDED_ISA_AVX2 = 2 };
 

@@ -122,6 +122,16 @@ cdef extern from "zarrbolt/pipeline.h" nogil:
     enum:
         ZB_FILE_CHANGED
 
+cdef extern from "zarrbolt/pipeline.h" nogil:
+    int zb_plan_set_fused_convert(int on)
+
+
+def _set_fused_convert(on):
+    """Testing hook: convert cast_value + scale_offset chains on the way into the output (True,
+    the default) or through a scratch buffer first; returns the previous setting."""
+    return bool(zb_plan_set_fused_convert(1 if on else 0))
+
+
 cdef extern from "zarrbolt/pool.h" nogil:
     enum:
         ZB_POOL_MAX
