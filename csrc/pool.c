@@ -38,6 +38,7 @@ static uint64_t now_ns(void) {
 #else
 #  include <pthread.h>
 #  include <time.h>
+#  include <unistd.h>
 typedef pthread_mutex_t zb_mutex;
 typedef pthread_cond_t zb_cond;
 #  define MUTEX_INIT PTHREAD_MUTEX_INITIALIZER
@@ -81,8 +82,28 @@ long zb_pool_load(long *counter) { return atomic_load_long((volatile long *)coun
 
 int zb_pool_threads(void) { return g_nthreads; }
 
-/* Spin until *p differs from v, for at most ZB_POOL_SPIN_NS. */
+/* Whether waiting threads spin: only while the last job had no more workers than the machine
+ * has processors (more spinning threads than processors would take time from the working ones). */
+static volatile long g_spin;
+
+static int g_ncpu; /* online processors, read once (sysconf reads a file on Linux) */
+
+static int online_cpus(void) {
+  if (g_ncpu > 0) return g_ncpu; /* a racy first read only computes it twice */
+#if defined(_WIN32)
+  SYSTEM_INFO si;
+  GetSystemInfo(&si);
+  long n = (long)si.dwNumberOfProcessors;
+#else
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+#endif
+  g_ncpu = n < 1 ? 1 : (int)n;
+  return g_ncpu;
+}
+
+/* Spin until *p differs from v, for at most ZB_POOL_SPIN_NS (when spinning is on). */
 static void spin_while(volatile long *p, long v) {
+  if (!atomic_load_long(&g_spin)) return;
   uint64_t t0 = now_ns();
   for (unsigned k = 1; atomic_load_long(p) == v; k++) {
     cpu_relax();
@@ -194,6 +215,7 @@ int zb_pool_run(int n, zb_pool_fn fn, void *ctx) {
     g_fn = fn;
     g_ctx = ctx;
     g_n = n;
+    atomic_store_long(&g_spin, n <= online_cpus());
     atomic_store_long(&g_pending, n - 1);
     atomic_store_long(&g_gen, gen + 1);
     cond_broadcast(&g_wake);
@@ -201,10 +223,9 @@ int zb_pool_run(int n, zb_pool_fn fn, void *ctx) {
   }
   fn(ctx, 0);
   if (n > 1) {
-    uint64_t t0 = now_ns();
-    for (unsigned k = 1; atomic_load_long(&g_pending) != 0; k++) {
-      cpu_relax();
-      if ((k & 63) == 0 && now_ns() - t0 > ZB_POOL_SPIN_NS) break;
+    for (long left; (left = atomic_load_long(&g_pending)) != 0;) {
+      spin_while(&g_pending, left); /* until a worker finishes (or the spin ends) */
+      if (atomic_load_long(&g_pending) == left) break;
     }
     mu_lock(&g_mu);
     while (atomic_load_long(&g_pending) != 0) cond_wait(&g_done, &g_mu);

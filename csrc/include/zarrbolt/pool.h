@@ -12,7 +12,8 @@
  *
  * Waking a sleeping thread costs tens of microseconds on virtual machines, more than the work of
  * a small read, so the pool's threads wait for the next job spinning for a short while
- * (ZB_POOL_SPIN_NS) before they sleep, and so does the caller for the last worker to finish.
+ * (ZB_POOL_SPIN_NS) before they sleep, and so does the caller for the last worker to finish;
+ * only after jobs with no more workers than online processors. 
  * A forked child starts with no threads; its first job starts new ones. */
 #ifndef ZARRBOLT_POOL_H
 #define ZARRBOLT_POOL_H
