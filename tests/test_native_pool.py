@@ -240,3 +240,13 @@ def test_read_shards_par_arguments(tmp_path):
         plan.read_shards_par([path], [2], entries, bufs, [0, 1], starts, shapes, offs, out, n, True, True, 0)
     with pytest.raises(ValueError, match="workers"):
         plan.read_shards_par([path], [1], entries, [], [0, 1], starts, shapes, offs, out, n, True, True, 0)
+
+
+def test_more_threads_than_the_pool_takes(tmp_path, monkeypatch):
+    """A thread count above the pool's limit (and far above the processors here) reads with the
+    pool's largest job."""
+    monkeypatch.setattr(za, "_helpers", [])  # the helpers' buffers go with the test
+    a, data = _array(tmp_path)
+    with zarr.config.set(threads=_pipeline.POOL_MAX + 50):
+        np.testing.assert_array_equal(a[...], data)
+        np.testing.assert_array_equal(a[1:40, 3:97, 2:120], data[1:40, 3:97, 2:120])

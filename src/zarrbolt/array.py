@@ -34,6 +34,7 @@ from .pipeline.chain import BoundChain, CodecChain
 from .pipeline import outbuf
 from .pipeline.executor import batch_bounds, parallel_workers, run_batches
 from .storage import LocalStore, Store
+from ._ext._pipeline import POOL_MAX
 
 ZARR_JSON = "zarr.json"
 # Outputs at least this large are written with non-temporal stores by the fused decode: they
@@ -417,7 +418,7 @@ class Array(_Node):
             # Local files: open, read and decode every chunk in C, on the threads of the native
             # pool, with the GIL released once.
             keys = [self._chunk_key(c) for c in coord_list]
-            workers = parallel_workers(n, cost=self._bound.spec.nbytes * n)
+            workers = min(parallel_workers(n, cost=self._bound.spec.nbytes * n), POOL_MAX)
             bufs = [(_thread_arena(), _thread_scratch(scratch_bytes))]
             bufs += [_helper_buffers(w, scratch_bytes) for w in range(1, workers)]
             try:
@@ -668,7 +669,7 @@ class Array(_Node):
             ii = np.concatenate(parts) if len(parts) > 1 else parts[0]
             counts = [len(g) for g in parts]
             ends = np.cumsum(counts)  # task position -> part: searchsorted(ends, pos, "right")
-            workers = parallel_workers(len(work_items), cost=inner_nbytes * n)
+            workers = min(parallel_workers(len(work_items), cost=inner_nbytes * n), POOL_MAX)
             bufs = [(_thread_arena(), _thread_scratch(scratch_bytes))]
             bufs += [_helper_buffers(w, scratch_bytes) for w in range(1, workers)]
             try:
