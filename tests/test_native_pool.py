@@ -250,3 +250,42 @@ def test_more_threads_than_the_pool_takes(tmp_path, monkeypatch):
     with zarr.config.set(threads=_pipeline.POOL_MAX + 50):
         np.testing.assert_array_equal(a[...], data)
         np.testing.assert_array_equal(a[1:40, 3:97, 2:120], data[1:40, 3:97, 2:120])
+
+
+@pytest.mark.parametrize("sharded", [False, True])
+def test_huge_reads_go_to_the_pool_in_windows(tmp_path, monkeypatch, sharded):
+    """A read of more than READ_WINDOW_BYTES is handed to the pool in several calls (Python, and
+    so Ctrl-C, gets a turn in between), with missing chunks and errors still placed right."""
+    a, data = _sharded(tmp_path) if sharded else _array(tmp_path)
+    name = "s" if sharded else "a"
+    missing = tmp_path / name / "c" / "2" / "1" / "1"
+    os.remove(missing)
+    if sharded:
+        data[32:48, 64:128, 64:128] = 3
+    else:
+        data[16:24, 16:32, 16:32] = 3
+    calls = []
+
+    class Spy:
+        def __init__(self, plan):
+            self.plan = plan
+
+        def __getattr__(self, k):
+            f = getattr(self.plan, k)
+            if k.endswith("_par"):
+                def counted(*args, **kw):
+                    calls.append(k)
+                    return f(*args, **kw)
+                return counted
+            return f
+
+    a._plan = Spy(a._plan)
+    monkeypatch.setattr(za, "READ_WINDOW_BYTES", 50_000)
+    assert za._read_windows([30_000, 30_000, 60_000, 10_000, 10_000]) == [(0, 1), (1, 2), (2, 3), (3, 5)]
+    assert za._read_windows([]) == []
+    for threads in (1, 3):
+        calls.clear()
+        with zarr.config.set(threads=threads):
+            np.testing.assert_array_equal(a[...], data)
+            np.testing.assert_array_equal(a[3:40, 5:90, 7:120], data[3:40, 5:90, 7:120])
+        assert len(calls) > 4

@@ -414,30 +414,31 @@ class Array(_Node):
         def fill_region(i: int) -> None:
             full[tuple(slice(o, o + l) for o, l in zip(out_starts[i], shapes[i]))] = fill
 
-        def read_files() -> None:
-            # Local files: open, read and decode every chunk in C, on the threads of the native
-            # pool, with the GIL released once.
-            keys = [self._chunk_key(c) for c in coord_list]
-            workers = min(parallel_workers(n, cost=self._bound.spec.nbytes * n), POOL_MAX)
+        def read_files(lo: int, hi: int) -> None:
+            # Local files: open, read and decode chunks [lo, hi) in C, on the threads of the
+            # native pool, with the GIL released once.
+            keys = [self._chunk_key(c) for c in coord_list[lo:hi]]
+            m = hi - lo
+            workers = min(parallel_workers(m, cost=self._bound.spec.nbytes * m), POOL_MAX)
             bufs = [(_thread_arena(), _thread_scratch(scratch_bytes))]
             bufs += [_helper_buffers(w, scratch_bytes) for w in range(1, workers)]
             try:
                 missing, too_large = plan.read_decode_par(
-                    [file_path(k) for k in keys], bufs, batch_bounds(n, workers), starts, shapes, offs, full,
-                    stream, nslots)
+                    [file_path(k) for k in keys], bufs, batch_bounds(m, workers), starts[lo:hi], shapes[lo:hi],
+                    offs[lo:hi], full, stream, nslots)
             except (CodecError, StoreError) as e:
                 where = keys[e.args[1]] if len(e.args) > 1 and isinstance(e.args[1], int) else "?"
                 msg = e.args[0] if e.args else str(e)
                 raise type(e)(f"chunk {where}: {msg}") from None
-            for i in missing:
-                fill_region(i)
-            for i in too_large:  # larger than the arena
-                key = keys[i]
+            for j in missing:
+                fill_region(lo + j)
+            for j in too_large:  # larger than the arena
+                key = keys[j]
                 data = store.get(key)
                 if data is None:
-                    fill_region(i)
+                    fill_region(lo + j)
                 else:
-                    self._fused_decode(plan, [data], [i], starts, shapes, offs, full, [key])
+                    self._fused_decode(plan, [data], [lo + j], starts, shapes, offs, full, [key])
 
         def work(batch: Sequence[int]) -> None:
             arena = _thread_arena()
@@ -469,7 +470,8 @@ class Array(_Node):
             self._fused_decode(plan, bufs, idx, starts, shapes, offs, full, names)
 
         if file_path is not None:
-            read_files()
+            for lo, hi in _read_windows([self._bound.spec.nbytes] * n):
+                read_files(lo, hi)
         else:
             run_batches(work, range(n), cost=self._bound.spec.nbytes * n)
         return out
@@ -659,23 +661,23 @@ class Array(_Node):
         index_at_end = self._sharding.index_location == "end"
         entries_all = flat.astype(np.int64, copy=False)
 
-        def read_files() -> None:
-            # Local shard files: every part of every shard (index read, inner chunk reads,
-            # decodes) in C, on the threads of the native pool, with the GIL released once.
+        def read_files(items: list) -> None:
+            # Local shard files: every part of every shard of `items` (index read, inner chunk
+            # reads, decodes) in C, on the threads of the native pool, with the GIL released once.
             # What C leaves (damaged indexes, shards that changed while read, inner chunks larger
             # than the arena) goes the Store way, which reports the damage.
-            keys = [self._chunk_key(sc) for sc, _, _ in work_items]
-            parts = [g for _, g, _ in work_items]
+            keys = [self._chunk_key(sc) for sc, _, _ in items]
+            parts = [g for _, g, _ in items]
             ii = np.concatenate(parts) if len(parts) > 1 else parts[0]
             counts = [len(g) for g in parts]
             ends = np.cumsum(counts)  # task position -> part: searchsorted(ends, pos, "right")
-            workers = min(parallel_workers(len(work_items), cost=inner_nbytes * n), POOL_MAX)
+            workers = min(parallel_workers(len(items), cost=inner_nbytes * len(ii)), POOL_MAX)
             bufs = [(_thread_arena(), _thread_scratch(scratch_bytes))]
             bufs += [_helper_buffers(w, scratch_bytes) for w in range(1, workers)]
             try:
                 missing, too_large, retry = plan.read_shards_par(
                     [file_path(k) for k in keys], counts, np.ascontiguousarray(entries_all[ii]), bufs,
-                    batch_bounds(len(work_items), workers), np.ascontiguousarray(starts[ii]),
+                    batch_bounds(len(items), workers), np.ascontiguousarray(starts[ii]),
                     np.ascontiguousarray(shapes[ii]), np.ascontiguousarray(offs[ii]), full, lay.n, index_at_end,
                     bool(lay.fast_index_crc), COALESCE_GAP, stream, nslots)
             except (CodecError, StoreError) as e:
@@ -692,13 +694,14 @@ class Array(_Node):
             if too_large or retry:
                 redo = sorted(too_large + retry)
                 p_of = np.searchsorted(ends, redo, side="right")
-                items = []
+                again = []
                 for p in np.unique(p_of):
-                    items.append((work_items[p][0], ii[np.asarray(redo)[p_of == p]], False))
-                work(items)
+                    again.append((items[p][0], ii[np.asarray(redo)[p_of == p]], False))
+                work(again)
 
         if file_path is not None:
-            read_files()
+            for lo, hi in _read_windows([inner_nbytes * len(g) for _, g, _ in work_items]):
+                read_files(work_items[lo:hi])
         else:
             run_batches(work, work_items, cost=inner_nbytes * n)
         return out
@@ -1052,6 +1055,27 @@ def _group_slots(plan: Any, full: np.ndarray) -> int:
         return 1
     per_row = -(-full.shape[-1] // chunk_shape[-1]) + 1  # an unaligned row touches one more
     return max(1, min(per_row, GROUP_SCRATCH_BYTES // plan.scratch_bytes(1)))
+
+
+# A read hands the native pool at most about this many decoded bytes per call: Python code runs
+# between calls, so a Ctrl-C (or any pending signal) stops a huge read within a second or so
+# instead of after it.
+READ_WINDOW_BYTES = 1 << 30
+
+
+def _read_windows(sizes: Sequence[int]) -> list[tuple[int, int]]:
+    """Consecutive ``[lo, hi)`` ranges of the items whose ``sizes`` add up to at most
+    READ_WINDOW_BYTES each (an item alone may be more)."""
+    windows: list[tuple[int, int]] = []
+    lo, total = 0, 0
+    for i, size in enumerate(sizes):
+        if i > lo and total + size > READ_WINDOW_BYTES:
+            windows.append((lo, i))
+            lo, total = i, 0
+        total += size
+    if lo < len(sizes):
+        windows.append((lo, len(sizes)))
+    return windows
 
 
 _helpers: list[list] = []  # [arena, scratch] of the native pool's worker w (index w - 1)
