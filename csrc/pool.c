@@ -117,8 +117,9 @@ typedef struct {
 } helper_start;
 
 static void helper_loop(int id, long seen) {
+  int spin = 1; /* not after a job this thread had no part in: others are working then */
   for (;;) {
-    spin_while(&g_gen, seen);
+    if (spin) spin_while(&g_gen, seen);
     mu_lock(&g_mu);
     while (atomic_load_long(&g_gen) == seen) cond_wait(&g_wake, &g_mu);
     seen = atomic_load_long(&g_gen);
@@ -126,7 +127,8 @@ static void helper_loop(int id, long seen) {
     void *ctx = g_ctx;
     int n = g_n;
     mu_unlock(&g_mu);
-    if (id >= n) continue; /* not part of this job */
+    spin = id < n;
+    if (!spin) continue; /* not part of this job */
     fn(ctx, id);
     if (atomic_add_long(&g_pending, -1) == 0) {
       mu_lock(&g_mu);

@@ -54,18 +54,19 @@ def _get_pool(n: int) -> ThreadPoolExecutor:
 
 
 def parallel_workers(n: int, *, min_items_per_task: int = 1, cost: int = 0) -> int:
-    """How many threads :func:`run_batches` would use for ``n`` items (1: it runs inline), for
-    callers that split work among threads of their own (the native read pool)."""
+    """How many threads to share ``n`` items among (1: do them inline): none of the parallel
+    machinery below ~1 MiB of work (``cost``, bytes), with one configured thread, or inside a
+    pool task (a nested call, e.g. sharding reading chunks, runs inline: no deadlock)."""
     threads = config.get("threads")
     if threads <= 1 or n < 2 * min_items_per_task or cost < (1 << 20) or getattr(_local, "in_pool", False):
         return 1
     return max(1, min(threads, n // min_items_per_task))
 
 
-def batch_bounds(n: int, workers: int) -> list[int]:
-    """Bounds of the contiguous batches that ``workers`` threads share ``n`` items in (as
-    :func:`run_batches` cuts them)."""
-    nbatches = 1 if workers <= 1 else max(1, min(workers * BATCHES_PER_THREAD, n))
+def batch_bounds(n: int, workers: int, min_items_per_task: int = 1) -> list[int]:
+    """Bounds of the contiguous batches, BATCHES_PER_THREAD per worker (one for one worker),
+    that ``workers`` threads share ``n`` items in."""
+    nbatches = 1 if workers <= 1 else max(1, min(workers * BATCHES_PER_THREAD, n // min_items_per_task))
     return [n * i // nbatches for i in range(nbatches + 1)]
 
 
@@ -80,15 +81,14 @@ def run_batches(
     n = len(items)
     if n == 0:
         return
-    threads = config.get("threads")
-    # Nested calls (a task that itself reads chunks, e.g. sharding) run inline: no deadlock.
-    if threads <= 1 or n < 2 * min_items_per_task or cost < (1 << 20) or getattr(_local, "in_pool", False):
+    workers = parallel_workers(n, min_items_per_task=min_items_per_task, cost=cost)
+    if workers <= 1:
         func(items)
         return
-    nbatches = min(threads * BATCHES_PER_THREAD, n // min_items_per_task)
-    bounds = [n * i // nbatches for i in range(nbatches + 1)]
-    nworkers = min(threads, nbatches)
-    pool = _get_pool(threads)
+    bounds = batch_bounds(n, workers, min_items_per_task)
+    nbatches = len(bounds) - 1
+    nworkers = min(workers, nbatches)
+    pool = _get_pool(config.get("threads"))
     counter = itertools.count()  # next() is atomic under the GIL
     failed = threading.Event()
 
