@@ -836,10 +836,6 @@ static int cso_fast_ok(int st, int dt, const void *offset, const void *scale, co
 }
 
 typedef void (*cso_fn)(const void *, float *, size_t, float, float, int);
-static cso_fn cso_pick(int st);
-static void cso_run(const void *src, int st, float *d, size_t n, float k, float off, int mul) {
-    cso_pick(st)(src, d, n, k, off, mul);
-}
 
 /* The loop for source type st on the best instruction set allowed. */
 static cso_fn cso_pick(int st) {
@@ -878,10 +874,9 @@ zb_status zb_cast_scale_offset_decode(const void *src, int st, void *dst, int dt
     /* src holds the stored (cast) type st; dst is the array type dt */
     size_t ss = zb_type_size(st), ds = zb_type_size(dt);
     if (!ss || !ds) return ZB_EINVAL;
-    float k = 0, off = 0;
-    int mul = 0;
-    if (n && src && dst && cso_fast_ok(st, dt, offset, scale, o, &k, &off, &mul)) {
-        cso_run(src, st, (float *)dst, n, k, off, mul);
+    zb_cso_fast f;
+    if (n && src && dst && zb_cso_fast_init(st, dt, offset, scale, o, &f)) {
+        zb_cso_fast_run(&f, src, (float *)dst, n);
         return ZB_OK;
     }
     uint8_t tmp[ZB_BLOCK * 8];
