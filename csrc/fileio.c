@@ -7,6 +7,7 @@
 #include "zarrbolt/fileio.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #if defined(_WIN32)
@@ -240,3 +241,134 @@ int64_t zb_file_pread(zb_file f, uint8_t *dst, size_t n, uint64_t offset, int *o
 }
 
 void zb_file_close(zb_file f) { close_file((zb_fd)f.h); }
+
+/* ------------------------------------------------------------------------------- writing */
+#if defined(_WIN32)
+/* path as a wide string: small, or one from the process heap (*big, to free); NULL on error. */
+static wchar_t *wide_path(const char *path, wchar_t *small, int nsmall, wchar_t **big, int *err) {
+  *big = NULL;
+  int len = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, NULL, 0);
+  if (len <= 0) {
+    *err = (int)GetLastError();
+    return NULL;
+  }
+  wchar_t *w = small;
+  if (len > nsmall) {
+    w = *big = (wchar_t *)HeapAlloc(GetProcessHeap(), 0, (size_t)len * sizeof(wchar_t));
+    if (w == NULL) {
+      *err = ERROR_NOT_ENOUGH_MEMORY;
+      return NULL;
+    }
+  }
+  MultiByteToWideChar(CP_UTF8, 0, path, -1, w, len);
+  return w;
+}
+
+static void free_wide(wchar_t *big) {
+  if (big) HeapFree(GetProcessHeap(), 0, big);
+}
+
+static int write_tmp(const wchar_t *wtmp, const uint8_t *p, size_t n, int do_fsync, int *err, int *stage) {
+  HANDLE h = CreateFileW(wtmp, GENERIC_WRITE, 0, NULL, CREATE_NEW, FILE_ATTRIBUTE_NORMAL, NULL);
+  if (h == INVALID_HANDLE_VALUE) {
+    *err = (int)GetLastError();
+    *stage = ZB_WRITE_CREATE;
+    return -1;
+  }
+  *stage = ZB_WRITE_DATA;
+  while (n) {
+    DWORD step = n < ZB_READ_STEP ? (DWORD)n : (DWORD)ZB_READ_STEP, w = 0;
+    if (!WriteFile(h, p, step, &w, NULL) || w == 0) {
+      *err = w == 0 ? ERROR_WRITE_FAULT : (int)GetLastError();
+      CloseHandle(h);
+      return -2;
+    }
+    p += w;
+    n -= w;
+  }
+  if (do_fsync && !FlushFileBuffers(h)) {
+    *err = (int)GetLastError();
+    CloseHandle(h);
+    return -2;
+  }
+  if (!CloseHandle(h)) {
+    *err = (int)GetLastError();
+    return -2;
+  }
+  return 0;
+}
+
+zb_status zb_write_file_atomic(const char *path, const char *tmp, const void *data, size_t n, int do_fsync,
+                               int *os_error, int *stage) {
+  if (!path || !tmp || (!data && n) || !os_error || !stage) return ZB_EINVAL;
+  *os_error = 0;
+  *stage = 0;
+  wchar_t s1[260], s2[260], *b1, *b2;
+  wchar_t *wtmp = wide_path(tmp, s1, 260, &b1, os_error);
+  if (wtmp == NULL) {
+    *stage = ZB_WRITE_CREATE;
+    return ZB_EIO;
+  }
+  wchar_t *wpath = wide_path(path, s2, 260, &b2, os_error);
+  zb_status st = ZB_OK;
+  if (wpath == NULL) {
+    *stage = ZB_WRITE_CREATE;
+    st = ZB_EIO;
+  } else {
+    int r = write_tmp(wtmp, (const uint8_t *)data, n, do_fsync, os_error, stage);
+    if (r == 0 && !MoveFileExW(wtmp, wpath, MOVEFILE_REPLACE_EXISTING)) {
+      *os_error = (int)GetLastError();
+      *stage = ZB_WRITE_RENAME;
+      r = -2;
+    }
+    if (r == -2) DeleteFileW(wtmp);
+    if (r != 0) st = ZB_EIO;
+  }
+  free_wide(b1);
+  free_wide(b2);
+  if (st == ZB_OK) *stage = 0;
+  return st;
+}
+#else
+zb_status zb_write_file_atomic(const char *path, const char *tmp, const void *data, size_t n, int do_fsync,
+                               int *os_error, int *stage) {
+  if (!path || !tmp || (!data && n) || !os_error || !stage) return ZB_EINVAL;
+  *os_error = 0;
+  *stage = ZB_WRITE_CREATE;
+  int f;
+  do {
+    f = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  } while (f < 0 && errno == EINTR);
+  if (f < 0) {
+    *os_error = errno;
+    return ZB_EIO;
+  }
+  *stage = ZB_WRITE_DATA;
+  const uint8_t *p = (const uint8_t *)data;
+  int err = 0;
+  while (n && !err) {
+    ssize_t w = write(f, p, n < ZB_READ_STEP ? n : ZB_READ_STEP);
+    if (w > 0) {
+      p += w;
+      n -= (size_t)w;
+    } else if (w == 0) {
+      err = EIO;
+    } else if (errno != EINTR) {
+      err = errno;
+    }
+  }
+  if (!err && do_fsync && fsync(f) != 0) err = errno;
+  if (close(f) != 0 && !err && errno != EINTR) err = errno;
+  if (!err) {
+    *stage = ZB_WRITE_RENAME;
+    if (rename(tmp, path) != 0) err = errno;
+  }
+  if (err) {
+    unlink(tmp);
+    *os_error = err;
+    return ZB_EIO;
+  }
+  *stage = 0;
+  return ZB_OK;
+}
+#endif

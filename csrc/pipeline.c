@@ -10,7 +10,7 @@
 #include "zarrbolt/shard_index.h"
 #include "zarrbolt/strided.h"
 
-static void byteswap_inplace(uint8_t *p, size_t nbytes, size_t itemsize) {
+void zb_byteswap_inplace(uint8_t *p, size_t nbytes, size_t itemsize) {
     size_t n = nbytes / itemsize;
     switch (itemsize) {
     case 2:
@@ -393,7 +393,7 @@ static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_
         st = decode_part(plan, t, (size_t)first, (size_t)last, scratch_a, scratch_cap, &region);
         if (st != ZB_OK) return st;
         if (region != NULL) {
-            if (plan->byteswap) byteswap_inplace((uint8_t *)region, (size_t)(last - first), (size_t)plan->byteswap);
+            if (plan->byteswap) zb_byteswap_inplace((uint8_t *)region, (size_t)(last - first), (size_t)plan->byteswap);
             return copy_region(plan, out + t->out_offset, out_strides, region, (size_t)(last - first), dec_strides,
                                t->shape, scratch_b, scratch_cap, copy_flags, q, slot);
         }
@@ -438,7 +438,7 @@ static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_
             memcpy(scratch_a, data, n);
             data = scratch_a;
         }
-        byteswap_inplace((uint8_t *)data, n, (size_t)plan->byteswap);
+        zb_byteswap_inplace((uint8_t *)data, n, (size_t)plan->byteswap);
     }
     const uint8_t *src = data;
     for (int d = 0; d < plan->ndim; d++) src += t->chunk_start[d] * dec_strides[d];

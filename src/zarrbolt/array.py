@@ -21,6 +21,7 @@ from .errors import (
     MetadataError,
     ReadOnlyError,
     StoreError,
+    ZarrboltError,
 )
 from .indexing import (
     ChunkProjection,
@@ -34,7 +35,8 @@ from .pipeline.chain import BoundChain, CodecChain
 from .pipeline import outbuf
 from .pipeline.executor import batch_bounds, parallel_workers, run_batches
 from .storage import LocalStore, Store
-from ._ext._pipeline import POOL_MAX
+from .storage.local import TMP_PREFIX
+from ._ext._pipeline import ENC_FILL, POOL_MAX
 
 ZARR_JSON = "zarr.json"
 # Outputs at least this large are written with non-temporal stores by the fused decode: they
@@ -200,6 +202,7 @@ class Array(_Node):
             self._plan = compile_decode_plan(self._shard_layout.inner)
         else:
             self._plan = compile_decode_plan(self._bound) if self._sharding is None else None
+        self._eplans: dict[bool, Any] = {}  # write_empty_chunks false / true -> encode plan or None
 
     def _write_metadata(self, metadata: ArrayMetadata) -> None:
         self._check_writable()
@@ -791,6 +794,13 @@ class Array(_Node):
 
         sharding = self._sharding if self._shard_direct else None
         shard_spec = bound.ab_spec
+        if self._sharding is None and isinstance(value, np.ndarray):
+            whole = value
+            if value.ndim == 0 and len(indexer.shape) == self.ndim:
+                whole = np.broadcast_to(value, indexer.shape)  # one value for every element
+            projections = self._write_native(projections, whole, write_empty)
+            if not projections:
+                return
 
         rows = _WriteRows(self, value) if sharding is None else None
 
@@ -854,6 +864,81 @@ class Array(_Node):
             work(projections)
         else:
             run_batches(work, projections, cost=bound.spec.nbytes * len(projections))
+
+    def _encode_plan(self, write_empty: bool) -> Any | None:
+        if not config.get("fused_pipeline"):
+            return None
+        if write_empty not in self._eplans:
+            from .pipeline.fast import compile_encode_plan
+
+            self._eplans[write_empty] = compile_encode_plan(self._bound, not write_empty)
+        return self._eplans[write_empty]
+
+    def _write_native(self, projections: list, value: np.ndarray, write_empty: bool) -> list:
+        """Write the whole chunks among ``projections`` of a local store in C (csrc/encode.c:
+        gather, encode, atomic file writes, on the native pool with the GIL released once);
+        return the projections left for the per-chunk path (partial chunks, and everything
+        when the chain, store or value does not allow it)."""
+        store = self._store
+        if type(store) is not LocalStore or len(projections) < 1:
+            return projections
+        nd = len(self._chunk_shape)
+        if value.ndim != nd or value.dtype != self._dtype:
+            return projections
+        plan = self._encode_plan(write_empty)
+        if plan is None:
+            return projections
+        grid = self._metadata.chunk_grid
+        shape = self.shape
+        mine: list = []
+        rest: list = []
+        for p in projections:
+            ok = p.is_complete_chunk and len(p.out_selection) == nd and all(
+                isinstance(o, slice) and (o.step is None or o.step == 1) for o in p.out_selection)
+            (mine if ok else rest).append(p)
+        if not mine:
+            return projections
+        n = len(mine)
+        strides = np.asarray(value.strides, dtype=np.int64)
+        starts = np.array([[o.start for o in p.out_selection] for p in mine], dtype=np.int64).reshape(n, nd)
+        shapes = np.array([[r.stop - r.start for r in grid.chunk_region(p.chunk_coords, shape)] for p in mine],
+                          dtype=np.int64).reshape(n, nd)
+        offsets = np.ascontiguousarray(starts @ strides) if nd else np.zeros(n, np.int64)
+        keys = [self._chunk_key(p.chunk_coords) for p in mine]
+        try:
+            paths = [store._path(k) for k in keys]
+            for d in {os.path.dirname(q) for q in paths}:
+                os.makedirs(d, exist_ok=True)
+        except (OSError, ZarrboltError):  # a file in the way, a bad key...: the store reports it
+            return projections
+        enc = (lambda q: q.encode("utf-8", "surrogatepass")) if os.name == "nt" else os.fsencode
+        rnd = os.urandom(16 * n).hex()
+        tmps = [enc(os.path.join(os.path.dirname(q), f"{TMP_PREFIX}{rnd[32 * i: 32 * i + 32]}"))
+                for i, q in enumerate(paths)]
+        bpaths = [enc(q) for q in paths]
+        work_bytes = plan.work_bytes
+        done = 0
+        redo: list = []
+        for lo, hi in _read_windows([self._bound.spec.nbytes] * n):
+            m = hi - lo
+            workers = min(parallel_workers(m, cost=self._bound.spec.nbytes * m), POOL_MAX)
+            work = [_thread_scratch(work_bytes)] + [_helper_buffers(w, work_bytes)[1] for w in range(1, workers)]
+            st, failed, _, _, results = plan.write_par(
+                value, bpaths[lo:hi], tmps[lo:hi], offsets[lo:hi], np.ascontiguousarray(shapes[lo:hi]),
+                batch_bounds(m, workers), work, bool(store.fsync))
+            for i, r in enumerate(results):
+                if r == ENC_FILL:
+                    store.erase(keys[lo + i])
+            done = lo + failed
+            if st != 0:
+                # what C could not do (a directory pruned meanwhile, a path that is a directory,
+                # a codec error...) goes the per-chunk way, which retries or reports it
+                redo = mine[done:]
+                break
+        if store.fsync:
+            for d in {os.path.dirname(q) for q in paths[:done]}:
+                store._sync_dir(d)
+        return rest + redo
 
     def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
         self._write(basic_indexer(selection, self.shape, self._chunk_shape), value)

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "zarrbolt/encode.h"
 #include "zarrbolt/status.h"
 
 #ifdef __cplusplus
@@ -45,6 +46,9 @@ zb_status zb_zstd_decompress(const void *src, size_t n, void *dst, size_t cap, s
 zb_status zb_zstd_decompress_prefix(const void *src, size_t n, void *dst, size_t cap, size_t want,
                                     size_t *out_n);
 const char *zb_zstd_version(void);
+/* zb_zstd_compress as an encode-plan step (p->level, p->checksum; content size recorded). */
+zb_status zb_zstd_compress_step(const zb_enc_params *p, const void *src, size_t n, void *dst, size_t cap,
+                                size_t *out_n);
 
 /* ----------------------------------------------------------------------------- gzip (libdeflate) */
 size_t zb_gzip_compress_bound(size_t n, int level);
@@ -61,6 +65,9 @@ zb_status zb_gzip_decompress(const void *src, size_t n, void *dst, size_t cap, s
 zb_status zb_gzip_decompress_prefix(const void *src, size_t n, void *dst, size_t cap, size_t want,
                                     size_t *out_n);
 const char *zb_deflate_version(void);
+/* zb_gzip_compress as an encode-plan step (p->level). */
+zb_status zb_gzip_compress_step(const zb_enc_params *p, const void *src, size_t n, void *dst, size_t cap,
+                                size_t *out_n);
 
 /* ----------------------------------------------------------------------------- c-blosc 1.x (encode) */
 enum { ZB_BLOSC_MAX_OVERHEAD = 16, ZB_BLOSC_HEADER = 16, ZB_BLOSC_MAX_TYPESIZE = 255 };
@@ -76,6 +83,9 @@ zb_status zb_blosc1_compress(const void *src, size_t n, void *dst, size_t cap, i
 /* 1 if cname is a compressor name c-blosc knows, whether or not it is compiled in. */
 int zb_blosc1_known_cname(const char *cname);
 const char *zb_blosc1_version(void);
+/* zb_blosc1_compress as an encode-plan step (p->level, shuffle, typesize, cname, blocksize). */
+zb_status zb_blosc1_compress_step(const zb_enc_params *p, const void *src, size_t n, void *dst, size_t cap,
+                                  size_t *out_n);
 const char *zb_blosc1_compressors(void);
 
 /* ----------------------------------------------------------------------------- c-blosc2 (decode) */

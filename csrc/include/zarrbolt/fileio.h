@@ -46,6 +46,17 @@ int64_t zb_file_pread(zb_file f, uint8_t *dst, size_t n, uint64_t offset, int *o
 
 void zb_file_close(zb_file f);
 
+/* Write n bytes to a new file at path, atomically: they go to a new file at tmp (created
+ * exclusively: it must not exist; mode 0666 less the umask), which is flushed to the device
+ * when do_fsync, closed and renamed over path.  Readers see the old file or the new one, never
+ * part of one.  On failure the temporary file is removed and ZB_EIO returned with *os_error
+ * the errno / GetLastError() and *stage where it failed: ZB_WRITE_CREATE (creating tmp: e.g. a
+ * missing directory), ZB_WRITE_DATA (writing, flushing or closing it) or ZB_WRITE_RENAME.
+ * Paths are file-system bytes (UTF-8 on Windows). */
+enum { ZB_WRITE_CREATE = 1, ZB_WRITE_DATA = 2, ZB_WRITE_RENAME = 3 };
+zb_status zb_write_file_atomic(const char *path, const char *tmp, const void *data, size_t n, int do_fsync,
+                               int *os_error, int *stage);
+
 #ifdef __cplusplus
 }
 #endif

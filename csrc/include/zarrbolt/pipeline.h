@@ -117,6 +117,9 @@ typedef struct {
 /* Decode ntasks chunks into out (strides out_strides, in bytes, ndim = plan->ndim).
  * copy_flags: zb_strided_copy_ex flags for the copies into out (ZB_COPY_STREAM for outputs far
  * larger than the caches).  On error *failed is the index of the failing task. */
+/* Reverse the bytes of each of the nbytes / unit units at p (unit >= 1). */
+void zb_byteswap_inplace(uint8_t *p, size_t nbytes, size_t unit);
+
 zb_status zb_plan_decode(const zb_plan *plan, const zb_decode_task *tasks, size_t ntasks, uint8_t *out,
                          const int64_t *out_strides, const zb_scratch *scratch, unsigned copy_flags,
                          size_t *failed);

@@ -23,6 +23,8 @@ cdef extern from "zarrbolt/codecs.h" nogil:
     int zb_blosc1_known_cname(const char *cname)
     const char *zb_blosc1_version()
     const char *zb_blosc1_compressors()
+    zb_status zb_blosc1_compress_step(const void *p, const void *src, size_t n, void *dst, size_t cap,
+                                      size_t *out_n)
 
 include "buffers.pxi"
 
@@ -90,3 +92,9 @@ def library_version():
 def compressors():
     """The compressor names compiled into c-blosc 1.x."""
     return list(_COMPILED)
+
+
+from cpython.pycapsule cimport PyCapsule_New
+
+# The encode-plan step (zarrbolt/encode.h) for zarrbolt._ext._pipeline.EncodePlan.
+COMPRESS_FN = PyCapsule_New(<void *>zb_blosc1_compress_step, b"zarrbolt.compress_fn", NULL)

@@ -16,6 +16,10 @@ import operator
 include "status.pxi"
 
 cdef extern from "zarrbolt/codecs.h" nogil:
+    zb_status zb_zstd_compress_step(const void *p, const void *src, size_t n, void *dst, size_t cap,
+                                    size_t *out_n)
+    zb_status zb_gzip_compress_step(const void *p, const void *src, size_t n, void *dst, size_t cap,
+                                    size_t *out_n)
     size_t zb_zstd_compress_bound(size_t n)
     zb_status zb_zstd_compress(const void *src, size_t n, void *dst, size_t cap, int level,
                                int checksum, int content_size, size_t *out_n)
@@ -240,3 +244,6 @@ ZSTD_DECOMPRESS_FN = PyCapsule_New(<void *>zb_zstd_decompress, b"zarrbolt.decomp
 ZSTD_PREFIX_FN = PyCapsule_New(<void *>zb_zstd_decompress_prefix, b"zarrbolt.prefix_fn", NULL)
 GZIP_DECOMPRESS_FN = PyCapsule_New(<void *>zb_gzip_decompress, b"zarrbolt.decompress_fn", NULL)
 GZIP_PREFIX_FN = PyCapsule_New(<void *>zb_gzip_decompress_prefix, b"zarrbolt.prefix_fn", NULL)
+# encode-plan steps (zarrbolt/encode.h) for zarrbolt._ext._pipeline.EncodePlan
+ZSTD_COMPRESS_FN = PyCapsule_New(<void *>zb_zstd_compress_step, b"zarrbolt.compress_fn", NULL)
+GZIP_COMPRESS_FN = PyCapsule_New(<void *>zb_gzip_compress_step, b"zarrbolt.compress_fn", NULL)

@@ -576,3 +576,232 @@ cdef int _raise_task(zb_status st, size_t failed) except -1:
     except Exception as e:
         e.args = (e.args[0], int(failed))
         raise
+
+
+# ----------------------------------------------------------------------------------- encoding
+from cpython.buffer cimport PyBUF_RECORDS_RO
+
+cdef extern from "zarrbolt/encode.h" nogil:
+    enum:
+        ZB_ENC_MAXDIM
+        ZB_ENC_MAXSTEPS
+        ZB_ENC_MAXITEM
+        ZB_ESTEP_COMPRESS
+        ZB_ESTEP_CRC32C
+        ZB_ENC_PENDING
+        ZB_ENC_WRITTEN
+        ZB_ENC_FILL
+    ctypedef struct zb_enc_params:
+        int level
+        int shuffle
+        int checksum
+        size_t typesize
+        size_t blocksize
+        char cname[16]
+    ctypedef zb_status (*zb_compress_fn)(const zb_enc_params *p, const void *src, size_t n, void *dst, size_t cap,
+                                         size_t *out_n)
+    ctypedef struct zb_enc_step:
+        int kind
+        zb_compress_fn fn
+        zb_enc_params params
+    ctypedef struct zb_eplan:
+        int ndim
+        int64_t chunk_shape[32]
+        int transposed
+        int perm[32]
+        size_t itemsize
+        size_t byteswap
+        uint8_t fill[32]
+        int skip_fill
+        int nsteps
+        zb_enc_step steps[8]
+        size_t chunk_nbytes
+        size_t buf_cap
+    ctypedef struct zb_enc_task:
+        int64_t src_offset
+        int64_t shape[32]
+        const char *path
+        const char *tmp
+        int result
+    zb_status zb_eplan_check(zb_eplan *plan)
+    size_t zb_eplan_work_bytes(const zb_eplan *plan)
+    zb_status zb_encode_write_par(const zb_eplan *plan, zb_enc_task *tasks, size_t ntasks, const uint8_t *src,
+                                  const int64_t *src_strides, const size_t *bounds, size_t nbatches,
+                                  uint8_t *const *work, int nworkers, int do_fsync, size_t *failed, int *os_error,
+                                  int *stage)
+
+cdef extern from "zarrbolt/fileio.h" nogil:
+    enum:
+        ZB_WRITE_CREATE
+        ZB_WRITE_DATA
+        ZB_WRITE_RENAME
+
+ENC_WRITTEN = ZB_ENC_WRITTEN
+ENC_FILL = ZB_ENC_FILL
+WRITE_STAGES = {ZB_WRITE_CREATE: "create", ZB_WRITE_DATA: "data", ZB_WRITE_RENAME: "rename"}
+ENC_MAXDIM = ZB_ENC_MAXDIM
+ENC_MAXSTEPS = ZB_ENC_MAXSTEPS
+ENC_MAXITEM = ZB_ENC_MAXITEM
+
+
+cdef class EncodePlan:
+    """A compiled ``[transpose] -> bytes -> (compressor|crc32c)*`` chain for writing chunks
+    (csrc/encode.c): :meth:`write_par` gathers, encodes and atomically writes a batch of chunks
+    on the native pool with the GIL released once."""
+    cdef zb_eplan plan
+    cdef object _keep
+
+    def __cinit__(self, steps, size_t itemsize, size_t byteswap, chunk_shape, perm, bytes fill, bint skip_fill,
+                  size_t buf_cap):
+        """steps: ("crc32c",) or ("compress", capsule, params) in chain order, params a dict
+        with the zb_enc_params fields the compressor reads (level, shuffle, checksum, typesize,
+        blocksize, cname); fill: the fill value's itemsize bytes in native order; buf_cap: the
+        room of each work buffer (at least the chunk's bytes and every step's output bound)."""
+        memset(&self.plan, 0, sizeof(zb_eplan))
+        if len(steps) > ZB_ENC_MAXSTEPS or len(chunk_shape) > ZB_ENC_MAXDIM:
+            raise ValueError("too many codecs or dimensions for the encode plan")
+        if itemsize > ZB_ENC_MAXITEM or len(fill) != itemsize:
+            raise ValueError("the fill value must have itemsize (at most 32) bytes")
+        cdef zb_enc_params *pp
+        cdef bytes cname
+        for i, step in enumerate(steps):
+            if step[0] == "crc32c":
+                self.plan.steps[i].kind = ZB_ESTEP_CRC32C
+            elif step[0] == "compress":
+                self.plan.steps[i].kind = ZB_ESTEP_COMPRESS
+                self.plan.steps[i].fn = <zb_compress_fn>PyCapsule_GetPointer(step[1], b"zarrbolt.compress_fn")
+                params = step[2]
+                pp = &self.plan.steps[i].params
+                pp.level = params.get("level", 0)
+                pp.shuffle = params.get("shuffle", 0)
+                pp.checksum = 1 if params.get("checksum", False) else 0
+                pp.typesize = params.get("typesize", 1)
+                pp.blocksize = params.get("blocksize", 0)
+                cname = params.get("cname", "").encode()
+                if len(cname) >= 16:
+                    raise ValueError(f"compressor name {cname!r} too long")
+                memcpy(pp.cname, <const char *>cname, len(cname))
+            else:
+                raise ValueError(f"unknown step {step[0]!r}")
+        self.plan.nsteps = len(steps)
+        self.plan.ndim = len(chunk_shape)
+        for d, c in enumerate(chunk_shape):
+            self.plan.chunk_shape[d] = c
+        if perm is not None:
+            if sorted(perm) != list(range(len(chunk_shape))):
+                raise ValueError(f"bad permutation {perm!r}")
+            self.plan.transposed = 1
+            for d, p in enumerate(perm):
+                self.plan.perm[d] = p
+        self.plan.itemsize = itemsize
+        self.plan.byteswap = byteswap
+        memcpy(self.plan.fill, <const char *>fill, itemsize)
+        self.plan.skip_fill = skip_fill
+        self.plan.buf_cap = buf_cap
+        if zb_eplan_check(&self.plan) != ZB_OK:
+            raise ValueError("invalid encode plan")
+        self._keep = tuple(steps)
+
+    @property
+    def work_bytes(self):
+        """Bytes of work buffer one thread needs."""
+        return zb_eplan_work_bytes(&self.plan)
+
+    @property
+    def chunk_nbytes(self):
+        return self.plan.chunk_nbytes
+
+    def write_par(self, src, list paths, list tmps, int64_t[::1] offsets, int64_t[:, ::1] shapes, bounds,
+                  list work, bint fsync=False):
+        """Encode the chunks of ``src`` (an array of the plan's item size and dimensions, any
+        strides) whose first elements are ``offsets`` bytes from its first element and whose
+        parts inside the array have ``shapes``, and write chunk ``i`` to ``paths[i]`` through
+        the temporary file ``tmps[i]`` (bytes; the directories must exist), in batches
+        ``[bounds[b], bounds[b + 1])`` taken by up to ``len(work)`` threads of the native pool
+        (``work[w]``: worker ``w``'s writable buffer of :attr:`work_bytes`, or None).  Returns
+        ``(status, failed, os_error, stage, results)``: the zb_status of the lowest failing batch
+        (0: none), the first task not done, the OS error and write stage of a file error, and
+        one ``ENC_*`` result per task (bytes)."""
+        cdef Py_ssize_t ntasks = len(paths), nd = self.plan.ndim, i, d
+        if len(tmps) != ntasks or offsets.shape[0] != ntasks or shapes.shape[0] != ntasks or (
+                ntasks and shapes.shape[1] != nd):
+            raise ValueError("paths, tmps, offsets and shapes must describe the same tasks")
+        for p in paths + tmps:
+            if not isinstance(p, bytes) or b"\0" in p:
+                raise ValueError("paths must be bytes without NUL characters")
+        cdef Py_ssize_t nworkers = len(work), nbatches = len(bounds) - 1
+        _check_par(nworkers, bounds, ntasks)
+        cdef Py_buffer sview
+        PyObject_GetBuffer(src, &sview, PyBUF_RECORDS_RO)
+        cdef Py_buffer *wviews = <Py_buffer *>malloc(sizeof(Py_buffer) * nworkers)
+        cdef uint8_t **wptr = <uint8_t **>malloc(sizeof(uint8_t *) * nworkers)
+        cdef size_t *cb = <size_t *>malloc(sizeof(size_t) * (nbatches + 1))
+        cdef zb_enc_task *tasks = <zb_enc_task *>malloc(sizeof(zb_enc_task) * max(ntasks, 1))
+        cdef int64_t strides[32]
+        cdef int64_t lo_ext = 0, hi_ext, lo, hi, step
+        cdef Py_ssize_t nviews = 0
+        cdef size_t failed = 0, need = zb_eplan_work_bytes(&self.plan)
+        cdef int os_error = 0, stage = 0
+        cdef zb_status st = ZB_OK
+        try:
+            if wviews == NULL or wptr == NULL or cb == NULL or tasks == NULL:
+                raise MemoryError()
+            if sview.ndim != nd or <size_t>sview.itemsize != self.plan.itemsize:
+                raise ValueError("the source must have the plan's dimensions and item size")
+            # the bytes the source spans around its first element: every task must stay inside
+            hi_ext = sview.itemsize
+            for d in range(nd):
+                strides[d] = sview.strides[d]
+                if sview.shape[d] == 0:
+                    hi_ext = lo_ext
+                    break
+                step = (sview.shape[d] - 1) * strides[d]
+                if step < 0:
+                    lo_ext += step
+                else:
+                    hi_ext += step
+            for i in range(ntasks):
+                tasks[i].src_offset = offsets[i]
+                tasks[i].path = <const char *>(<bytes>paths[i])
+                tasks[i].tmp = <const char *>(<bytes>tmps[i])
+                tasks[i].result = ZB_ENC_PENDING
+                lo = hi = offsets[i]
+                empty = False
+                for d in range(nd):
+                    if shapes[i, d] < 0 or shapes[i, d] > self.plan.chunk_shape[d] or (
+                            shapes[i, d] > sview.shape[d]):
+                        raise ValueError(f"task {i}: shape outside the chunk or the source")
+                    tasks[i].shape[d] = shapes[i, d]
+                    if shapes[i, d] == 0:
+                        empty = True
+                    step = (shapes[i, d] - 1) * strides[d]
+                    if step < 0:
+                        lo += step
+                    else:
+                        hi += step
+                if not empty and (lo < lo_ext or hi + sview.itemsize > hi_ext):
+                    raise ValueError(f"task {i}: outside the source")
+            for i in range(nworkers):
+                if work[i] is None:
+                    wptr[i] = NULL
+                    continue
+                PyObject_GetBuffer(work[i], &wviews[nviews], PyBUF_WRITABLE)
+                nviews += 1
+                if <size_t>wviews[nviews - 1].len < need:
+                    raise ValueError(f"work buffer {i} is smaller than {need} bytes")
+                wptr[i] = <uint8_t *>wviews[nviews - 1].buf
+            for i in range(nbatches + 1):
+                cb[i] = <size_t>bounds[i]
+            with nogil:
+                st = zb_encode_write_par(&self.plan, tasks, <size_t>ntasks, <const uint8_t *>sview.buf, strides, cb,
+                                         <size_t>nbatches, wptr, <int>nworkers, fsync, &failed, &os_error, &stage)
+            results = bytes([tasks[i].result for i in range(ntasks)])
+        finally:
+            PyBuffer_Release(&sview)
+            for i in range(nviews):
+                PyBuffer_Release(&wviews[i])
+            free(wviews)
+            free(wptr)
+            free(cb)
+            free(tasks)
+        return int(st), int(failed), int(os_error), int(stage), results

@@ -133,15 +133,21 @@ class BloscCodec(BytesToBytesCodec):
     def max_encoded_size(self, decoded_nbytes: int) -> int:
         return decoded_nbytes + BLOSC_MAX_OVERHEAD + 65536
 
+    def encode_params(self, spec: ChunkSpec) -> dict[str, Any]:
+        """What c-blosc is called with (zarrbolt/encode.h zb_enc_params)."""
+        shuffle = BLOSC_SHUFFLES[self.shuffle]
+        typesize = self.typesize if self.typesize is not None else spec.dtype.itemsize
+        if typesize > BLOSC_MAX_TYPESIZE:
+            typesize = 1  # c-blosc's header stores typesize in one byte
+        return {"cname": self.cname, "level": self.clevel, "shuffle": shuffle, "typesize": typesize,
+                "blocksize": self.blocksize}
+
     def encode(self, data: Any, spec: ChunkSpec) -> bytes:
         from .._ext import _blosc1
 
-        shuffle = BLOSC_SHUFFLES[self.shuffle]
-        typesize = self.typesize if self.typesize is not None else spec.dtype.itemsize
-        if shuffle == 0 or typesize > BLOSC_MAX_TYPESIZE:
-            # c-blosc's header stores typesize in one byte; without shuffling it is unused.
-            typesize = 1 if typesize > BLOSC_MAX_TYPESIZE else typesize
-        return _blosc1.compress(as_bytes_view(data), typesize, self.clevel, shuffle, self.cname, self.blocksize)
+        p = self.encode_params(spec)
+        return _blosc1.compress(as_bytes_view(data), p["typesize"], p["level"], p["shuffle"], p["cname"],
+                                p["blocksize"])
 
     def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
         from .._ext import _blosc2

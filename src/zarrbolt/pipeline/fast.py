@@ -125,3 +125,65 @@ def _elementwise(numeric: list[tuple[Any, Any]], stored_spec: Any) -> dict | Non
 
 def region_offset(starts: Any, strides: Any) -> int:
     return int(np.dot(np.asarray(starts, dtype=np.int64), np.asarray(strides, dtype=np.int64)))
+
+
+def compile_encode_plan(bound: Any, skip_fill: bool) -> Any | None:
+    """The C encode plan (``zarrbolt._ext._pipeline.EncodePlan``) of a
+    ``[transpose] -> bytes -> (blosc | zstd | gzip | crc32c)*`` chain bound to a chunk spec, for
+    writing whole chunks; None for any other chain (it takes the per-codec path).
+    ``skip_fill``: chunks equal to the fill value are left out (write_empty_chunks false)."""
+    if not config.get("fused_pipeline"):
+        return None
+    try:
+        from .._ext import _pipeline
+    except ImportError:  # pragma: no cover - extension not built
+        return None
+    chain = bound.chain
+    perm = None
+    for codec in chain.aa:
+        if type(codec) is TransposeCodec and perm is None:
+            perm = list(codec.order)
+        else:
+            return None
+    ab = chain.ab
+    if type(ab) is not BytesCodec:
+        return None
+    spec = bound.spec
+    dt = spec.dtype.numpy_dtype
+    if dt.kind not in "biufcmM" or dt.hasobject or dt.itemsize > _pipeline.ENC_MAXITEM or not dt.isnative:
+        return None
+    if len(spec.shape) > _pipeline.ENC_MAXDIM or len(chain.bb) > _pipeline.ENC_MAXSTEPS:
+        return None
+    steps: list[tuple] = []
+    for c in chain.bb:
+        if type(c) is Crc32cCodec:
+            steps.append(("crc32c",))
+        elif type(c) is BloscCodec:
+            from .._ext import _blosc1
+
+            steps.append(("compress", _blosc1.COMPRESS_FN, c.encode_params(bound.ab_spec)))
+        elif type(c) is ZstdCodec:
+            from .._ext import _codecs
+
+            steps.append(("compress", _codecs.ZSTD_COMPRESS_FN, {"level": c.level, "checksum": c.checksum}))
+        elif type(c) is GzipCodec:
+            from .._ext import _codecs
+
+            steps.append(("compress", _codecs.GZIP_COMPRESS_FN, {"level": c.level}))
+        else:
+            return None
+    stored = bound.ab_spec.dtype
+    swap = 0
+    if ab._swap(bound.ab_spec):
+        swap = stored.itemsize // 2 if stored.kind == "complex" else stored.itemsize
+    # every buffer holds the chunk, each step's output and the crc32c steps' 4 bytes
+    n = spec.nbytes
+    cap = n
+    for c in chain.bb:
+        n = c.max_encoded_size(n)
+        cap = max(cap, n)
+    fill = np.asarray(spec.fill_value, dtype=dt).tobytes()
+    try:
+        return _pipeline.EncodePlan(steps, dt.itemsize, swap, list(spec.shape), perm, fill, skip_fill, cap)
+    except (ValueError, TypeError):
+        return None

@@ -1,0 +1,252 @@
+/* Fused chunk encode (see zarrbolt/encode.h). */
+#include "zarrbolt/encode.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "zarrbolt/crc32c.h"
+#include "zarrbolt/fileio.h"
+#include "zarrbolt/pipeline.h"
+#include "zarrbolt/pool.h"
+#include "zarrbolt/strided.h"
+
+zb_status zb_eplan_check(zb_eplan *plan) {
+    if (!plan || plan->ndim < 0 || plan->ndim > ZB_ENC_MAXDIM || plan->itemsize < 1 ||
+        plan->itemsize > ZB_ENC_MAXITEM || plan->nsteps < 0 || plan->nsteps > ZB_ENC_MAXSTEPS)
+        return ZB_EINVAL;
+    if (plan->byteswap && (plan->byteswap > plan->itemsize || plan->itemsize % plan->byteswap)) return ZB_EINVAL;
+    size_t n = plan->itemsize;
+    int seen[ZB_ENC_MAXDIM] = {0};
+    for (int d = 0; d < plan->ndim; d++) {
+        int64_t c = plan->chunk_shape[d];
+        if (c < 0 || (c && n > SIZE_MAX / 4 / (size_t)c)) return ZB_EINVAL;
+        n *= (size_t)c;
+        if (plan->transposed) {
+            int p = plan->perm[d];
+            if (p < 0 || p >= plan->ndim || seen[p]) return ZB_EINVAL;
+            seen[p] = 1;
+        }
+    }
+    for (int s = 0; s < plan->nsteps; s++) {
+        const zb_enc_step *st = &plan->steps[s];
+        if (st->kind == ZB_ESTEP_COMPRESS ? st->fn == NULL : st->kind != ZB_ESTEP_CRC32C) return ZB_EINVAL;
+    }
+    if (plan->buf_cap < n || plan->buf_cap > SIZE_MAX / 4) return ZB_EINVAL;
+    plan->chunk_nbytes = n;
+    return ZB_OK;
+}
+
+size_t zb_eplan_work_bytes(const zb_eplan *plan) { return 3 * plan->buf_cap; }
+
+/* buf[0, n) = the fill value repeated (n a multiple of the item size). */
+static void fill_pattern(uint8_t *buf, size_t n, const uint8_t *fill, size_t itemsize) {
+    if (n == 0) return;
+    size_t have = itemsize < n ? itemsize : n;
+    memcpy(buf, fill, have);
+    while (have < n) { /* doubling copies */
+        size_t step = have < n - have ? have : n - have;
+        memcpy(buf + have, buf, step);
+        have += step;
+    }
+}
+
+/* 1 when every item of buf[0, n) equals the fill value. */
+static int all_fill(const uint8_t *buf, size_t n, const uint8_t *fill, size_t itemsize) {
+    if (n == 0) return 1;
+    /* the first and last items usually differ: cheap early exits */
+    if (memcmp(buf, fill, itemsize) != 0 || memcmp(buf + n - itemsize, fill, itemsize) != 0) return 0;
+    uint8_t pat[4096];
+    size_t plen = (sizeof pat / itemsize) * itemsize;
+    fill_pattern(pat, plen, fill, itemsize);
+    for (size_t pos = 0; pos < n; pos += plen) {
+        size_t m = n - pos < plen ? n - pos : plen;
+        if (memcmp(buf + pos, pat, m) != 0) return 0;
+    }
+    return 1;
+}
+
+zb_status zb_encode_chunk(const zb_eplan *plan, const uint8_t *src, const int64_t *src_strides,
+                          const int64_t *shape, uint8_t *work, const uint8_t **out, size_t *out_n, int *is_fill) {
+    if (!plan || !work || !out || !out_n || !is_fill || (plan->ndim && (!shape || !src_strides))) return ZB_EINVAL;
+    *out = NULL;
+    *out_n = 0;
+    *is_fill = 0;
+    const int nd = plan->ndim;
+    const size_t cap = plan->buf_cap, isz = plan->itemsize;
+    uint8_t *bufs[3] = {work, work + cap, work + 2 * cap};
+    size_t n = plan->chunk_nbytes;
+
+    /* 1. gather: destination strides of the stored (transposed) chunk, by array axis */
+    int64_t dst_strides[ZB_ENC_MAXDIM];
+    int64_t s = (int64_t)isz;
+    int full = 1, empty = 0;
+    for (int k = nd - 1; k >= 0; k--) {
+        int a = plan->transposed ? plan->perm[k] : k;
+        dst_strides[a] = s;
+        s *= plan->chunk_shape[a];
+    }
+    for (int d = 0; d < nd; d++) {
+        if (shape[d] < 0 || shape[d] > plan->chunk_shape[d]) return ZB_EINVAL;
+        if (shape[d] != plan->chunk_shape[d]) full = 0;
+        if (shape[d] == 0) empty = 1;
+    }
+    if (!full) fill_pattern(bufs[0], n, plan->fill, isz);
+    if (!empty && n) {
+        if (!src) return ZB_EINVAL;
+        unsigned flags = plan->transposed ? 0u : ZB_COPY_SRC_ORDER;
+        zb_status st = zb_strided_copy_ex(bufs[0], dst_strides, src, src_strides, shape, nd, isz, flags);
+        if (st != ZB_OK) return st;
+    }
+    /* 2. all fill: nothing to store */
+    if (plan->skip_fill && all_fill(bufs[0], n, plan->fill, isz)) {
+        *is_fill = 1;
+        *out = bufs[0];
+        return ZB_OK;
+    }
+    /* 3. bytes codec, then the bytes->bytes steps */
+    if (plan->byteswap) zb_byteswap_inplace(bufs[0], n, plan->byteswap);
+    int cur = 0;
+    for (int i = 0; i < plan->nsteps; i++) {
+        const zb_enc_step *step = &plan->steps[i];
+        if (step->kind == ZB_ESTEP_CRC32C) {
+            if (n > cap || cap - n < 4) return ZB_ETOOSMALL;
+            uint32_t crc = 0;
+            zb_status st = zb_crc32c(&crc, bufs[cur], n);
+            if (st != ZB_OK) return st;
+            uint8_t *t = bufs[cur] + n;
+            t[0] = (uint8_t)crc;
+            t[1] = (uint8_t)(crc >> 8);
+            t[2] = (uint8_t)(crc >> 16);
+            t[3] = (uint8_t)(crc >> 24);
+            n += 4;
+        } else {
+            int next = cur == 1 ? 2 : 1;
+            size_t m = 0;
+            zb_status st = step->fn(&step->params, bufs[cur], n, bufs[next], cap, &m);
+            if (st != ZB_OK) return st;
+            if (m > cap) return ZB_ETOOSMALL;
+            n = m;
+            cur = next;
+        }
+    }
+    *out = bufs[cur];
+    *out_n = n;
+    return ZB_OK;
+}
+
+zb_status zb_encode_write(const zb_eplan *plan, zb_enc_task *tasks, size_t ntasks, const uint8_t *src,
+                          const int64_t *src_strides, uint8_t *work, int do_fsync, size_t *failed, int *os_error,
+                          int *stage) {
+    if (!failed || !os_error || !stage) return ZB_EINVAL;
+    *failed = 0;
+    *os_error = 0;
+    *stage = 0;
+    if (!plan || !work || (ntasks && !tasks)) return ZB_EINVAL;
+    for (size_t i = 0; i < ntasks; i++) {
+        zb_enc_task *t = &tasks[i];
+        *failed = i;
+        const uint8_t *data;
+        size_t n;
+        int is_fill;
+        zb_status st = zb_encode_chunk(plan, src ? src + t->src_offset : NULL, src_strides, t->shape, work, &data,
+                                       &n, &is_fill);
+        if (st != ZB_OK) return st;
+        if (is_fill) {
+            t->result = ZB_ENC_FILL;
+            continue;
+        }
+        st = zb_write_file_atomic(t->path, t->tmp, data, n, do_fsync, os_error, stage);
+        if (st != ZB_OK) return st;
+        t->result = ZB_ENC_WRITTEN;
+    }
+    *failed = ntasks;
+    return ZB_OK;
+}
+
+/* ------------------------------------------------------------------------ on the native pool */
+typedef struct {
+    zb_status st;
+    size_t failed;
+    int os_error;
+    int stage;
+} enc_result;
+
+typedef struct {
+    const zb_eplan *plan;
+    zb_enc_task *tasks;
+    const uint8_t *src;
+    const int64_t *src_strides;
+    const size_t *bounds;
+    size_t nbatches;
+    uint8_t *const *work;
+    int do_fsync;
+    long next; /* the next batch (zb_pool_next) */
+    long stop; /* nonzero once a batch failed */
+    enc_result *res;
+} enc_job;
+
+static void enc_worker(void *arg, int w) {
+    enc_job *j = (enc_job *)arg;
+    uint8_t *work = j->work ? j->work[w] : NULL, *own = NULL;
+    while (!zb_pool_load(&j->stop)) {
+        long k = zb_pool_next(&j->next);
+        if (k < 0 || (size_t)k >= j->nbatches) break;
+        enc_result *r = &j->res[k];
+        if (work == NULL) work = own = (uint8_t *)malloc(zb_eplan_work_bytes(j->plan));
+        size_t lo = j->bounds[k], hi = j->bounds[k + 1];
+        if (work == NULL) {
+            r->st = ZB_ENOMEM;
+            r->failed = lo;
+        } else {
+            r->st = zb_encode_write(j->plan, j->tasks + lo, hi - lo, j->src, j->src_strides, work, j->do_fsync,
+                                    &r->failed, &r->os_error, &r->stage);
+            r->failed += lo;
+        }
+        if (r->st != ZB_OK) {
+            zb_pool_next(&j->stop);
+            break;
+        }
+    }
+    free(own);
+}
+
+zb_status zb_encode_write_par(const zb_eplan *plan, zb_enc_task *tasks, size_t ntasks, const uint8_t *src,
+                              const int64_t *src_strides, const size_t *bounds, size_t nbatches,
+                              uint8_t *const *work, int nworkers, int do_fsync, size_t *failed, int *os_error,
+                              int *stage) {
+    if (!failed || !os_error || !stage) return ZB_EINVAL;
+    *failed = 0;
+    *os_error = 0;
+    *stage = 0;
+    if (!plan || (ntasks && !tasks) || !bounds || nworkers < 1 || bounds[0] != 0 || bounds[nbatches] != ntasks)
+        return ZB_EINVAL;
+    for (size_t k = 0; k < nbatches; k++)
+        if (bounds[k + 1] < bounds[k]) return ZB_EINVAL;
+    if (nbatches == 0) return ZB_OK;
+    enc_job j;
+    memset(&j, 0, sizeof j);
+    j.plan = plan;
+    j.tasks = tasks;
+    j.src = src;
+    j.src_strides = src_strides;
+    j.bounds = bounds;
+    j.nbatches = nbatches;
+    j.work = work;
+    j.do_fsync = do_fsync;
+    j.res = (enc_result *)calloc(nbatches, sizeof *j.res);
+    if (j.res == NULL) return ZB_ENOMEM;
+    zb_pool_run((size_t)nworkers > nbatches ? (int)nbatches : nworkers, enc_worker, &j);
+    zb_status st = ZB_OK;
+    *failed = ntasks;
+    for (size_t k = 0; k < nbatches; k++) { /* the lowest failing batch */
+        if (j.res[k].st != ZB_OK) {
+            st = j.res[k].st;
+            *failed = j.res[k].failed;
+            *os_error = j.res[k].os_error;
+            *stage = j.res[k].stage;
+            break;
+        }
+    }
+    free(j.res);
+    return st;
+}

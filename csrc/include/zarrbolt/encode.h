@@ -1,0 +1,116 @@
+/* Fused chunk encode: the mirror of the decode plan (zarrbolt/pipeline.h) for writes.
+ *
+ * An encode plan is a bound codec chain  [transpose] -> bytes -> (compressor | crc32c)*  of one
+ * chunk shape.  For each chunk of a write it
+ *   1. gathers the chunk out of the source array (any strides, broadcasting included) into a
+ *      contiguous buffer in stored order (the transpose is folded into this copy), padding a
+ *      chunk that sticks out of the array with the fill value;
+ *   2. when the plan skips fill chunks (write_empty_chunks false), compares it with the fill
+ *      value bit for bit and stops there if every element equals it;
+ *   3. byte-swaps it for a big-endian bytes codec, runs the bytes->bytes steps (compressors
+ *      through function pointers, so that each codec library stays in its own extension module;
+ *      crc32c appended in place);
+ *   4. writes the result to its file atomically (zb_write_file_atomic: a temporary file renamed
+ *      over the chunk's path).
+ * zb_encode_write_par runs batches of chunks on the native pool (zarrbolt/pool.h) with the GIL
+ * released once per write.
+ *
+ * All functions take pointers, sizes and strides and return a zb_status; none touches Python. */
+#ifndef ZARRBOLT_ENCODE_H
+#define ZARRBOLT_ENCODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zarrbolt/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ZB_ENC_MAXDIM 32
+#define ZB_ENC_MAXSTEPS 8
+#define ZB_ENC_MAXITEM 32 /* largest element (fill value) size */
+
+/* The parameters a compressor step takes (each compressor reads the fields it has). */
+typedef struct {
+    int level;        /* blosc clevel, zstd level, gzip level */
+    int shuffle;      /* blosc: 0 none, 1 byte, 2 bit */
+    int checksum;     /* zstd: append the content checksum */
+    size_t typesize;  /* blosc: the header's type size (already clamped by the caller) */
+    size_t blocksize; /* blosc: 0 automatic */
+    char cname[16];   /* blosc: compressor name */
+} zb_enc_params;
+
+/* Compress n bytes of src into dst (room for cap bytes): *out_n bytes; ZB_ETOOSMALL when they
+ * do not fit. */
+typedef zb_status (*zb_compress_fn)(const zb_enc_params *p, const void *src, size_t n, void *dst, size_t cap,
+                                    size_t *out_n);
+
+enum { ZB_ESTEP_COMPRESS = 1, ZB_ESTEP_CRC32C = 2 };
+
+typedef struct {
+    int kind;
+    zb_compress_fn fn; /* ZB_ESTEP_COMPRESS */
+    zb_enc_params params;
+} zb_enc_step;
+
+typedef struct {
+    int ndim;
+    int64_t chunk_shape[ZB_ENC_MAXDIM]; /* the chunk in array order */
+    int transposed;                     /* stored axis k is array axis perm[k] */
+    int perm[ZB_ENC_MAXDIM];
+    size_t itemsize;
+    size_t byteswap;                /* 0, or the size of the units to byte-swap */
+    uint8_t fill[ZB_ENC_MAXITEM];   /* the fill value's bytes (itemsize of them, native order) */
+    int skip_fill;                  /* chunks equal to the fill value are not encoded or written */
+    int nsteps;                     /* bytes->bytes steps in chain order */
+    zb_enc_step steps[ZB_ENC_MAXSTEPS];
+    size_t chunk_nbytes;            /* set by zb_eplan_check */
+    size_t buf_cap;                 /* room of each work buffer: at least every step's output bound and
+                                       chunk_nbytes + 4 per crc32c step (set by the caller) */
+} zb_eplan;
+
+/* Validates the plan and sets chunk_nbytes.  ZB_EINVAL for bad shapes, item size, steps or a
+ * buf_cap below chunk_nbytes. */
+zb_status zb_eplan_check(zb_eplan *plan);
+
+/* Bytes of work buffer one encoding thread needs (three buffers of buf_cap). */
+size_t zb_eplan_work_bytes(const zb_eplan *plan);
+
+/* Encode one chunk whose first element is at src (the part of the chunk inside the array has
+ * `shape`, with src_strides in bytes; the rest is fill).  work: zb_eplan_work_bytes bytes.
+ * *out / *out_n: the encoded bytes (inside work); *is_fill = 1 (and nothing encoded, *out_n 0)
+ * when the plan skips fill chunks and this one is all fill. */
+zb_status zb_encode_chunk(const zb_eplan *plan, const uint8_t *src, const int64_t *src_strides,
+                          const int64_t *shape, uint8_t *work, const uint8_t **out, size_t *out_n, int *is_fill);
+
+enum { ZB_ENC_PENDING = 0, ZB_ENC_WRITTEN = 1, ZB_ENC_FILL = 2 };
+
+typedef struct {
+    int64_t src_offset;            /* bytes from the source base to the chunk's first element */
+    int64_t shape[ZB_ENC_MAXDIM];  /* the part of the chunk inside the array */
+    const char *path;              /* the chunk's file */
+    const char *tmp;               /* a temporary file name next to it (must not exist) */
+    int result;                    /* out: ZB_ENC_WRITTEN, ZB_ENC_FILL (not written: the caller
+                                      removes any file at path), ZB_ENC_PENDING (not reached) */
+} zb_enc_task;
+
+/* Encode and write tasks in order with one work buffer.  On an error *failed is the failing
+ * task; file errors are ZB_EIO with *os_error / *stage as zb_write_file_atomic reports them. */
+zb_status zb_encode_write(const zb_eplan *plan, zb_enc_task *tasks, size_t ntasks, const uint8_t *src,
+                          const int64_t *src_strides, uint8_t *work, int do_fsync, size_t *failed, int *os_error,
+                          int *stage);
+
+/* The same on up to nworkers pool threads: batch k is tasks [bounds[k], bounds[k+1]); worker w
+ * uses work[w] (NULL: a buffer allocated for the call).  After a failure no new batch starts,
+ * and the error reported is the lowest failing batch's: every task before *failed is done. */
+zb_status zb_encode_write_par(const zb_eplan *plan, zb_enc_task *tasks, size_t ntasks, const uint8_t *src,
+                              const int64_t *src_strides, const size_t *bounds, size_t nbatches,
+                              uint8_t *const *work, int nworkers, int do_fsync, size_t *failed, int *os_error,
+                              int *stage);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
