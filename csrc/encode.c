@@ -180,10 +180,44 @@ typedef struct {
     size_t nbatches;
     uint8_t *const *work;
     int do_fsync;
+    uint8_t *out;          /* zb_encode_chunks_par: the packed output, its batches' starts */
+    const size_t *out_lo;  /* and where each chunk went */
+    int64_t *where;
+    int pack;              /* zb_encode_chunks_par's job */
     long next; /* the next batch (zb_pool_next) */
     long stop; /* nonzero once a batch failed */
     enc_result *res;
 } enc_job;
+
+/* Batch k of zb_encode_chunks_par; *failed relative to the batch. */
+static zb_status pack_batch(enc_job *j, size_t k, uint8_t *work, size_t *failed) {
+    size_t lo = j->bounds[k], hi = j->bounds[k + 1];
+    size_t pos = j->out_lo[k], end = j->out_lo[k + 1];
+    for (size_t i = lo; i < hi; i++) {
+        const zb_enc_task *t = &j->tasks[i];
+        const uint8_t *data;
+        size_t n;
+        int is_fill;
+        *failed = i - lo;
+        zb_status st = zb_encode_chunk(j->plan, j->src ? j->src + t->src_offset : NULL, j->src_strides, t->shape,
+                                       work, &data, &n, &is_fill);
+        if (st != ZB_OK) return st;
+        if (is_fill) {
+            j->where[2 * i] = ZB_ENC_SKIPPED_FILL;
+            j->where[2 * i + 1] = 0;
+        } else if (n > end - pos) {
+            j->where[2 * i] = ZB_ENC_SKIPPED_ROOM;
+            j->where[2 * i + 1] = 0;
+        } else {
+            memcpy(j->out + pos, data, n);
+            j->where[2 * i] = (int64_t)pos;
+            j->where[2 * i + 1] = (int64_t)n;
+            pos += n;
+        }
+    }
+    *failed = hi - lo;
+    return ZB_OK;
+}
 
 static void enc_worker(void *arg, int w) {
     enc_job *j = (enc_job *)arg;
@@ -198,8 +232,11 @@ static void enc_worker(void *arg, int w) {
             r->st = ZB_ENOMEM;
             r->failed = lo;
         } else {
-            r->st = zb_encode_write(j->plan, j->tasks + lo, hi - lo, j->src, j->src_strides, work, j->do_fsync,
-                                    &r->failed, &r->os_error, &r->stage);
+            if (j->pack)
+                r->st = pack_batch(j, k, work, &r->failed);
+            else
+                r->st = zb_encode_write(j->plan, j->tasks + lo, hi - lo, j->src, j->src_strides, work, j->do_fsync,
+                                        &r->failed, &r->os_error, &r->stage);
             r->failed += lo;
         }
         if (r->st != ZB_OK) {
@@ -210,6 +247,38 @@ static void enc_worker(void *arg, int w) {
     free(own);
 }
 
+static zb_status check_bounds(const size_t *bounds, size_t nbatches, size_t ntasks, int nworkers) {
+    if (!bounds || nworkers < 1 || bounds[0] != 0 || bounds[nbatches] != ntasks) return ZB_EINVAL;
+    for (size_t k = 0; k < nbatches; k++)
+        if (bounds[k + 1] < bounds[k]) return ZB_EINVAL;
+    return ZB_OK;
+}
+
+/* Run j's batches on up to nworkers threads: the error of the lowest failing batch. */
+static zb_status run_job(enc_job *j, size_t ntasks, int nworkers, size_t *failed, int *os_error, int *stage) {
+    *failed = ntasks;
+    if (j->nbatches == 0) return ZB_OK;
+    j->res = (enc_result *)calloc(j->nbatches, sizeof *j->res);
+    if (j->res == NULL) {
+        *failed = 0;
+        return ZB_ENOMEM;
+    }
+    zb_pool_run((size_t)nworkers > j->nbatches ? (int)j->nbatches : nworkers, enc_worker, j);
+    zb_status st = ZB_OK;
+    for (size_t k = 0; k < j->nbatches; k++) {
+        if (j->res[k].st != ZB_OK) {
+            st = j->res[k].st;
+            *failed = j->res[k].failed;
+            *os_error = j->res[k].os_error;
+            *stage = j->res[k].stage;
+            break;
+        }
+    }
+    free(j->res);
+    j->res = NULL;
+    return st;
+}
+
 zb_status zb_encode_write_par(const zb_eplan *plan, zb_enc_task *tasks, size_t ntasks, const uint8_t *src,
                               const int64_t *src_strides, const size_t *bounds, size_t nbatches,
                               uint8_t *const *work, int nworkers, int do_fsync, size_t *failed, int *os_error,
@@ -218,11 +287,7 @@ zb_status zb_encode_write_par(const zb_eplan *plan, zb_enc_task *tasks, size_t n
     *failed = 0;
     *os_error = 0;
     *stage = 0;
-    if (!plan || (ntasks && !tasks) || !bounds || nworkers < 1 || bounds[0] != 0 || bounds[nbatches] != ntasks)
-        return ZB_EINVAL;
-    for (size_t k = 0; k < nbatches; k++)
-        if (bounds[k + 1] < bounds[k]) return ZB_EINVAL;
-    if (nbatches == 0) return ZB_OK;
+    if (!plan || (ntasks && !tasks) || check_bounds(bounds, nbatches, ntasks, nworkers) != ZB_OK) return ZB_EINVAL;
     enc_job j;
     memset(&j, 0, sizeof j);
     j.plan = plan;
@@ -233,20 +298,33 @@ zb_status zb_encode_write_par(const zb_eplan *plan, zb_enc_task *tasks, size_t n
     j.nbatches = nbatches;
     j.work = work;
     j.do_fsync = do_fsync;
-    j.res = (enc_result *)calloc(nbatches, sizeof *j.res);
-    if (j.res == NULL) return ZB_ENOMEM;
-    zb_pool_run((size_t)nworkers > nbatches ? (int)nbatches : nworkers, enc_worker, &j);
-    zb_status st = ZB_OK;
-    *failed = ntasks;
-    for (size_t k = 0; k < nbatches; k++) { /* the lowest failing batch */
-        if (j.res[k].st != ZB_OK) {
-            st = j.res[k].st;
-            *failed = j.res[k].failed;
-            *os_error = j.res[k].os_error;
-            *stage = j.res[k].stage;
-            break;
-        }
-    }
-    free(j.res);
-    return st;
+    return run_job(&j, ntasks, nworkers, failed, os_error, stage);
+}
+
+zb_status zb_encode_chunks_par(const zb_eplan *plan, const zb_enc_task *tasks, size_t ntasks, const uint8_t *src,
+                               const int64_t *src_strides, const size_t *bounds, size_t nbatches, uint8_t *out,
+                               const size_t *out_lo, int64_t *where, uint8_t *const *work, int nworkers,
+                               size_t *failed) {
+    if (!failed) return ZB_EINVAL;
+    *failed = 0;
+    if (!plan || (ntasks && (!tasks || !where)) || !out_lo || (!out && out_lo[nbatches]) ||
+        check_bounds(bounds, nbatches, ntasks, nworkers) != ZB_OK)
+        return ZB_EINVAL;
+    for (size_t k = 0; k < nbatches; k++)
+        if (out_lo[k + 1] < out_lo[k]) return ZB_EINVAL;
+    enc_job j;
+    memset(&j, 0, sizeof j);
+    j.plan = plan;
+    j.tasks = (zb_enc_task *)tasks; /* only read */
+    j.src = src;
+    j.src_strides = src_strides;
+    j.bounds = bounds;
+    j.nbatches = nbatches;
+    j.work = work;
+    j.out = out;
+    j.out_lo = out_lo;
+    j.where = where;
+    j.pack = 1;
+    int os_error, stage;
+    return run_job(&j, ntasks, nworkers, failed, &os_error, &stage);
 }

@@ -270,3 +270,70 @@ def test_encode_plan_rejects_bad_tasks():
     st, failed, err, stage, res = plan.write_par(src, [b"/nonexistent/a"], [b"/nonexistent/t"],
                                                  np.zeros(1, np.int64), np.array([[4, 4]], np.int64), [0, 1], [None])
     assert st != 0 and failed == 0 and err != 0 and _pipeline.WRITE_STAGES[stage] == "create" and res == b"\0"
+
+
+def sharding(inner, chunk, index_location="end"):
+    return [{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": list(chunk), "codecs": inner, "index_location": index_location,
+        "index_codecs": [LE, {"name": "crc32c"}]}}]
+
+
+@pytest.mark.parametrize("inner", ["lz4-shuffle", "zstd-bitshuffle", "transpose-zstd", "crc32c-gzip-crc32c", "bytes"])
+@pytest.mark.parametrize("index_location", ["start", "end"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_shards_same_files_as_the_per_codec_path(tmp_path, inner, index_location, threads):
+    rng = np.random.default_rng(7)
+    data = rng.integers(100, 400, (40, 36, 20)).astype("uint16")  # edge shards, padded with fill
+    data[:8, :8, :4] = 0  # one inner chunk of fill only: an empty entry
+    with zarr.config.set(threads=threads):
+        fused, slow, a = write_both(tmp_path, data, sharding(CHAINS[inner], (8, 8, 4), index_location),
+                                    (16, 16, 20))
+    assert fused == slow and len(fused) == 3 * 3
+    assert a._eplans["inner"] is not None
+    np.testing.assert_array_equal(a[...], data)
+
+
+def test_shard_updates_re_encode_the_touched_inner_chunks(tmp_path):
+    rng = np.random.default_rng(8)
+    data = rng.integers(100, 400, (32, 32)).astype("int32")
+    out = []
+    for fused in (True, False):
+        with zarr.config.set(fused_pipeline=fused):
+            a = make(tmp_path / f"u{fused}", data, sharding(CHAINS["zstd-checksum"], (4, 4)), (16, 16))
+            a[...] = data
+            a[3:9, 5:6] = -1  # read-modify-write of part of one shard
+            a[20:, 20:] = 0  # inner chunks become fill: empty entries
+            out.append(files(tmp_path / f"u{fused}"))
+    assert out[0] == out[1]
+    expect = data.copy()
+    expect[3:9, 5:6] = -1
+    expect[20:, 20:] = 0
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "uTrue"))[...], expect)
+
+
+def test_inner_chunks_larger_than_their_room_are_encoded_in_python(tmp_path):
+    """gzip level 0 (stored blocks) adds more than the per-chunk room the C packing keeps for
+    1 MiB inner chunks: those come back unencoded and the Python codec encodes them."""
+    from zarrbolt._ext import _codecs, _pipeline
+
+    plan = _pipeline.EncodePlan([("compress", _codecs.GZIP_COMPRESS_FN, {"level": 0})], 2, 0, [512, 1024], None,
+                                b"\0\0", True, 2 << 20)
+    src = np.ones((512, 1024), "uint16")
+    buf, where = plan.encode_chunks(src, np.zeros(1, np.int64), np.array([[512, 1024]], np.int64), [0, 1], [None])
+    assert where.tolist() == [[_pipeline.ENC_SKIPPED_ROOM, 0]]
+    data = np.arange(1024 * 1024, dtype="uint16").reshape(1024, 1024)
+    gz0 = [LE, {"name": "gzip", "configuration": {"level": 0}}]
+    fused, slow, a = write_both(tmp_path, data, sharding(gz0, (512, 1024)), (1024, 1024))
+    assert fused == slow
+    np.testing.assert_array_equal(a[...], data)
+
+
+def test_encode_chunks_reports_codec_errors_with_the_task():
+    from zarrbolt._ext import _blosc1, _pipeline
+
+    # an unknown compressor name reaches c-blosc: an invalid-argument status for task 0
+    plan = _pipeline.EncodePlan([("compress", _blosc1.COMPRESS_FN, {"cname": "nope", "level": 5})], 1, 0, [8], None,
+                                b"\0", False, 1024)
+    with pytest.raises(ValueError) as e:
+        plan.encode_chunks(np.ones(8, "uint8"), np.zeros(1, np.int64), np.array([[8]], np.int64), [0, 1], [None])
+    assert e.value.args[1] == 0

@@ -202,7 +202,8 @@ class Array(_Node):
             self._plan = compile_decode_plan(self._shard_layout.inner)
         else:
             self._plan = compile_decode_plan(self._bound) if self._sharding is None else None
-        self._eplans: dict[bool, Any] = {}  # write_empty_chunks false / true -> encode plan or None
+        # encode plans (or None) for write_empty_chunks false / true, and "inner" for shards
+        self._eplans: dict[Any, Any] = {}
 
     def _write_metadata(self, metadata: ArrayMetadata) -> None:
         self._check_writable()
@@ -803,6 +804,7 @@ class Array(_Node):
                 return
 
         rows = _WriteRows(self, value) if sharding is None else None
+        inner_encoder = self._inner_encoder() if sharding is not None else None
 
         def work(batch: Sequence[ChunkProjection]) -> None:
             runs = rows.runs(batch) if rows is not None else {}
@@ -836,7 +838,7 @@ class Array(_Node):
                     data = store.get(key)
                     if data is not None and sharding is not None:
                         enc = sharding.update_shard(data, shard_spec, p.chunk_selection, src, key, self._bound.spec.is_fill,
-                                                    parts=True)
+                                                    parts=True, encoder=inner_encoder)
                         if enc is None:
                             store.erase(key)
                         else:
@@ -851,7 +853,8 @@ class Array(_Node):
                     store.erase(key)
                     continue
                 if sharding is not None:
-                    enc = sharding.encode_shard(chunk, shard_spec, is_fill=self._bound.spec.is_fill, parts=True)
+                    enc = sharding.encode_shard(chunk, shard_spec, is_fill=self._bound.spec.is_fill, parts=True,
+                                                encoder=inner_encoder)
                     if enc is None:
                         store.erase(key)
                     else:
@@ -873,6 +876,39 @@ class Array(_Node):
 
             self._eplans[write_empty] = compile_encode_plan(self._bound, not write_empty)
         return self._eplans[write_empty]
+
+    def _inner_encoder(self) -> Callable[[np.ndarray, list], tuple[np.ndarray, np.ndarray]] | None:
+        """For shards written whole: encode a shard's inner chunks in one C call (csrc/encode.c,
+        zb_encode_chunks_par; see ShardingCodec.encode_shard), or None when the inner chain has
+        no encode plan."""
+        if not config.get("fused_pipeline"):
+            return None
+        if "inner" not in self._eplans:
+            from .pipeline.fast import compile_encode_plan
+
+            # empty inner chunks are always left out of a shard
+            self._eplans["inner"] = compile_encode_plan(self._shard_layout.inner, True)
+        plan = self._eplans["inner"]
+        if plan is None:
+            return None
+        inner_nbytes = plan.chunk_nbytes
+        work_bytes = plan.work_bytes
+
+        def encode(shard: np.ndarray, regions: list) -> tuple[np.ndarray, np.ndarray]:
+            n = len(regions)
+            if shard.dtype != self._dtype or shard.ndim != len(self._chunk_shape):
+                return np.empty(0, np.uint8), np.full((n, 2), -2, np.int64)
+            starts = np.array([[r.start for r in reg] for reg in regions], dtype=np.int64).reshape(n, shard.ndim)
+            shapes = np.array([[r.stop - r.start for r in reg] for reg in regions], dtype=np.int64).reshape(n, shard.ndim)
+            offsets = np.ascontiguousarray(starts @ np.asarray(shard.strides, dtype=np.int64))
+            workers = min(parallel_workers(n, cost=inner_nbytes * n), POOL_MAX)
+            work = [_thread_scratch(work_bytes)] + [_helper_buffers(w, work_bytes)[1] for w in range(1, workers)]
+            # a LocalStore writes the pieces before this thread encodes its next shard: they can
+            # live in a buffer the thread keeps (fresh memory for every shard costs page faults)
+            out = _thread_pack_buffer(n * plan.pack_room) if type(self._store) is LocalStore else None
+            return plan.encode_chunks(shard, offsets, shapes, batch_bounds(n, workers), work, out)
+
+        return encode
 
     def _write_native(self, projections: list, value: np.ndarray, write_empty: bool) -> list:
         """Write the whole chunks among ``projections`` of a local store in C (csrc/encode.c:
@@ -1180,6 +1216,22 @@ def _helper_buffers(w: int, scratch_bytes: int) -> tuple[memoryview, memoryview 
         if h[1] is None or len(h[1]) < scratch_bytes:
             h[1] = memoryview(bytearray(scratch_bytes))
         return h[0], h[1]
+
+
+# Shards' encoded inner chunks packed by the fused encode, kept per thread up to this size.
+PACK_KEEP_BYTES = 256 << 20
+
+
+def _thread_pack_buffer(nbytes: int) -> np.ndarray | None:
+    """A per-thread output buffer of at least ``nbytes`` for the fused shard encode, reused
+    across shards; None (a new one per shard) above PACK_KEEP_BYTES."""
+    if nbytes > PACK_KEEP_BYTES:
+        return None
+    b = getattr(_scratches, "pack", None)
+    if b is None or b.shape[0] < nbytes:
+        b = np.empty(max(nbytes, 1), np.uint8)
+        _scratches.pack = b
+    return b
 
 
 def _thread_arena() -> memoryview:

@@ -290,7 +290,7 @@ def test_single_shard_write_encodes_inner_chunks_in_parallel(monkeypatch):
     stored = {}
     for threads in (1, 4):
         store = MemoryStore()
-        with zarr.config.set(threads=threads):
+        with zarr.config.set(threads=threads, fused_pipeline=False):  # the Python per-codec path
             a = zarr.create_array(store, shape=data.shape, chunks=(32, 32, 32), shards=data.shape, dtype="uint16")
             idents = set()
             orig = ShardingCodec.inner_region
@@ -307,3 +307,11 @@ def test_single_shard_write_encodes_inner_chunks_in_parallel(monkeypatch):
         stored[threads] = store.get("c/0/0/0")
         np.testing.assert_array_equal(zarr.Array.open(store)[...], data)
     assert stored[1] == stored[4]
+    # the fused C encode of the inner chunks (on the native pool) writes the same shard
+    for threads in (1, 4):
+        store = MemoryStore()
+        with zarr.config.set(threads=threads):
+            a = zarr.create_array(store, shape=data.shape, chunks=(32, 32, 32), shards=data.shape, dtype="uint16")
+            a[...] = data
+            assert a._eplans["inner"] is not None
+        assert store.get("c/0/0/0") == stored[1]

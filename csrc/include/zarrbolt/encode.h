@@ -110,6 +110,18 @@ zb_status zb_encode_write_par(const zb_eplan *plan, zb_enc_task *tasks, size_t n
                               uint8_t *const *work, int nworkers, int do_fsync, size_t *failed, int *os_error,
                               int *stage);
 
+/* Encode chunks into memory instead of files (the inner chunks of a shard): batch k of the
+ * tasks [bounds[k], bounds[k+1]) packs its chunks one after another into out[out_lo[k],
+ * out_lo[k+1]).  where[2i], where[2i+1]: the offset in out and size of chunk i, or offset
+ * ZB_ENC_SKIPPED_FILL (all fill, not encoded) or ZB_ENC_SKIPPED_ROOM (did not fit its batch's
+ * room: the caller encodes it).  Task paths are not used. */
+#define ZB_ENC_SKIPPED_FILL (-1)
+#define ZB_ENC_SKIPPED_ROOM (-2)
+zb_status zb_encode_chunks_par(const zb_eplan *plan, const zb_enc_task *tasks, size_t ntasks, const uint8_t *src,
+                               const int64_t *src_strides, const size_t *bounds, size_t nbatches, uint8_t *out,
+                               const size_t *out_lo, int64_t *where, uint8_t *const *work, int nworkers,
+                               size_t *failed);
+
 #ifdef __cplusplus
 }
 #endif

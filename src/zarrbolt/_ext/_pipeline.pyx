@@ -591,6 +591,8 @@ cdef extern from "zarrbolt/encode.h" nogil:
         ZB_ENC_PENDING
         ZB_ENC_WRITTEN
         ZB_ENC_FILL
+        ZB_ENC_SKIPPED_FILL
+        ZB_ENC_SKIPPED_ROOM
     ctypedef struct zb_enc_params:
         int level
         int shuffle
@@ -629,6 +631,10 @@ cdef extern from "zarrbolt/encode.h" nogil:
                                   const int64_t *src_strides, const size_t *bounds, size_t nbatches,
                                   uint8_t *const *work, int nworkers, int do_fsync, size_t *failed, int *os_error,
                                   int *stage)
+    zb_status zb_encode_chunks_par(const zb_eplan *plan, const zb_enc_task *tasks, size_t ntasks, const uint8_t *src,
+                                   const int64_t *src_strides, const size_t *bounds, size_t nbatches, uint8_t *out,
+                                   const size_t *out_lo, int64_t *where, uint8_t *const *work, int nworkers,
+                                   size_t *failed)
 
 cdef extern from "zarrbolt/fileio.h" nogil:
     enum:
@@ -642,6 +648,8 @@ WRITE_STAGES = {ZB_WRITE_CREATE: "create", ZB_WRITE_DATA: "data", ZB_WRITE_RENAM
 ENC_MAXDIM = ZB_ENC_MAXDIM
 ENC_MAXSTEPS = ZB_ENC_MAXSTEPS
 ENC_MAXITEM = ZB_ENC_MAXITEM
+ENC_SKIPPED_FILL = ZB_ENC_SKIPPED_FILL
+ENC_SKIPPED_ROOM = ZB_ENC_SKIPPED_ROOM
 
 
 cdef class EncodePlan:
@@ -711,6 +719,136 @@ cdef class EncodePlan:
     def chunk_nbytes(self):
         return self.plan.chunk_nbytes
 
+    cdef int _fill_tasks(self, Py_buffer *sview, int64_t[::1] offsets, int64_t[:, ::1] shapes, zb_enc_task *tasks,
+                         Py_ssize_t ntasks) except -1:
+        """Check the source and every task's region against it; fill tasks' offsets and shapes."""
+        cdef Py_ssize_t nd = self.plan.ndim, i, d
+        cdef int64_t lo_ext = 0, hi_ext, lo, hi, step
+        cdef bint empty
+        if sview.ndim != nd or <size_t>sview.itemsize != self.plan.itemsize:
+            raise ValueError("the source must have the plan's dimensions and item size")
+        if offsets.shape[0] != ntasks or shapes.shape[0] != ntasks or (ntasks and shapes.shape[1] != nd):
+            raise ValueError("offsets and shapes must describe the tasks")
+        # the bytes the source spans around its first element: every task must stay inside
+        hi_ext = sview.itemsize
+        for d in range(nd):
+            if sview.shape[d] == 0:
+                hi_ext = lo_ext
+                break
+            step = (sview.shape[d] - 1) * sview.strides[d]
+            if step < 0:
+                lo_ext += step
+            else:
+                hi_ext += step
+        for i in range(ntasks):
+            tasks[i].src_offset = offsets[i]
+            tasks[i].path = NULL
+            tasks[i].tmp = NULL
+            tasks[i].result = ZB_ENC_PENDING
+            lo = hi = offsets[i]
+            empty = False
+            for d in range(nd):
+                if shapes[i, d] < 0 or shapes[i, d] > self.plan.chunk_shape[d] or shapes[i, d] > sview.shape[d]:
+                    raise ValueError(f"task {i}: shape outside the chunk or the source")
+                tasks[i].shape[d] = shapes[i, d]
+                if shapes[i, d] == 0:
+                    empty = True
+                step = (shapes[i, d] - 1) * sview.strides[d]
+                if step < 0:
+                    lo += step
+                else:
+                    hi += step
+            if not empty and (lo < lo_ext or hi + sview.itemsize > hi_ext):
+                raise ValueError(f"task {i}: outside the source")
+        return 0
+
+    @property
+    def pack_room(self):
+        """Output bytes :meth:`encode_chunks` keeps per chunk."""
+        return self.plan.chunk_nbytes + 64 + 8 * <size_t>self.plan.nsteps
+
+    def encode_chunks(self, src, int64_t[::1] offsets, int64_t[:, ::1] shapes, bounds, list work, out=None):
+        """Encode chunks of ``src`` (as :meth:`write_par`) into memory, batch ``b`` (tasks
+        ``[bounds[b], bounds[b + 1])``) packing its chunks one after another into its share of
+        one output buffer.  Returns ``(out, where)``: the buffer (uint8) and, per task, its
+        encoded bytes' ``(offset, size)`` in it, or offset ENC_SKIPPED_FILL (all fill: not
+        encoded) or ENC_SKIPPED_ROOM (larger than its batch had room for: encode it another
+        way).  ``out``: a writable uint8 array of at least :attr:`pack_room` bytes per task to
+        use (default: a new one).  Codec errors raise, with the task index in ``args[1]``."""
+        cdef Py_ssize_t ntasks = offsets.shape[0], i
+        cdef Py_ssize_t nworkers = len(work), nbatches = len(bounds) - 1
+        _check_par(nworkers, bounds, ntasks)
+        # room per chunk: its bytes plus what a stored (incompressible) form adds
+        cdef size_t per = self.pack_room
+        out_lo = np.array([int(b) * per for b in bounds], dtype=np.uintp)
+        if out is None:
+            out = np.empty(max(int(out_lo[nbatches]), 1), dtype=np.uint8)
+        elif out.dtype != np.uint8 or out.ndim != 1 or out.shape[0] < max(int(out_lo[nbatches]), 1):
+            raise ValueError("out must be a 1-d uint8 array of pack_room bytes per task")
+        where = np.zeros((ntasks, 2), dtype=np.int64)
+        cdef uint8_t[::1] out_v = out
+        cdef size_t[::1] lo_v = out_lo
+        cdef int64_t[:, ::1] where_v = where
+        cdef Py_buffer sview
+        PyObject_GetBuffer(src, &sview, PyBUF_RECORDS_RO)
+        cdef Py_buffer *wviews = <Py_buffer *>malloc(sizeof(Py_buffer) * nworkers)
+        cdef uint8_t **wptr = <uint8_t **>malloc(sizeof(uint8_t *) * nworkers)
+        cdef size_t *cb = <size_t *>malloc(sizeof(size_t) * (nbatches + 1))
+        cdef zb_enc_task *tasks = <zb_enc_task *>malloc(sizeof(zb_enc_task) * max(ntasks, 1))
+        cdef int64_t strides[32]
+        cdef Py_ssize_t nviews = 0
+        cdef size_t failed = 0
+        cdef zb_status st = ZB_OK
+        try:
+            if wviews == NULL or wptr == NULL or cb == NULL or tasks == NULL:
+                raise MemoryError()
+            self._fill_tasks(&sview, offsets, shapes, tasks, ntasks)
+            nviews = self._work_ptrs(work, wviews, wptr)
+            for i in range(sview.ndim):
+                strides[i] = sview.strides[i]
+            for i in range(nbatches + 1):
+                cb[i] = <size_t>bounds[i]
+            with nogil:
+                st = zb_encode_chunks_par(&self.plan, tasks, <size_t>ntasks, <const uint8_t *>sview.buf,
+                                          strides, cb, <size_t>nbatches, &out_v[0],
+                                          &lo_v[0], &where_v[0, 0] if ntasks else NULL, wptr,
+                                          <int>nworkers, &failed)
+        finally:
+            PyBuffer_Release(&sview)
+            for i in range(nviews):
+                PyBuffer_Release(&wviews[i])
+            free(wviews)
+            free(wptr)
+            free(cb)
+            free(tasks)
+        if st != ZB_OK:
+            try:
+                zb_raise(st, "encode")
+            except Exception as e:
+                e.args = (e.args[0], int(failed))
+                raise
+        return out, where
+
+    cdef Py_ssize_t _work_ptrs(self, list work, Py_buffer *wviews, uint8_t **wptr) except -1:
+        """Worker buffers (None: allocated in C for the call); returns the views taken."""
+        cdef Py_ssize_t i, nviews = 0
+        cdef size_t need = zb_eplan_work_bytes(&self.plan)
+        try:
+            for i in range(len(work)):
+                if work[i] is None:
+                    wptr[i] = NULL
+                    continue
+                PyObject_GetBuffer(work[i], &wviews[nviews], PyBUF_WRITABLE)
+                nviews += 1
+                if <size_t>wviews[nviews - 1].len < need:
+                    raise ValueError(f"work buffer {i} is smaller than {need} bytes")
+                wptr[i] = <uint8_t *>wviews[nviews - 1].buf
+        except BaseException:
+            for i in range(nviews):
+                PyBuffer_Release(&wviews[i])
+            raise
+        return nviews
+
     def write_par(self, src, list paths, list tmps, int64_t[::1] offsets, int64_t[:, ::1] shapes, bounds,
                   list work, bint fsync=False):
         """Encode the chunks of ``src`` (an array of the plan's item size and dimensions, any
@@ -738,58 +876,20 @@ cdef class EncodePlan:
         cdef size_t *cb = <size_t *>malloc(sizeof(size_t) * (nbatches + 1))
         cdef zb_enc_task *tasks = <zb_enc_task *>malloc(sizeof(zb_enc_task) * max(ntasks, 1))
         cdef int64_t strides[32]
-        cdef int64_t lo_ext = 0, hi_ext, lo, hi, step
         cdef Py_ssize_t nviews = 0
-        cdef size_t failed = 0, need = zb_eplan_work_bytes(&self.plan)
+        cdef size_t failed = 0
         cdef int os_error = 0, stage = 0
         cdef zb_status st = ZB_OK
         try:
             if wviews == NULL or wptr == NULL or cb == NULL or tasks == NULL:
                 raise MemoryError()
-            if sview.ndim != nd or <size_t>sview.itemsize != self.plan.itemsize:
-                raise ValueError("the source must have the plan's dimensions and item size")
-            # the bytes the source spans around its first element: every task must stay inside
-            hi_ext = sview.itemsize
-            for d in range(nd):
-                strides[d] = sview.strides[d]
-                if sview.shape[d] == 0:
-                    hi_ext = lo_ext
-                    break
-                step = (sview.shape[d] - 1) * strides[d]
-                if step < 0:
-                    lo_ext += step
-                else:
-                    hi_ext += step
+            self._fill_tasks(&sview, offsets, shapes, tasks, ntasks)
             for i in range(ntasks):
-                tasks[i].src_offset = offsets[i]
                 tasks[i].path = <const char *>(<bytes>paths[i])
                 tasks[i].tmp = <const char *>(<bytes>tmps[i])
-                tasks[i].result = ZB_ENC_PENDING
-                lo = hi = offsets[i]
-                empty = False
-                for d in range(nd):
-                    if shapes[i, d] < 0 or shapes[i, d] > self.plan.chunk_shape[d] or (
-                            shapes[i, d] > sview.shape[d]):
-                        raise ValueError(f"task {i}: shape outside the chunk or the source")
-                    tasks[i].shape[d] = shapes[i, d]
-                    if shapes[i, d] == 0:
-                        empty = True
-                    step = (shapes[i, d] - 1) * strides[d]
-                    if step < 0:
-                        lo += step
-                    else:
-                        hi += step
-                if not empty and (lo < lo_ext or hi + sview.itemsize > hi_ext):
-                    raise ValueError(f"task {i}: outside the source")
-            for i in range(nworkers):
-                if work[i] is None:
-                    wptr[i] = NULL
-                    continue
-                PyObject_GetBuffer(work[i], &wviews[nviews], PyBUF_WRITABLE)
-                nviews += 1
-                if <size_t>wviews[nviews - 1].len < need:
-                    raise ValueError(f"work buffer {i} is smaller than {need} bytes")
-                wptr[i] = <uint8_t *>wviews[nviews - 1].buf
+            nviews = self._work_ptrs(work, wviews, wptr)
+            for d in range(nd):
+                strides[d] = sview.strides[d]
             for i in range(nbatches + 1):
                 cb[i] = <size_t>bounds[i]
             with nogil:

@@ -238,6 +238,7 @@ class ShardingCodec(ArrayToBytesCodec):
         touched: np.ndarray | None = None,
         is_fill: Callable[[np.ndarray], bool] | None = None,
         parts: bool = False,
+        encoder: Callable[[np.ndarray, list], tuple[np.ndarray, np.ndarray]] | None = None,
     ) -> Any:
         """Encode a whole shard.  Inner chunks equal to the fill value become empty entries;
         returns None when all of them are empty (the caller deletes the shard).  ``parts=True``
@@ -245,7 +246,12 @@ class ShardingCodec(ArrayToBytesCodec):
 
         With ``reuse=(shard_bytes, offsets, nbytes)`` and a boolean ``touched`` mask (flat, one
         per inner chunk), untouched inner chunks copy their existing encoded bytes instead of
-        being re-encoded (partial writes)."""
+        being re-encoded (partial writes).
+
+        ``encoder(array, regions)``, when given, encodes the inner chunks at ``regions`` of
+        ``array`` in one call (the fused C encode): it returns ``(buffer, where)``, each
+        chunk's ``(offset, size)`` in the buffer, or offset -1 (all fill, by ``is_fill``'s rule:
+        bit for bit against the fill value) or -2 (not done: encoded here)."""
         lay = self._layout(spec)
         inner = lay.inner
         if is_fill is None:
@@ -263,9 +269,20 @@ class ShardingCodec(ArrayToBytesCodec):
                 if not is_fill(chunk):
                     encoded[i] = inner.encode(chunk)
 
-        # Inner chunks are encoded on the shared pool (the codecs release the GIL).  When this
-        # shard is itself one task of a parallel write, the nested call runs inline.
-        run_batches(encode_batch, range(lay.n), cost=spec.nbytes)
+        if encoder is not None:
+            todo = [i for i in range(lay.n) if reuse is None or touched is None or touched[i]]
+            encode_batch([i for i in range(lay.n) if reuse is not None and touched is not None and not touched[i]])
+            buf, where = encoder(array, [self.inner_region(lay, i) for i in todo])
+            mv = memoryview(buf)
+            for i, (o, n) in zip(todo, where.tolist()):
+                if o >= 0:
+                    encoded[i] = mv[o: o + n]
+                elif o == -2:
+                    encode_batch([i])
+        else:
+            # Inner chunks are encoded on the shared pool (the codecs release the GIL).  When this
+            # shard is itself one task of a parallel write, the nested call runs inline.
+            run_batches(encode_batch, range(lay.n), cost=spec.nbytes)
         pieces: list[Any] = []
         offsets = np.full(lay.n, EMPTY, dtype=np.uint64)
         nbytes = np.full(lay.n, EMPTY, dtype=np.uint64)
@@ -300,7 +317,7 @@ class ShardingCodec(ArrayToBytesCodec):
 
     def update_shard(
         self, data: Any, spec: ChunkSpec, selection: Any, value: Any, key: str, is_fill: Callable[[np.ndarray], bool],
-        parts: bool = False,
+        parts: bool = False, encoder: Any = None,
     ) -> Any:
         """Read-modify-write of part of an existing shard: decode only the touched inner chunks,
         apply ``value`` at ``selection``, re-encode them, and copy the untouched ones' bytes."""
@@ -319,5 +336,6 @@ class ShardingCodec(ArrayToBytesCodec):
                 except (CodecError, MetadataError) as e:
                     raise type(e)(f"shard {key!r}, inner chunk {int(i)}: {e}") from e
         shard[selection] = value
-        return self.encode_shard(shard, spec, reuse=(mv, offs, nb), touched=touched, is_fill=is_fill, parts=parts)
+        return self.encode_shard(shard, spec, reuse=(mv, offs, nb), touched=touched, is_fill=is_fill, parts=parts,
+                                 encoder=encoder)
 
