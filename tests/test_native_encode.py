@@ -337,3 +337,16 @@ def test_encode_chunks_reports_codec_errors_with_the_task():
     with pytest.raises(ValueError) as e:
         plan.encode_chunks(np.ones(8, "uint8"), np.zeros(1, np.int64), np.array([[8]], np.int64), [0, 1], [None])
     assert e.value.args[1] == 0
+
+
+def test_zero_dimensional_arrays(tmp_path):
+    for value, stored in ((3.5, True), (0.0, False), (np.float64(-2), True)):
+        out = []
+        for fused in (True, False):
+            with zarr.config.set(fused_pipeline=fused):
+                a = zarr.create_array(str(tmp_path / f"z{fused}"), shape=(), dtype="float64", chunks=(), fill_value=0,
+                                      overwrite=True)
+                a[...] = value
+                assert a[...] == value
+                out.append(files(tmp_path / f"z{fused}"))
+        assert out[0] == out[1] and bool(out[0]) == stored

@@ -96,3 +96,10 @@ class Write(_Volume):
     def time_full(self, root, layout):
         a = zb.create_array(f"{self.out}/w.zarr", shape=SHAPE, dtype="uint16", overwrite=True, **LAYOUTS[layout])
         a[...] = self.data
+
+    def time_full_per_codec_path(self, root, layout):
+        """The same write without the fused C encode (each chunk through the Python codec
+        chain): the ratio to time_full is what csrc/encode.c saves."""
+        with zb.config.set(fused_pipeline=False):
+            a = zb.create_array(f"{self.out}/w.zarr", shape=SHAPE, dtype="uint16", overwrite=True, **LAYOUTS[layout])
+            a[...] = self.data
