@@ -9,7 +9,7 @@ REFVENV := .venv-ref
 BUILD_DEPS := "scikit-build-core>=0.10" "cython>=3.0.10" "numpy>=2.0" "blosc2>=2.7" "blosc>=1.11.3" cmake ninja
 TEST_DEPS := "pytest>=7" "hypothesis>=6" pytest-timeout
 
-.PHONY: demo test sysdeps venv install inplace refvenv clean bench asan wincheck
+.PHONY: demo test sysdeps venv install inplace refvenv clean bench asan wincheck armcheck
 
 demo: install
 	$(VPY) -m zarrbolt demo
@@ -70,6 +70,14 @@ wincheck: venv
 	  $(WIN_CC) -std=c11 -O2 -Wall -Wextra -Wno-unused-parameter -Wno-unused-function -Werror -Icsrc/include \
 	    -I$(VENV)/include -I$$B2 -idirafter /usr/include -fsyntax-only $$f || exit 1; \
 	done; echo "wincheck: every C source compiles for x86_64-w64-mingw32"
+
+# Run the C self-test (tests/c/selftest.c) on aarch64 under qemu-user: the ARMv8 CRC32C code,
+# the pool and the portable kernels on a CPU this project's machines do not have.
+armcheck: venv
+	@command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64 >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get install -y -qq gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user >/dev/null; }
+	$(VPY) -m pytest -q -p no:cacheprovider tests/kernels/test_c_selftest.py
 
 clean:
 	rm -rf build src/zarrbolt/_ext/*.so

@@ -535,6 +535,7 @@ static int try_fast(const void *src, int st, void *dst, int dt, size_t n, const 
 #define F(S, D, FN) if (bad < 0 && st == S && dt == D) bad = FN(src, dst, n, clamp);
     int isa = g_numeric_isa_limit < zb_numeric_isa_available() ? g_numeric_isa_limit
                                                                 : zb_numeric_isa_available();
+    (void)isa; /* only the x86 loops below look at it */
 #ifdef ZB_NUMERIC_AVX2
     if (isa >= ZB_NUMERIC_ISA_AVX2) {
         F(ZB_T_F32, ZB_T_U16, f32_to_u16_avx2) F(ZB_T_F32, ZB_T_U8, f32_to_u8_avx2)
