@@ -903,9 +903,9 @@ class Array(_Node):
             offsets = np.ascontiguousarray(starts @ np.asarray(shard.strides, dtype=np.int64))
             workers = min(parallel_workers(n, cost=inner_nbytes * n), POOL_MAX)
             work = [_thread_scratch(work_bytes)] + [_helper_buffers(w, work_bytes)[1] for w in range(1, workers)]
-            # a LocalStore writes the pieces before this thread encodes its next shard: they can
-            # live in a buffer the thread keeps (fresh memory for every shard costs page faults)
-            out = _thread_pack_buffer(n * plan.pack_room) if type(self._store) is LocalStore else None
+            # the packed pieces live in memory from the output cache: once the store is done with
+            # them it goes back there for the next shard (fresh memory per shard costs page faults)
+            out = outbuf.empty((n * plan.pack_room,), np.uint8)
             return plan.encode_chunks(shard, offsets, shapes, batch_bounds(n, workers), work, out)
 
         return encode
@@ -1216,22 +1216,6 @@ def _helper_buffers(w: int, scratch_bytes: int) -> tuple[memoryview, memoryview 
         if h[1] is None or len(h[1]) < scratch_bytes:
             h[1] = memoryview(bytearray(scratch_bytes))
         return h[0], h[1]
-
-
-# Shards' encoded inner chunks packed by the fused encode, kept per thread up to this size.
-PACK_KEEP_BYTES = 256 << 20
-
-
-def _thread_pack_buffer(nbytes: int) -> np.ndarray | None:
-    """A per-thread output buffer of at least ``nbytes`` for the fused shard encode, reused
-    across shards; None (a new one per shard) above PACK_KEEP_BYTES."""
-    if nbytes > PACK_KEEP_BYTES:
-        return None
-    b = getattr(_scratches, "pack", None)
-    if b is None or b.shape[0] < nbytes:
-        b = np.empty(max(nbytes, 1), np.uint8)
-        _scratches.pack = b
-    return b
 
 
 def _thread_arena() -> memoryview:

@@ -11,7 +11,8 @@ large read of about the same size.  A daemon thread drops what has been kept lon
 the memory goes back to the system even when no other read follows.  The arrays are ordinary
 writable numpy arrays; their ``base`` is an owner object that returns the memory here when the
 last view of it goes away.  Every element of an array from here is written by the read that gets
-it, so no old values are ever visible.
+it, so no old values are ever visible.  (The fused shard encode also takes its packing buffer from
+here; it hands out only the bytes it wrote.)
 """
 
 from __future__ import annotations
