@@ -263,6 +263,12 @@ def test_encode_plan_rejects_bad_tasks():
     with pytest.raises(ValueError, match="outside"):
         plan.write_par(src, [b"/nonexistent/a"], [b"/nonexistent/t"], outside, np.array([[4, 4]], np.int64), [0, 1],
                        [None])
+    with pytest.raises(ValueError, match="same tasks"):  # two paths, one task
+        plan.write_par(src, [b"/nonexistent/a", b"/nonexistent/b"], [b"/nonexistent/t", b"/nonexistent/u"],
+                       np.zeros(1, np.int64), np.array([[4, 4]], np.int64), [0, 1], [None])
+    with pytest.raises(ValueError, match="smaller"):
+        plan.write_par(src, [b"/nonexistent/a"], [b"/nonexistent/t"], np.zeros(1, np.int64),
+                       np.array([[4, 4]], np.int64), [0, 1], [bytearray(8)])
     with pytest.raises(ValueError):
         _pipeline.EncodePlan([("crc32c",)], 2, 0, [4, 4], None, b"\0\0", False, 16)  # buffers too small
     with pytest.raises(ValueError):

@@ -719,49 +719,6 @@ cdef class EncodePlan:
     def chunk_nbytes(self):
         return self.plan.chunk_nbytes
 
-    cdef int _fill_tasks(self, Py_buffer *sview, int64_t[::1] offsets, int64_t[:, ::1] shapes, zb_enc_task *tasks,
-                         Py_ssize_t ntasks) except -1:
-        """Check the source and every task's region against it; fill tasks' offsets and shapes."""
-        cdef Py_ssize_t nd = self.plan.ndim, i, d
-        cdef int64_t lo_ext = 0, hi_ext, lo, hi, step
-        cdef bint empty
-        if sview.ndim != nd or <size_t>sview.itemsize != self.plan.itemsize:
-            raise ValueError("the source must have the plan's dimensions and item size")
-        if offsets.shape[0] != ntasks or shapes.shape[0] != ntasks or (ntasks and shapes.shape[1] != nd):
-            raise ValueError("offsets and shapes must describe the tasks")
-        # the bytes the source spans around its first element: every task must stay inside
-        hi_ext = sview.itemsize
-        for d in range(nd):
-            if sview.shape[d] == 0:
-                hi_ext = lo_ext
-                break
-            step = (sview.shape[d] - 1) * sview.strides[d]
-            if step < 0:
-                lo_ext += step
-            else:
-                hi_ext += step
-        for i in range(ntasks):
-            tasks[i].src_offset = offsets[i]
-            tasks[i].path = NULL
-            tasks[i].tmp = NULL
-            tasks[i].result = ZB_ENC_PENDING
-            lo = hi = offsets[i]
-            empty = False
-            for d in range(nd):
-                if shapes[i, d] < 0 or shapes[i, d] > self.plan.chunk_shape[d] or shapes[i, d] > sview.shape[d]:
-                    raise ValueError(f"task {i}: shape outside the chunk or the source")
-                tasks[i].shape[d] = shapes[i, d]
-                if shapes[i, d] == 0:
-                    empty = True
-                step = (shapes[i, d] - 1) * sview.strides[d]
-                if step < 0:
-                    lo += step
-                else:
-                    hi += step
-            if not empty and (lo < lo_ext or hi + sview.itemsize > hi_ext):
-                raise ValueError(f"task {i}: outside the source")
-        return 0
-
     @property
     def pack_room(self):
         """Output bytes :meth:`encode_chunks` keeps per chunk."""
@@ -775,52 +732,25 @@ cdef class EncodePlan:
         encoded) or ENC_SKIPPED_ROOM (larger than its batch had room for: encode it another
         way).  ``out``: a writable uint8 array of at least :attr:`pack_room` bytes per task to
         use (default: a new one).  Codec errors raise, with the task index in ``args[1]``."""
-        cdef Py_ssize_t ntasks = offsets.shape[0], i
-        cdef Py_ssize_t nworkers = len(work), nbatches = len(bounds) - 1
-        _check_par(nworkers, bounds, ntasks)
+        cdef _EncodeCall c = _EncodeCall(self, src, offsets, shapes, bounds, work)
+        cdef Py_ssize_t ntasks = c.ntasks
         # room per chunk: its bytes plus what a stored (incompressible) form adds
         cdef size_t per = self.pack_room
-        out_lo = np.array([int(b) * per for b in bounds], dtype=np.uintp)
+        out_lo = np.array([int(x) * per for x in bounds], dtype=np.uintp)
         if out is None:
-            out = np.empty(max(int(out_lo[nbatches]), 1), dtype=np.uint8)
-        elif out.dtype != np.uint8 or out.ndim != 1 or out.shape[0] < max(int(out_lo[nbatches]), 1):
+            out = np.empty(max(int(out_lo[c.nbatches]), 1), dtype=np.uint8)
+        elif out.dtype != np.uint8 or out.ndim != 1 or out.shape[0] < max(int(out_lo[c.nbatches]), 1):
             raise ValueError("out must be a 1-d uint8 array of pack_room bytes per task")
         where = np.zeros((ntasks, 2), dtype=np.int64)
         cdef uint8_t[::1] out_v = out
         cdef size_t[::1] lo_v = out_lo
         cdef int64_t[:, ::1] where_v = where
-        cdef Py_buffer sview
-        PyObject_GetBuffer(src, &sview, PyBUF_RECORDS_RO)
-        cdef Py_buffer *wviews = <Py_buffer *>malloc(sizeof(Py_buffer) * nworkers)
-        cdef uint8_t **wptr = <uint8_t **>malloc(sizeof(uint8_t *) * nworkers)
-        cdef size_t *cb = <size_t *>malloc(sizeof(size_t) * (nbatches + 1))
-        cdef zb_enc_task *tasks = <zb_enc_task *>malloc(sizeof(zb_enc_task) * max(ntasks, 1))
-        cdef int64_t strides[32]
-        cdef Py_ssize_t nviews = 0
         cdef size_t failed = 0
-        cdef zb_status st = ZB_OK
-        try:
-            if wviews == NULL or wptr == NULL or cb == NULL or tasks == NULL:
-                raise MemoryError()
-            self._fill_tasks(&sview, offsets, shapes, tasks, ntasks)
-            nviews = self._work_ptrs(work, wviews, wptr)
-            for i in range(sview.ndim):
-                strides[i] = sview.strides[i]
-            for i in range(nbatches + 1):
-                cb[i] = <size_t>bounds[i]
-            with nogil:
-                st = zb_encode_chunks_par(&self.plan, tasks, <size_t>ntasks, <const uint8_t *>sview.buf,
-                                          strides, cb, <size_t>nbatches, &out_v[0],
-                                          &lo_v[0], &where_v[0, 0] if ntasks else NULL, wptr,
-                                          <int>nworkers, &failed)
-        finally:
-            PyBuffer_Release(&sview)
-            for i in range(nviews):
-                PyBuffer_Release(&wviews[i])
-            free(wviews)
-            free(wptr)
-            free(cb)
-            free(tasks)
+        cdef zb_status st
+        with nogil:
+            st = zb_encode_chunks_par(&self.plan, c.tasks, <size_t>ntasks, c.src, c.strides, c.bounds, c.nbatches,
+                                      &out_v[0], &lo_v[0], &where_v[0, 0] if ntasks else NULL, c.wptr, c.nworkers,
+                                      &failed)
         if st != ZB_OK:
             try:
                 zb_raise(st, "encode")
@@ -828,26 +758,6 @@ cdef class EncodePlan:
                 e.args = (e.args[0], int(failed))
                 raise
         return out, where
-
-    cdef Py_ssize_t _work_ptrs(self, list work, Py_buffer *wviews, uint8_t **wptr) except -1:
-        """Worker buffers (None: allocated in C for the call); returns the views taken."""
-        cdef Py_ssize_t i, nviews = 0
-        cdef size_t need = zb_eplan_work_bytes(&self.plan)
-        try:
-            for i in range(len(work)):
-                if work[i] is None:
-                    wptr[i] = NULL
-                    continue
-                PyObject_GetBuffer(work[i], &wviews[nviews], PyBUF_WRITABLE)
-                nviews += 1
-                if <size_t>wviews[nviews - 1].len < need:
-                    raise ValueError(f"work buffer {i} is smaller than {need} bytes")
-                wptr[i] = <uint8_t *>wviews[nviews - 1].buf
-        except BaseException:
-            for i in range(nviews):
-                PyBuffer_Release(&wviews[i])
-            raise
-        return nviews
 
     def write_par(self, src, list paths, list tmps, int64_t[::1] offsets, int64_t[:, ::1] shapes, bounds,
                   list work, bint fsync=False):
@@ -860,48 +770,123 @@ cdef class EncodePlan:
         ``(status, failed, os_error, stage, results)``: the zb_status of the lowest failing batch
         (0: none), the first task not done, the OS error and write stage of a file error, and
         one ``ENC_*`` result per task (bytes)."""
-        cdef Py_ssize_t ntasks = len(paths), nd = self.plan.ndim, i, d
-        if len(tmps) != ntasks or offsets.shape[0] != ntasks or shapes.shape[0] != ntasks or (
-                ntasks and shapes.shape[1] != nd):
-            raise ValueError("paths, tmps, offsets and shapes must describe the same tasks")
+        cdef Py_ssize_t ntasks = len(paths), i
+        if len(tmps) != ntasks or offsets.shape[0] != ntasks:
+            raise ValueError("paths, tmps and offsets must describe the same tasks")
         for p in paths + tmps:
             if not isinstance(p, bytes) or b"\0" in p:
                 raise ValueError("paths must be bytes without NUL characters")
-        cdef Py_ssize_t nworkers = len(work), nbatches = len(bounds) - 1
-        _check_par(nworkers, bounds, ntasks)
-        cdef Py_buffer sview
-        PyObject_GetBuffer(src, &sview, PyBUF_RECORDS_RO)
-        cdef Py_buffer *wviews = <Py_buffer *>malloc(sizeof(Py_buffer) * nworkers)
-        cdef uint8_t **wptr = <uint8_t **>malloc(sizeof(uint8_t *) * nworkers)
-        cdef size_t *cb = <size_t *>malloc(sizeof(size_t) * (nbatches + 1))
-        cdef zb_enc_task *tasks = <zb_enc_task *>malloc(sizeof(zb_enc_task) * max(ntasks, 1))
-        cdef int64_t strides[32]
-        cdef Py_ssize_t nviews = 0
+        cdef _EncodeCall c = _EncodeCall(self, src, offsets, shapes, bounds, work)
+        for i in range(ntasks):
+            c.tasks[i].path = <const char *>(<bytes>paths[i])  # paths and tmps keep them alive
+            c.tasks[i].tmp = <const char *>(<bytes>tmps[i])
         cdef size_t failed = 0
         cdef int os_error = 0, stage = 0
-        cdef zb_status st = ZB_OK
-        try:
-            if wviews == NULL or wptr == NULL or cb == NULL or tasks == NULL:
-                raise MemoryError()
-            self._fill_tasks(&sview, offsets, shapes, tasks, ntasks)
-            for i in range(ntasks):
-                tasks[i].path = <const char *>(<bytes>paths[i])
-                tasks[i].tmp = <const char *>(<bytes>tmps[i])
-            nviews = self._work_ptrs(work, wviews, wptr)
-            for d in range(nd):
-                strides[d] = sview.strides[d]
-            for i in range(nbatches + 1):
-                cb[i] = <size_t>bounds[i]
-            with nogil:
-                st = zb_encode_write_par(&self.plan, tasks, <size_t>ntasks, <const uint8_t *>sview.buf, strides, cb,
-                                         <size_t>nbatches, wptr, <int>nworkers, fsync, &failed, &os_error, &stage)
-            results = bytes([tasks[i].result for i in range(ntasks)])
-        finally:
-            PyBuffer_Release(&sview)
-            for i in range(nviews):
-                PyBuffer_Release(&wviews[i])
-            free(wviews)
-            free(wptr)
-            free(cb)
-            free(tasks)
+        cdef zb_status st
+        with nogil:
+            st = zb_encode_write_par(&self.plan, c.tasks, <size_t>ntasks, c.src, c.strides, c.bounds, c.nbatches,
+                                     c.wptr, c.nworkers, fsync, &failed, &os_error, &stage)
+        results = bytes([c.tasks[i].result for i in range(ntasks)])
         return int(st), int(failed), int(os_error), int(stage), results
+
+
+cdef class _EncodeCall:
+    """What one EncodePlan call hands to C: the source's buffer and strides, the tasks (offsets
+    and shapes checked against the source), the batch bounds and the workers' buffers; all
+    released when the call is done with it."""
+    cdef Py_buffer sview
+    cdef bint have_src
+    cdef Py_buffer *wviews
+    cdef Py_ssize_t nviews
+    cdef uint8_t **wptr
+    cdef size_t *bounds
+    cdef zb_enc_task *tasks
+    cdef int64_t strides[32]
+    cdef const uint8_t *src
+    cdef Py_ssize_t ntasks
+    cdef size_t nbatches
+    cdef int nworkers
+
+    def __cinit__(self, EncodePlan plan, src, int64_t[::1] offsets, int64_t[:, ::1] shapes, bounds, list work):
+        cdef Py_ssize_t i, d, ntasks = offsets.shape[0], nworkers = len(work), nbatches = len(bounds) - 1
+        _check_par(nworkers, bounds, ntasks)
+        self.ntasks = ntasks
+        self.nworkers = <int>nworkers
+        self.nbatches = <size_t>nbatches
+        PyObject_GetBuffer(src, &self.sview, PyBUF_RECORDS_RO)
+        self.have_src = True
+        self.wviews = <Py_buffer *>malloc(sizeof(Py_buffer) * nworkers)
+        self.wptr = <uint8_t **>malloc(sizeof(uint8_t *) * nworkers)
+        self.bounds = <size_t *>malloc(sizeof(size_t) * (nbatches + 1))
+        self.tasks = <zb_enc_task *>malloc(sizeof(zb_enc_task) * max(ntasks, 1))
+        if self.wviews == NULL or self.wptr == NULL or self.bounds == NULL or self.tasks == NULL:
+            raise MemoryError()
+        self._fill_tasks(&plan.plan, offsets, shapes)
+        cdef size_t need = zb_eplan_work_bytes(&plan.plan)
+        for i in range(nworkers):
+            if work[i] is None:
+                self.wptr[i] = NULL  # C allocates this worker's buffer for the call
+                continue
+            PyObject_GetBuffer(work[i], &self.wviews[self.nviews], PyBUF_WRITABLE)
+            self.nviews += 1
+            if <size_t>self.wviews[self.nviews - 1].len < need:
+                raise ValueError(f"work buffer {i} is smaller than {need} bytes")
+            self.wptr[i] = <uint8_t *>self.wviews[self.nviews - 1].buf
+        for i in range(nbatches + 1):
+            self.bounds[i] = <size_t>bounds[i]
+        for d in range(self.sview.ndim):
+            self.strides[d] = self.sview.strides[d]
+        self.src = <const uint8_t *>self.sview.buf
+
+    def __dealloc__(self):
+        cdef Py_ssize_t i
+        if self.have_src:
+            PyBuffer_Release(&self.sview)
+        for i in range(self.nviews):
+            PyBuffer_Release(&self.wviews[i])
+        free(self.wviews)
+        free(self.wptr)
+        free(self.bounds)
+        free(self.tasks)
+
+    cdef int _fill_tasks(self, const zb_eplan *plan, int64_t[::1] offsets, int64_t[:, ::1] shapes) except -1:
+        """Check the source and every task's region against it; fill tasks' offsets and shapes."""
+        cdef Py_ssize_t nd = plan.ndim, i, d
+        cdef int64_t lo_ext = 0, hi_ext, lo, hi, step
+        cdef bint empty
+        if self.sview.ndim != nd or <size_t>self.sview.itemsize != plan.itemsize:
+            raise ValueError("the source must have the plan's dimensions and item size")
+        if offsets.shape[0] != self.ntasks or shapes.shape[0] != self.ntasks or (self.ntasks and shapes.shape[1] != nd):
+            raise ValueError("offsets and shapes must describe the tasks")
+        # the bytes the source spans around its first element: every task must stay inside
+        hi_ext = self.sview.itemsize
+        for d in range(nd):
+            if self.sview.shape[d] == 0:
+                hi_ext = lo_ext
+                break
+            step = (self.sview.shape[d] - 1) * self.sview.strides[d]
+            if step < 0:
+                lo_ext += step
+            else:
+                hi_ext += step
+        for i in range(self.ntasks):
+            self.tasks[i].src_offset = offsets[i]
+            self.tasks[i].path = NULL
+            self.tasks[i].tmp = NULL
+            self.tasks[i].result = ZB_ENC_PENDING
+            lo = hi = offsets[i]
+            empty = False
+            for d in range(nd):
+                if shapes[i, d] < 0 or shapes[i, d] > plan.chunk_shape[d] or shapes[i, d] > self.sview.shape[d]:
+                    raise ValueError(f"task {i}: shape outside the chunk or the source")
+                self.tasks[i].shape[d] = shapes[i, d]
+                if shapes[i, d] == 0:
+                    empty = True
+                step = (shapes[i, d] - 1) * self.sview.strides[d]
+                if step < 0:
+                    lo += step
+                else:
+                    hi += step
+            if not empty and (lo < lo_ext or hi + self.sview.itemsize > hi_ext):
+                raise ValueError(f"task {i}: outside the source")
+        return 0

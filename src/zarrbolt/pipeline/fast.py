@@ -20,13 +20,29 @@ from .. import config
 from ..errors import CodecError
 
 
-def compile_decode_plan(bound: Any) -> Any | None:
-    """The C plan for a :class:`~zarrbolt.pipeline.chain.BoundChain`, or None."""
+def _pipeline_module() -> Any | None:
+    """zarrbolt._ext._pipeline when the fused pipeline is on (config ``fused_pipeline``)."""
     if not config.get("fused_pipeline"):
         return None
     try:
         from .._ext import _pipeline
     except ImportError:  # pragma: no cover - extension not built
+        return None
+    return _pipeline
+
+
+def _swap_unit(bound: Any) -> int:
+    """The units the bytes codec byte-swaps (0: none; complex numbers swap each half)."""
+    stored = bound.ab_spec.dtype
+    if not bound.chain.ab._swap(bound.ab_spec):
+        return 0
+    return stored.itemsize // 2 if stored.kind == "complex" else stored.itemsize
+
+
+def compile_decode_plan(bound: Any) -> Any | None:
+    """The C plan for a :class:`~zarrbolt.pipeline.chain.BoundChain`, or None."""
+    _pipeline = _pipeline_module()
+    if _pipeline is None:
         return None
     chain = bound.chain
     perm = None
@@ -70,9 +86,7 @@ def compile_decode_plan(bound: Any) -> Any | None:
     if len(spec.shape) > _pipeline.MAXDIM or len(steps) > _pipeline.MAXSTEPS:
         return None
     scratch = max([spec.nbytes, bound.ab_spec.nbytes, *bound.bb_limits])
-    swap = 0
-    if ab._swap(bound.ab_spec):
-        swap = stored.itemsize // 2 if stored.kind == "complex" else stored.itemsize
+    swap = _swap_unit(bound)
     partial = None
     # (a transposed chunk's region spans the stored bytes from its first to its last element in
     # stored order: partial decodes apply to it as well)
@@ -132,11 +146,8 @@ def compile_encode_plan(bound: Any, skip_fill: bool) -> Any | None:
     ``[transpose] -> bytes -> (blosc | zstd | gzip | crc32c)*`` chain bound to a chunk spec, for
     writing whole chunks; None for any other chain (it takes the per-codec path).
     ``skip_fill``: chunks equal to the fill value are left out (write_empty_chunks false)."""
-    if not config.get("fused_pipeline"):
-        return None
-    try:
-        from .._ext import _pipeline
-    except ImportError:  # pragma: no cover - extension not built
+    _pipeline = _pipeline_module()
+    if _pipeline is None:
         return None
     chain = bound.chain
     perm = None
@@ -172,10 +183,7 @@ def compile_encode_plan(bound: Any, skip_fill: bool) -> Any | None:
             steps.append(("compress", _codecs.GZIP_COMPRESS_FN, {"level": c.level}))
         else:
             return None
-    stored = bound.ab_spec.dtype
-    swap = 0
-    if ab._swap(bound.ab_spec):
-        swap = stored.itemsize // 2 if stored.kind == "complex" else stored.itemsize
+    swap = _swap_unit(bound)
     # every buffer holds the chunk, each step's output and the crc32c steps' 4 bytes
     n = spec.nbytes
     cap = n
