@@ -356,3 +356,23 @@ def test_zero_dimensional_arrays(tmp_path):
                 assert a[...] == value
                 out.append(files(tmp_path / f"z{fused}"))
         assert out[0] == out[1] and bool(out[0]) == stored
+
+
+@pytest.mark.parametrize("sharded", [False, True])
+def test_codec_errors_in_c_are_reported_by_the_codec(tmp_path, sharded):
+    """A compressor this c-blosc build lacks fails in C; the chunk then goes the per-codec way,
+    which raises the codec's error, and nothing (no chunk, no temporary file) is left behind."""
+    from zarrbolt._ext import _blosc1
+    from zarrbolt.errors import CodecError
+
+    if "snappy" in _blosc1.compressors():
+        pytest.skip("this c-blosc build has snappy")
+    codecs = [LE, blosc("snappy", "shuffle")]
+    if sharded:
+        codecs = sharding(codecs, (4, 4))
+    data = np.arange(16 * 16, dtype="uint16").reshape(16, 16) + 1
+    a = make(tmp_path / "s", data, codecs, (8, 8))
+    with pytest.raises(CodecError, match="snappy"):
+        a[...] = data
+    assert files(tmp_path / "s") == {}
+    assert no_tmp_files(tmp_path / "s")

@@ -906,7 +906,11 @@ class Array(_Node):
             # the packed pieces live in memory from the output cache: once the store is done with
             # them it goes back there for the next shard (fresh memory per shard costs page faults)
             out = outbuf.empty((n * plan.pack_room,), np.uint8)
-            return plan.encode_chunks(shard, offsets, shapes, batch_bounds(n, workers), work, out)
+            try:
+                return plan.encode_chunks(shard, offsets, shapes, batch_bounds(n, workers), work, out)
+            except (CodecError, ValueError):
+                # a codec failed in C: the Python codecs encode them all and report it their way
+                return out, np.full((n, 2), -2, np.int64)
 
         return encode
 
