@@ -71,7 +71,8 @@ def _env_bool(name: str, default: bool) -> bool:
 _DEFAULTS: dict[str, Any] = {
     "threads": _env_int("ZARRBOLT_NUM_THREADS", os.cpu_count() or 1),
     "write_empty_chunks": _env_bool("ZARRBOLT_WRITE_EMPTY_CHUNKS", False),
-    # decode with the fused C pipeline where the codec chain allows it (off: the per-codec path)
+    # decode and encode with the fused C pipeline where the codec chain allows it (off: the
+    # per-codec path)
     "fused_pipeline": _env_bool("ZARRBOLT_FUSED_PIPELINE", True),
     # bytes of dropped large read results kept (briefly) for reuse by the next large read
     "output_cache_bytes": _env_int("ZARRBOLT_OUTPUT_CACHE_BYTES", _default_output_cache_bytes(), minimum=0),
