@@ -254,6 +254,18 @@ static zb_status check_bounds(const size_t *bounds, size_t nbatches, size_t ntas
     return ZB_OK;
 }
 
+static void job_init(enc_job *j, const zb_eplan *plan, zb_enc_task *tasks, const uint8_t *src,
+                     const int64_t *src_strides, const size_t *bounds, size_t nbatches, uint8_t *const *work) {
+    memset(j, 0, sizeof *j);
+    j->plan = plan;
+    j->tasks = tasks;
+    j->src = src;
+    j->src_strides = src_strides;
+    j->bounds = bounds;
+    j->nbatches = nbatches;
+    j->work = work;
+}
+
 /* Run j's batches on up to nworkers threads: the error of the lowest failing batch. */
 static zb_status run_job(enc_job *j, size_t ntasks, int nworkers, size_t *failed, int *os_error, int *stage) {
     *failed = ntasks;
@@ -289,14 +301,7 @@ zb_status zb_encode_write_par(const zb_eplan *plan, zb_enc_task *tasks, size_t n
     *stage = 0;
     if (!plan || (ntasks && !tasks) || check_bounds(bounds, nbatches, ntasks, nworkers) != ZB_OK) return ZB_EINVAL;
     enc_job j;
-    memset(&j, 0, sizeof j);
-    j.plan = plan;
-    j.tasks = tasks;
-    j.src = src;
-    j.src_strides = src_strides;
-    j.bounds = bounds;
-    j.nbatches = nbatches;
-    j.work = work;
+    job_init(&j, plan, tasks, src, src_strides, bounds, nbatches, work);
     j.do_fsync = do_fsync;
     return run_job(&j, ntasks, nworkers, failed, os_error, stage);
 }
@@ -307,20 +312,13 @@ zb_status zb_encode_chunks_par(const zb_eplan *plan, const zb_enc_task *tasks, s
                                size_t *failed) {
     if (!failed) return ZB_EINVAL;
     *failed = 0;
-    if (!plan || (ntasks && (!tasks || !where)) || !out_lo || (!out && out_lo[nbatches]) ||
-        check_bounds(bounds, nbatches, ntasks, nworkers) != ZB_OK)
+    if (!plan || (ntasks && (!tasks || !where)) || !out_lo || check_bounds(bounds, nbatches, ntasks, nworkers) != ZB_OK ||
+        (!out && out_lo[nbatches]))
         return ZB_EINVAL;
     for (size_t k = 0; k < nbatches; k++)
         if (out_lo[k + 1] < out_lo[k]) return ZB_EINVAL;
     enc_job j;
-    memset(&j, 0, sizeof j);
-    j.plan = plan;
-    j.tasks = (zb_enc_task *)tasks; /* only read */
-    j.src = src;
-    j.src_strides = src_strides;
-    j.bounds = bounds;
-    j.nbatches = nbatches;
-    j.work = work;
+    job_init(&j, plan, (zb_enc_task *)tasks /* only read */, src, src_strides, bounds, nbatches, work);
     j.out = out;
     j.out_lo = out_lo;
     j.where = where;
