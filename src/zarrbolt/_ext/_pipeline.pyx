@@ -164,6 +164,17 @@ _ELEM_KINDS = {"cast": ZB_ELEM_CAST, "scale_offset": ZB_ELEM_SCALE_OFFSET,
                "cast+scale_offset": ZB_ELEM_CAST_SCALE_OFFSET}
 
 
+cdef int _set_perm(int *dst, perm, Py_ssize_t ndim) except -1:
+    """dst[:ndim] = perm (a permutation of range(ndim)); 1, or 0 (dst untouched) for None."""
+    if perm is None:
+        return 0
+    if sorted(perm) != list(range(ndim)):
+        raise ValueError(f"bad permutation {perm!r}")
+    for d, p in enumerate(perm):
+        dst[d] = p
+    return 1
+
+
 cdef class Plan:
     cdef zb_plan plan
     cdef readonly size_t scratch_cap
@@ -203,12 +214,7 @@ cdef class Plan:
             self.plan.chunk_shape[d] = c
             nbytes *= <size_t>c
         self.plan.chunk_nbytes = nbytes
-        if perm is not None:
-            if sorted(perm) != list(range(len(chunk_shape))):
-                raise ValueError(f"bad permutation {perm!r}")
-            self.plan.transposed = 1
-            for d, p in enumerate(perm):
-                self.plan.perm[d] = p
+        self.plan.transposed = _set_perm(self.plan.perm, perm, len(chunk_shape))
         self.scratch_cap = max(scratch_cap, nbytes)
         self.out_itemsize = itemsize
         keep_elem = None
@@ -695,12 +701,7 @@ cdef class EncodePlan:
         self.plan.ndim = len(chunk_shape)
         for d, c in enumerate(chunk_shape):
             self.plan.chunk_shape[d] = c
-        if perm is not None:
-            if sorted(perm) != list(range(len(chunk_shape))):
-                raise ValueError(f"bad permutation {perm!r}")
-            self.plan.transposed = 1
-            for d, p in enumerate(perm):
-                self.plan.perm[d] = p
+        self.plan.transposed = _set_perm(self.plan.perm, perm, len(chunk_shape))
         self.plan.itemsize = itemsize
         self.plan.byteswap = byteswap
         memcpy(self.plan.fill, <const char *>fill, itemsize)
