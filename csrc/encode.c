@@ -6,6 +6,7 @@
 
 #include "zarrbolt/crc32c.h"
 #include "zarrbolt/fileio.h"
+#include "zarrbolt/numeric.h"
 #include "zarrbolt/pipeline.h"
 #include "zarrbolt/pool.h"
 #include "zarrbolt/strided.h"
@@ -14,7 +15,11 @@ zb_status zb_eplan_check(zb_eplan *plan) {
     if (!plan || plan->ndim < 0 || plan->ndim > ZB_ENC_MAXDIM || plan->itemsize < 1 ||
         plan->itemsize > ZB_ENC_MAXITEM || plan->nsteps < 0 || plan->nsteps > ZB_ENC_MAXSTEPS)
         return ZB_EINVAL;
-    if (plan->byteswap && (plan->byteswap > plan->itemsize || plan->itemsize % plan->byteswap)) return ZB_EINVAL;
+    const zb_elem *e = &plan->elem;
+    if (e->kind < ZB_ELEM_NONE || e->kind > ZB_ELEM_CAST_SCALE_OFFSET) return ZB_EINVAL;
+    size_t stored = e->kind == ZB_ELEM_NONE ? plan->itemsize : e->dst_itemsize;
+    if (stored < 1 || stored > ZB_ENC_MAXITEM) return ZB_EINVAL;
+    if (plan->byteswap && (plan->byteswap > stored || stored % plan->byteswap)) return ZB_EINVAL;
     size_t n = plan->itemsize;
     int seen[ZB_ENC_MAXDIM] = {0};
     for (int d = 0; d < plan->ndim; d++) {
@@ -31,7 +36,8 @@ zb_status zb_eplan_check(zb_eplan *plan) {
         const zb_enc_step *st = &plan->steps[s];
         if (st->kind == ZB_ESTEP_COMPRESS ? st->fn == NULL : st->kind != ZB_ESTEP_CRC32C) return ZB_EINVAL;
     }
-    if (plan->buf_cap < n || plan->buf_cap > SIZE_MAX / 4) return ZB_EINVAL;
+    if (plan->buf_cap < n || plan->buf_cap / stored < n / plan->itemsize || plan->buf_cap > SIZE_MAX / 4)
+        return ZB_EINVAL;
     plan->chunk_nbytes = n;
     return ZB_OK;
 }
@@ -103,9 +109,24 @@ zb_status zb_encode_chunk(const zb_eplan *plan, const uint8_t *src, const int64_
         *out = bufs[0];
         return ZB_OK;
     }
-    /* 3. bytes codec, then the bytes->bytes steps */
-    if (plan->byteswap) zb_byteswap_inplace(bufs[0], n, plan->byteswap);
+    /* 3. elementwise steps into the stored type, the bytes codec, then the bytes->bytes steps */
     int cur = 0;
+    const zb_elem *e = &plan->elem;
+    if (e->kind != ZB_ELEM_NONE) {
+        size_t nelem = n / isz, bad = 0;
+        zb_status st;
+        if (e->kind == ZB_ELEM_CAST)
+            st = zb_cast_value(bufs[0], e->src_type, bufs[1], e->dst_type, nelem, &e->opts, &bad);
+        else if (e->kind == ZB_ELEM_SCALE_OFFSET)
+            st = zb_scale_offset_encode(bufs[0], bufs[1], e->src_type, nelem, e->offset, e->scale, &bad);
+        else
+            st = zb_scale_offset_cast_encode(bufs[0], e->src_type, bufs[1], e->dst_type, nelem, e->offset, e->scale,
+                                             &e->opts, &bad);
+        if (st != ZB_OK) return st;
+        cur = 1;
+        n = nelem * e->dst_itemsize;
+    }
+    if (plan->byteswap) zb_byteswap_inplace(bufs[cur], n, plan->byteswap);
     for (int i = 0; i < plan->nsteps; i++) {
         const zb_enc_step *step = &plan->steps[i];
         if (step->kind == ZB_ESTEP_CRC32C) {

@@ -243,9 +243,8 @@ def test_other_stores_and_chains_take_the_per_codec_path(tmp_path):
     a = zarr.create_array(zarr.storage.MemoryStore(), shape=data.shape, dtype="float32", chunks=(8, 8))
     a[...] = data
     assert a._eplans == {}
-    numeric = [{"name": "scale_offset", "configuration": {"offset": 1, "scale": 2}},
-               {"name": "cast_value", "configuration": {"data_type": "int16"}}, LE]
-    b = make(tmp_path / "n", data, numeric, (8, 8))
+    reshaped = [{"name": "reshape", "configuration": {"shape": [[0, 1]]}}, LE]  # no encode plan for reshape
+    b = make(tmp_path / "n", data, reshaped, (8, 8))
     b[...] = data
     assert b._eplans == {False: None}
     np.testing.assert_array_equal(b[...], data)
@@ -376,3 +375,37 @@ def test_codec_errors_in_c_are_reported_by_the_codec(tmp_path, sharded):
         a[...] = data
     assert files(tmp_path / "s") == {}
     assert no_tmp_files(tmp_path / "s")
+
+
+from numeric_chains import NUMERIC  # noqa: E402  (the numeric chains the fused decode is tested with)
+
+
+@pytest.mark.parametrize("name", sorted(NUMERIC))
+def test_numeric_chains_same_files_as_the_per_codec_path(tmp_path, name):
+    """scale_offset / cast_value run in the encode plan (zb_encode_chunk's elementwise step)."""
+    dtype, fill, codecs, maker = NUMERIC[name]
+    shape = (20, 35, 22)
+    data = np.asarray(maker(int(np.prod(shape)))).astype(dtype).reshape(shape)
+    data[:8, :16, :10] = fill  # a chunk of fill only: left out
+    fused, slow, a = write_both(tmp_path, data, codecs, (8, 16, 10), fill=fill)
+    assert fused.keys() == slow.keys() and len(fused) == 3 * 3 * 3 - 1
+    for k in fused:
+        assert fused[k] == slow[k], k
+    with zarr.config.set(fused_pipeline=False):
+        expect = zarr.open_array(str(tmp_path / "fFalse"))[...]
+    np.testing.assert_array_equal(a[...], expect)
+
+
+def test_numeric_errors_are_reported_by_the_codec(tmp_path):
+    """A value cast_value cannot store (out_of_range 'error') fails in C; the per-codec path then
+    names it, and no temporary file is left."""
+    from zarrbolt.errors import CodecError
+
+    data = np.zeros((16, 16), "float32")
+    data[11, 3] = 300.0  # does not fit uint8
+    codecs = [{"name": "cast_value", "configuration": {"data_type": "uint8"}}, LE, {"name": "crc32c"}]
+    a = make(tmp_path / "e", data, codecs, (8, 8))
+    with pytest.raises(CodecError, match="300"):
+        a[...] = data
+    assert no_tmp_files(tmp_path / "e")
+    assert a._eplans[False] is not None

@@ -7,7 +7,7 @@
  *      chunk that sticks out of the array with the fill value;
  *   2. when the plan skips fill chunks (write_empty_chunks false), compares it with the fill
  *      value bit for bit and stops there if every element equals it;
- *   3. byte-swaps it for a big-endian bytes codec, runs the bytes->bytes steps (compressors
+ *   3. runs the elementwise steps (scale_offset, cast_value) into the stored type, byte-swaps it for a big-endian bytes codec, runs the bytes->bytes steps (compressors
  *      through function pointers, so that each codec library stays in its own extension module;
  *      crc32c appended in place);
  *   4. writes the result to its file atomically (zb_write_file_atomic: a temporary file renamed
@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "zarrbolt/pipeline.h"
 #include "zarrbolt/status.h"
 
 #ifdef __cplusplus
@@ -60,8 +61,12 @@ typedef struct {
     int64_t chunk_shape[ZB_ENC_MAXDIM]; /* the chunk in array order */
     int transposed;                     /* stored axis k is array axis perm[k] */
     int perm[ZB_ENC_MAXDIM];
-    size_t itemsize;
-    size_t byteswap;                /* 0, or the size of the units to byte-swap */
+    size_t itemsize;                /* of the array's elements */
+    /* elementwise encode steps (kind ZB_ELEM_NONE: none): scale_offset in the array's type,
+     * cast_value to the stored type, or both fused; here src_type is the array's type,
+     * dst_type / dst_itemsize the stored elements', offset and scale one src_type element each */
+    zb_elem elem;
+    size_t byteswap;                /* 0, or the size of the units of the stored elements to byte-swap */
     uint8_t fill[ZB_ENC_MAXITEM];   /* the fill value's bytes (itemsize of them, native order) */
     int skip_fill;                  /* chunks equal to the fill value are not encoded or written */
     int nsteps;                     /* bytes->bytes steps in chain order */
@@ -71,8 +76,8 @@ typedef struct {
                                        chunk_nbytes + 4 per crc32c step (set by the caller) */
 } zb_eplan;
 
-/* Validates the plan and sets chunk_nbytes.  ZB_EINVAL for bad shapes, item size, steps or a
- * buf_cap below chunk_nbytes. */
+/* Validates the plan and sets chunk_nbytes.  ZB_EINVAL for bad shapes, item sizes, steps or a
+ * buf_cap below the chunk's bytes (as the array's or the stored elements). */
 zb_status zb_eplan_check(zb_eplan *plan);
 
 /* Bytes of work buffer one encoding thread needs (three buffers of buf_cap). */

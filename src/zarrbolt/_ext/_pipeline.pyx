@@ -175,6 +175,48 @@ cdef int _set_perm(int *dst, perm, Py_ssize_t ndim) except -1:
     return 1
 
 
+cdef tuple _fill_elem(zb_elem *e, dict elem, bint decode):
+    """Fill e from elem, a dict with ``kind`` ("cast", "scale_offset" or "cast+scale_offset"),
+    ``src`` / ``dst`` (native numpy dtypes: stored and array types when decoding, array and
+    stored types when encoding), ``rounding`` / ``out_of_range`` codes, ``map_in`` / ``map_out``
+    (arrays or None) and ``offset`` / ``scale`` (in the array's dtype, or None).  Returns
+    ``(src, dst, keep)``: the dtypes and the map arrays e points into (keep them alive)."""
+    from zarrbolt._ext._numeric import type_code
+    if elem["kind"] not in _ELEM_KINDS:
+        raise ValueError(f"unknown elementwise step {elem['kind']!r}")
+    src, dst = np.dtype(elem["src"]), np.dtype(elem["dst"])
+    if not src.isnative or not dst.isnative:
+        raise ValueError("elementwise steps need native dtypes")
+    e.kind = _ELEM_KINDS[elem["kind"]]
+    e.src_type = type_code(src)
+    e.dst_type = type_code(dst)
+    e.dst_itemsize = dst.itemsize
+    e.opts.rounding = elem.get("rounding", 0)
+    e.opts.out_of_range = elem.get("out_of_range", 0)
+    map_in, map_out = elem.get("map_in"), elem.get("map_out")
+    if map_in is not None:
+        map_in = np.ascontiguousarray(map_in, dtype=src)
+        map_out = np.ascontiguousarray(map_out, dtype=dst)
+        if map_in.shape != map_out.shape or map_in.ndim != 1:
+            raise ValueError("map_in/map_out must be 1-d arrays of one length")
+        e.opts.nmap = map_in.shape[0]
+        e.opts.map_in = <const void *><size_t>map_in.ctypes.data
+        e.opts.map_out = <const void *><size_t>map_out.ctypes.data
+    cdef bytes raw
+    for name in ("offset", "scale"):
+        v = elem.get(name)
+        if v is None:
+            continue
+        raw = np.asarray(v, dtype=dst if decode else src).reshape(1).tobytes()
+        if len(raw) > 16:
+            raise ValueError("scale_offset parameters larger than 16 bytes")
+        if name == "offset":
+            memcpy(e.offset, <const char *>raw, len(raw))
+        else:
+            memcpy(e.scale, <const char *>raw, len(raw))
+    return src, dst, (map_in, map_out)
+
+
 cdef class Plan:
     cdef zb_plan plan
     cdef readonly size_t scratch_cap
@@ -229,43 +271,12 @@ cdef class Plan:
         self._keep = (tuple(steps), partial, keep_elem)
 
     cdef object _set_elem(self, dict elem, size_t nelem):
-        from zarrbolt._ext._numeric import type_code
-        cdef zb_elem *e = &self.plan.elem
-        if elem["kind"] not in _ELEM_KINDS:
-            raise ValueError(f"unknown elementwise step {elem['kind']!r}")
-        src, dst = np.dtype(elem["src"]), np.dtype(elem["dst"])
-        if not src.isnative or not dst.isnative or src.itemsize != self.plan.itemsize:
-            raise ValueError("elementwise steps need native dtypes, the source of the plan's item size")
-        e.kind = _ELEM_KINDS[elem["kind"]]
-        e.src_type = type_code(src)
-        e.dst_type = type_code(dst)
-        e.dst_itemsize = dst.itemsize
-        e.opts.rounding = elem.get("rounding", 0)
-        e.opts.out_of_range = elem.get("out_of_range", 0)
-        map_in, map_out = elem.get("map_in"), elem.get("map_out")
-        if map_in is not None:
-            map_in = np.ascontiguousarray(map_in, dtype=src)
-            map_out = np.ascontiguousarray(map_out, dtype=dst)
-            if map_in.shape != map_out.shape or map_in.ndim != 1:
-                raise ValueError("map_in/map_out must be 1-d arrays of one length")
-            e.opts.nmap = map_in.shape[0]
-            e.opts.map_in = <const void *><size_t>map_in.ctypes.data
-            e.opts.map_out = <const void *><size_t>map_out.ctypes.data
-        cdef bytes raw
-        for name in ("offset", "scale"):
-            v = elem.get(name)
-            if v is None:
-                continue
-            raw = np.asarray(v, dtype=dst).reshape(1).tobytes()
-            if len(raw) > 16:
-                raise ValueError("scale_offset parameters larger than 16 bytes")
-            if name == "offset":
-                memcpy(e.offset, <const char *>raw, len(raw))
-            else:
-                memcpy(e.scale, <const char *>raw, len(raw))
+        src, dst, keep = _fill_elem(&self.plan.elem, elem, True)
+        if src.itemsize != self.plan.itemsize:
+            raise ValueError("the elementwise steps' source must have the plan's item size")
         self.out_itemsize = dst.itemsize
         self.scratch_cap = max(self.scratch_cap, nelem * dst.itemsize)
-        return (map_in, map_out)
+        return keep
 
     def decode(self, list buffers, int64_t[:, ::1] starts, int64_t[:, ::1] shapes, int64_t[::1] out_offsets, out,
                bint stream=False, scratch=None, int nslots=1):
@@ -618,6 +629,7 @@ cdef extern from "zarrbolt/encode.h" nogil:
         int transposed
         int perm[32]
         size_t itemsize
+        zb_elem elem
         size_t byteswap
         uint8_t fill[32]
         int skip_fill
@@ -666,11 +678,13 @@ cdef class EncodePlan:
     cdef object _keep
 
     def __cinit__(self, steps, size_t itemsize, size_t byteswap, chunk_shape, perm, bytes fill, bint skip_fill,
-                  size_t buf_cap):
+                  size_t buf_cap, elem=None):
         """steps: ("crc32c",) or ("compress", capsule, params) in chain order, params a dict
         with the zb_enc_params fields the compressor reads (level, shuffle, checksum, typesize,
         blocksize, cname); fill: the fill value's itemsize bytes in native order; buf_cap: the
-        room of each work buffer (at least the chunk's bytes and every step's output bound)."""
+        room of each work buffer (at least the chunk's bytes and every step's output bound);
+        elem: optional elementwise encode steps, as for Plan but from the array's dtype (``src``)
+        to the stored one (``dst``)."""
         memset(&self.plan, 0, sizeof(zb_eplan))
         if len(steps) > ZB_ENC_MAXSTEPS or len(chunk_shape) > ZB_ENC_MAXDIM:
             raise ValueError("too many codecs or dimensions for the encode plan")
@@ -707,9 +721,14 @@ cdef class EncodePlan:
         memcpy(self.plan.fill, <const char *>fill, itemsize)
         self.plan.skip_fill = skip_fill
         self.plan.buf_cap = buf_cap
+        keep_elem = None
+        if elem is not None:
+            src, _, keep_elem = _fill_elem(&self.plan.elem, elem, False)
+            if src.itemsize != itemsize:
+                raise ValueError("the elementwise steps' source must be the array's item size")
         if zb_eplan_check(&self.plan) != ZB_OK:
             raise ValueError("invalid encode plan")
-        self._keep = tuple(steps)
+        self._keep = (tuple(steps), keep_elem)
 
     @property
     def work_bytes(self):

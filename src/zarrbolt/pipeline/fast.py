@@ -151,9 +151,12 @@ def compile_encode_plan(bound: Any, skip_fill: bool) -> Any | None:
         return None
     chain = bound.chain
     perm = None
-    for codec in chain.aa:
+    numeric: list[tuple[Any, Any]] = []  # (codec, its decoded-side spec), in chain order
+    for codec, spec_i in zip(chain.aa, bound.aa_specs):
         if type(codec) is TransposeCodec and perm is None:
             perm = list(codec.order)
+        elif type(codec) in (ScaleOffsetCodec, CastValueCodec):
+            numeric.append((codec, spec_i))
         else:
             return None
     ab = chain.ab
@@ -163,6 +166,14 @@ def compile_encode_plan(bound: Any, skip_fill: bool) -> Any | None:
     dt = spec.dtype.numpy_dtype
     if dt.kind not in "biufcmM" or dt.hasobject or dt.itemsize > _pipeline.ENC_MAXITEM or not dt.isnative:
         return None
+    elem = None
+    if numeric:
+        try:
+            elem = _elementwise_encode(numeric, bound.ab_spec)
+        except (TypeError, ValueError):  # a dtype or option the numeric kernels do not handle
+            return None
+        if elem is None:
+            return None
     if len(spec.shape) > _pipeline.ENC_MAXDIM or len(chain.bb) > _pipeline.ENC_MAXSTEPS:
         return None
     steps: list[tuple] = []
@@ -184,14 +195,46 @@ def compile_encode_plan(bound: Any, skip_fill: bool) -> Any | None:
         else:
             return None
     swap = _swap_unit(bound)
-    # every buffer holds the chunk, each step's output and the crc32c steps' 4 bytes
-    n = spec.nbytes
-    cap = n
+    # every buffer holds the chunk (as the array's and as the stored elements), each step's
+    # output and the crc32c steps' 4 bytes
+    n = bound.ab_spec.nbytes
+    cap = max(n, spec.nbytes)
     for c in chain.bb:
         n = c.max_encoded_size(n)
         cap = max(cap, n)
     fill = np.asarray(spec.fill_value, dtype=dt).tobytes()
     try:
-        return _pipeline.EncodePlan(steps, dt.itemsize, swap, list(spec.shape), perm, fill, skip_fill, cap)
+        return _pipeline.EncodePlan(steps, dt.itemsize, swap, list(spec.shape), perm, fill, skip_fill, cap, elem)
     except (ValueError, TypeError):
         return None
+
+
+def _elementwise_encode(numeric: list[tuple[Any, Any]], stored_spec: Any) -> dict | None:
+    """The encode plan's elementwise step for the scale_offset / cast_value codecs of a chain (in
+    chain order, with the spec on each one's decoded side), from the array's dtype to the stored
+    one: what ScaleOffsetCodec.encode / CastValueCodec.encode / CastValueCodec.fused_encode do.
+    None when they do not form scale_offset, cast_value or scale_offset followed by cast_value."""
+    from .._ext import _numeric
+
+    kinds = [type(c) for c, _ in numeric]
+    if kinds not in ([ScaleOffsetCodec], [CastValueCodec], [ScaleOffsetCodec, CastValueCodec]):
+        return None
+    src = numeric[0][1].dtype.numpy_dtype  # the array's elements
+    elem: dict[str, Any] = {"src": src, "dst": src}
+    if kinds[0] is ScaleOffsetCodec:
+        so, so_spec = numeric[0]
+        elem["offset"], elem["scale"] = so.params(so_spec.dtype)
+    if kinds[-1] is CastValueCodec:
+        cv, cv_spec = numeric[-1]
+        target = cv.data_type.numpy_dtype
+        oor = cv._kernel_out_of_range()
+        if oor == "wrap" and target.kind not in "iu":
+            oor = None  # as CastValueCodec._cast: wrap applies to the integer side only
+        enc_map, _ = cv.maps(cv_spec.dtype)
+        rcode, ocode, map_in, map_out = _numeric.cast_options(cv.rounding, oor, enc_map, src, target)
+        elem.update(rounding=rcode, out_of_range=ocode, map_in=map_in, map_out=map_out, dst=target)
+    if np.dtype(elem["dst"]) != stored_spec.dtype.numpy_dtype:
+        return None
+    elem["kind"] = {(ScaleOffsetCodec,): "scale_offset", (CastValueCodec,): "cast",
+                    (ScaleOffsetCodec, CastValueCodec): "cast+scale_offset"}[tuple(kinds)]
+    return elem
