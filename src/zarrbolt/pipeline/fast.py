@@ -39,21 +39,32 @@ def _swap_unit(bound: Any) -> int:
     return stored.itemsize // 2 if stored.kind == "complex" else stored.itemsize
 
 
-def compile_decode_plan(bound: Any) -> Any | None:
-    """The C plan for a :class:`~zarrbolt.pipeline.chain.BoundChain`, or None."""
-    _pipeline = _pipeline_module()
-    if _pipeline is None:
-        return None
-    chain = bound.chain
+def _array_codecs(bound: Any) -> tuple[list[int] | None, list[tuple[Any, Any]]] | None:
+    """A chain's array->array codecs as a plan takes them: (the transpose's order or None,
+    [(scale_offset / cast_value codec, the spec on its decoded side)] in chain order); None when
+    there are others (or two transposes)."""
     perm = None
-    numeric: list[tuple[Any, Any]] = []  # (codec, its decoded-side spec), in chain order
-    for codec, spec_i in zip(chain.aa, bound.aa_specs):
+    numeric: list[tuple[Any, Any]] = []
+    for codec, spec_i in zip(bound.chain.aa, bound.aa_specs):
         if type(codec) is TransposeCodec and perm is None:
             perm = list(codec.order)
         elif type(codec) in (ScaleOffsetCodec, CastValueCodec):
             numeric.append((codec, spec_i))
         else:
             return None
+    return perm, numeric
+
+
+def compile_decode_plan(bound: Any) -> Any | None:
+    """The C plan for a :class:`~zarrbolt.pipeline.chain.BoundChain`, or None."""
+    _pipeline = _pipeline_module()
+    if _pipeline is None:
+        return None
+    chain = bound.chain
+    split = _array_codecs(bound)
+    if split is None:
+        return None
+    perm, numeric = split
     try:
         elem = _elementwise(numeric, bound.ab_spec)
     except TypeError:  # a dtype the numeric kernels do not handle
@@ -150,15 +161,10 @@ def compile_encode_plan(bound: Any, skip_fill: bool) -> Any | None:
     if _pipeline is None:
         return None
     chain = bound.chain
-    perm = None
-    numeric: list[tuple[Any, Any]] = []  # (codec, its decoded-side spec), in chain order
-    for codec, spec_i in zip(chain.aa, bound.aa_specs):
-        if type(codec) is TransposeCodec and perm is None:
-            perm = list(codec.order)
-        elif type(codec) in (ScaleOffsetCodec, CastValueCodec):
-            numeric.append((codec, spec_i))
-        else:
-            return None
+    split = _array_codecs(bound)
+    if split is None:
+        return None
+    perm, numeric = split
     ab = chain.ab
     if type(ab) is not BytesCodec:
         return None
