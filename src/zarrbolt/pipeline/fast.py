@@ -20,15 +20,27 @@ from .. import config
 from ..errors import CodecError
 
 
-def _pipeline_module() -> Any | None:
-    """zarrbolt._ext._pipeline when the fused pipeline is on (config ``fused_pipeline``)."""
+def _plan_start(bound: Any) -> tuple[Any, list[int] | None, list[tuple[Any, Any]]] | None:
+    """What both plans start from: ``(zarrbolt._ext._pipeline, the transpose's order or None,
+    [(scale_offset / cast_value codec, the spec on its decoded side)] in chain order)``; None when
+    the fused pipeline is off (config ``fused_pipeline``) or the chain has other array->array
+    codecs (or two transposes)."""
     if not config.get("fused_pipeline"):
         return None
     try:
         from .._ext import _pipeline
     except ImportError:  # pragma: no cover - extension not built
         return None
-    return _pipeline
+    perm = None
+    numeric: list[tuple[Any, Any]] = []
+    for codec, spec_i in zip(bound.chain.aa, bound.aa_specs):
+        if type(codec) is TransposeCodec and perm is None:
+            perm = list(codec.order)
+        elif type(codec) in (ScaleOffsetCodec, CastValueCodec):
+            numeric.append((codec, spec_i))
+        else:
+            return None
+    return _pipeline, perm, numeric
 
 
 def _swap_unit(bound: Any) -> int:
@@ -39,32 +51,13 @@ def _swap_unit(bound: Any) -> int:
     return stored.itemsize // 2 if stored.kind == "complex" else stored.itemsize
 
 
-def _array_codecs(bound: Any) -> tuple[list[int] | None, list[tuple[Any, Any]]] | None:
-    """A chain's array->array codecs as a plan takes them: (the transpose's order or None,
-    [(scale_offset / cast_value codec, the spec on its decoded side)] in chain order); None when
-    there are others (or two transposes)."""
-    perm = None
-    numeric: list[tuple[Any, Any]] = []
-    for codec, spec_i in zip(bound.chain.aa, bound.aa_specs):
-        if type(codec) is TransposeCodec and perm is None:
-            perm = list(codec.order)
-        elif type(codec) in (ScaleOffsetCodec, CastValueCodec):
-            numeric.append((codec, spec_i))
-        else:
-            return None
-    return perm, numeric
-
-
 def compile_decode_plan(bound: Any) -> Any | None:
     """The C plan for a :class:`~zarrbolt.pipeline.chain.BoundChain`, or None."""
-    _pipeline = _pipeline_module()
-    if _pipeline is None:
+    start = _plan_start(bound)
+    if start is None:
         return None
+    _pipeline, perm, numeric = start
     chain = bound.chain
-    split = _array_codecs(bound)
-    if split is None:
-        return None
-    perm, numeric = split
     try:
         elem = _elementwise(numeric, bound.ab_spec)
     except TypeError:  # a dtype the numeric kernels do not handle
@@ -153,18 +146,16 @@ def region_offset(starts: Any, strides: Any) -> int:
 
 
 def compile_encode_plan(bound: Any, skip_fill: bool) -> Any | None:
-    """The C encode plan (``zarrbolt._ext._pipeline.EncodePlan``) of a
-    ``[transpose] -> bytes -> (blosc | zstd | gzip | crc32c)*`` chain bound to a chunk spec, for
-    writing whole chunks; None for any other chain (it takes the per-codec path).
+    """The C encode plan (``zarrbolt._ext._pipeline.EncodePlan``) of a ``[scale_offset]
+    [cast_value] [transpose] -> bytes -> (blosc | zstd | gzip | crc32c)*`` chain bound to a chunk
+    spec (the transpose at any place among the array->array codecs), for writing whole chunks;
+    None for any other chain (it takes the per-codec path).
     ``skip_fill``: chunks equal to the fill value are left out (write_empty_chunks false)."""
-    _pipeline = _pipeline_module()
-    if _pipeline is None:
+    start = _plan_start(bound)
+    if start is None:
         return None
+    _pipeline, perm, numeric = start
     chain = bound.chain
-    split = _array_codecs(bound)
-    if split is None:
-        return None
-    perm, numeric = split
     ab = chain.ab
     if type(ab) is not BytesCodec:
         return None
