@@ -11,6 +11,10 @@
 #include "zarrbolt/pool.h"
 #include "zarrbolt/strided.h"
 
+/* Rows of chunks gathered at once: at most this many bytes and chunks. */
+#define ZB_ENC_ROW_BYTES ((size_t)8 << 20)
+#define ZB_ENC_ROW_MAX 32
+
 zb_status zb_eplan_check(zb_eplan *plan) {
     if (!plan || plan->ndim < 0 || plan->ndim > ZB_ENC_MAXDIM || plan->itemsize < 1 ||
         plan->itemsize > ZB_ENC_MAXITEM || plan->nsteps < 0 || plan->nsteps > ZB_ENC_MAXSTEPS)
@@ -39,10 +43,13 @@ zb_status zb_eplan_check(zb_eplan *plan) {
     if (plan->buf_cap < n || plan->buf_cap / stored < n / plan->itemsize || plan->buf_cap > SIZE_MAX / 4)
         return ZB_EINVAL;
     plan->chunk_nbytes = n;
+    plan->row_slots = 0;
+    if (!plan->transposed && plan->ndim >= 1 && n && n <= ZB_ENC_ROW_BYTES / 2)
+        plan->row_slots = ZB_ENC_ROW_BYTES / n < ZB_ENC_ROW_MAX ? ZB_ENC_ROW_BYTES / n : ZB_ENC_ROW_MAX;
     return ZB_OK;
 }
 
-size_t zb_eplan_work_bytes(const zb_eplan *plan) { return 3 * plan->buf_cap; }
+size_t zb_eplan_work_bytes(const zb_eplan *plan) { return 3 * plan->buf_cap + plan->row_slots * plan->chunk_nbytes; }
 
 /* buf[0, n) = the fill value repeated (n a multiple of the item size). */
 static void fill_pattern(uint8_t *buf, size_t n, const uint8_t *fill, size_t itemsize) {
@@ -71,42 +78,50 @@ static int all_fill(const uint8_t *buf, size_t n, const uint8_t *fill, size_t it
     return 1;
 }
 
-zb_status zb_encode_chunk(const zb_eplan *plan, const uint8_t *src, const int64_t *src_strides,
-                          const int64_t *shape, uint8_t *work, const uint8_t **out, size_t *out_n, int *is_fill) {
-    if (!plan || !work || !out || !out_n || !is_fill || (plan->ndim && (!shape || !src_strides))) return ZB_EINVAL;
-    *out = NULL;
-    *out_n = 0;
-    *is_fill = 0;
-    const int nd = plan->ndim;
-    const size_t cap = plan->buf_cap, isz = plan->itemsize;
-    uint8_t *bufs[3] = {work, work + cap, work + 2 * cap};
-    size_t n = plan->chunk_nbytes;
-
-    /* 1. gather: destination strides of the stored (transposed) chunk, by array axis */
-    int64_t dst_strides[ZB_ENC_MAXDIM];
-    int64_t s = (int64_t)isz;
-    int full = 1, empty = 0;
-    for (int k = nd - 1; k >= 0; k--) {
+/* Strides (bytes) of the stored (transposed) chunk, by array axis. */
+static void stored_strides(const zb_eplan *plan, int64_t *dst_strides) {
+    int64_t s = (int64_t)plan->itemsize;
+    for (int k = plan->ndim - 1; k >= 0; k--) {
         int a = plan->transposed ? plan->perm[k] : k;
         dst_strides[a] = s;
         s *= plan->chunk_shape[a];
     }
+}
+
+/* Gather one chunk (the part `shape` inside the array, the rest fill) into dst. */
+static zb_status gather(const zb_eplan *plan, const uint8_t *src, const int64_t *src_strides, const int64_t *shape,
+                        uint8_t *dst) {
+    const int nd = plan->ndim;
+    const size_t isz = plan->itemsize, n = plan->chunk_nbytes;
+    int64_t dst_strides[ZB_ENC_MAXDIM];
+    int full = 1, empty = 0;
+    stored_strides(plan, dst_strides);
     for (int d = 0; d < nd; d++) {
         if (shape[d] < 0 || shape[d] > plan->chunk_shape[d]) return ZB_EINVAL;
         if (shape[d] != plan->chunk_shape[d]) full = 0;
         if (shape[d] == 0) empty = 1;
     }
-    if (!full) fill_pattern(bufs[0], n, plan->fill, isz);
-    if (!empty && n) {
-        if (!src) return ZB_EINVAL;
-        unsigned flags = plan->transposed ? 0u : ZB_COPY_SRC_ORDER;
-        zb_status st = zb_strided_copy_ex(bufs[0], dst_strides, src, src_strides, shape, nd, isz, flags);
-        if (st != ZB_OK) return st;
-    }
+    if (!full) fill_pattern(dst, n, plan->fill, isz);
+    if (empty || !n) return ZB_OK;
+    if (!src) return ZB_EINVAL;
+    return zb_strided_copy_ex(dst, dst_strides, src, src_strides, shape, nd, isz,
+                              plan->transposed ? 0u : ZB_COPY_SRC_ORDER);
+}
+
+/* Steps 2-3 on a gathered chunk at data (chunk_nbytes bytes, changed in place): data is work
+ * itself, or a slot of the row buffer (no room after it). */
+static zb_status encode_gathered(const zb_eplan *plan, uint8_t *data, uint8_t *work, const uint8_t **out,
+                                 size_t *out_n, int *is_fill) {
+    const size_t cap = plan->buf_cap, isz = plan->itemsize;
+    uint8_t *bufs[3] = {data, work + cap, work + 2 * cap};
+    size_t n = plan->chunk_nbytes;
+    *out = NULL;
+    *out_n = 0;
+    *is_fill = 0;
     /* 2. all fill: nothing to store */
-    if (plan->skip_fill && all_fill(bufs[0], n, plan->fill, isz)) {
+    if (plan->skip_fill && all_fill(data, n, plan->fill, isz)) {
         *is_fill = 1;
-        *out = bufs[0];
+        *out = data;
         return ZB_OK;
     }
     /* 3. elementwise steps into the stored type, the bytes codec, then the bytes->bytes steps */
@@ -116,11 +131,11 @@ zb_status zb_encode_chunk(const zb_eplan *plan, const uint8_t *src, const int64_
         size_t nelem = n / isz, bad = 0;
         zb_status st;
         if (e->kind == ZB_ELEM_CAST)
-            st = zb_cast_value(bufs[0], e->src_type, bufs[1], e->dst_type, nelem, &e->opts, &bad);
+            st = zb_cast_value(data, e->src_type, bufs[1], e->dst_type, nelem, &e->opts, &bad);
         else if (e->kind == ZB_ELEM_SCALE_OFFSET)
-            st = zb_scale_offset_encode(bufs[0], bufs[1], e->src_type, nelem, e->offset, e->scale, &bad);
+            st = zb_scale_offset_encode(data, bufs[1], e->src_type, nelem, e->offset, e->scale, &bad);
         else
-            st = zb_scale_offset_cast_encode(bufs[0], e->src_type, bufs[1], e->dst_type, nelem, e->offset, e->scale,
+            st = zb_scale_offset_cast_encode(data, e->src_type, bufs[1], e->dst_type, nelem, e->offset, e->scale,
                                              &e->opts, &bad);
         if (st != ZB_OK) return st;
         cur = 1;
@@ -130,6 +145,10 @@ zb_status zb_encode_chunk(const zb_eplan *plan, const uint8_t *src, const int64_
     for (int i = 0; i < plan->nsteps; i++) {
         const zb_enc_step *step = &plan->steps[i];
         if (step->kind == ZB_ESTEP_CRC32C) {
+            if (cur == 0 && data != work) { /* a row slot: no room for the checksum after it */
+                memcpy(bufs[1], data, n);
+                cur = 1;
+            }
             if (n > cap || cap - n < 4) return ZB_ETOOSMALL;
             uint32_t crc = 0;
             zb_status st = zb_crc32c(&crc, bufs[cur], n);
@@ -155,6 +174,90 @@ zb_status zb_encode_chunk(const zb_eplan *plan, const uint8_t *src, const int64_
     return ZB_OK;
 }
 
+zb_status zb_encode_chunk(const zb_eplan *plan, const uint8_t *src, const int64_t *src_strides,
+                          const int64_t *shape, uint8_t *work, const uint8_t **out, size_t *out_n, int *is_fill) {
+    if (!plan || !work || !out || !out_n || !is_fill || (plan->ndim && (!shape || !src_strides))) return ZB_EINVAL;
+    *out = NULL;
+    *out_n = 0;
+    *is_fill = 0;
+    zb_status st = gather(plan, src, src_strides, shape, work);
+    if (st != ZB_OK) return st;
+    return encode_gathered(plan, work, work, out, out_n, is_fill);
+}
+
+/* Gathered chunks of a batch, taken in order: rows of whole chunks that follow one another
+ * along the last axis are gathered together into the row buffer. */
+typedef struct {
+    const zb_eplan *plan;
+    const zb_enc_task *tasks;
+    size_t ntasks;
+    const uint8_t *src;
+    const int64_t *src_strides;
+    uint8_t *work, *row;
+    size_t row_lo, row_hi; /* tasks [row_lo, row_hi) are in the row buffer */
+} chunk_source;
+
+static void source_init(chunk_source *c, const zb_eplan *plan, const zb_enc_task *tasks, size_t ntasks,
+                        const uint8_t *src, const int64_t *src_strides, uint8_t *work) {
+    c->plan = plan;
+    c->tasks = tasks;
+    c->ntasks = ntasks;
+    c->src = src;
+    c->src_strides = src_strides;
+    c->work = work;
+    c->row = work + 3 * plan->buf_cap;
+    c->row_lo = c->row_hi = 0;
+}
+
+static int whole(const zb_eplan *plan, const zb_enc_task *t) {
+    for (int d = 0; d < plan->ndim; d++)
+        if (t->shape[d] != plan->chunk_shape[d]) return 0;
+    return 1;
+}
+
+/* *data = task i's gathered chunk (tasks are taken in increasing order). */
+static zb_status source_get(chunk_source *c, size_t i, uint8_t **data) {
+    const zb_eplan *plan = c->plan;
+    if (i >= c->row_lo && i < c->row_hi) {
+        *data = c->row + (i - c->row_lo) * plan->chunk_nbytes;
+        return ZB_OK;
+    }
+    const int nd = plan->ndim;
+    size_t r = 1;
+    if (plan->row_slots >= 2 && c->src && whole(plan, &c->tasks[i])) {
+        int64_t step = plan->chunk_shape[nd - 1] * c->src_strides[nd - 1];
+        while (i + r < c->ntasks && r < plan->row_slots && whole(plan, &c->tasks[i + r]) &&
+               c->tasks[i + r].src_offset - c->tasks[i + r - 1].src_offset == step)
+            r++;
+    }
+    if (r == 1) {
+        *data = c->work;
+        return gather(plan, c->src ? c->src + c->tasks[i].src_offset : NULL, c->src_strides, c->tasks[i].shape,
+                      c->work);
+    }
+    /* the row as one copy: the chunks' axes with a slot axis before the last one */
+    int64_t shape[ZB_ENC_MAXDIM + 1], sst[ZB_ENC_MAXDIM + 1], dst[ZB_ENC_MAXDIM + 1], cst[ZB_ENC_MAXDIM];
+    stored_strides(plan, cst);
+    for (int d = 0; d < nd - 1; d++) {
+        shape[d] = plan->chunk_shape[d];
+        sst[d] = c->src_strides[d];
+        dst[d] = cst[d];
+    }
+    shape[nd - 1] = (int64_t)r;
+    sst[nd - 1] = plan->chunk_shape[nd - 1] * c->src_strides[nd - 1];
+    dst[nd - 1] = (int64_t)plan->chunk_nbytes;
+    shape[nd] = plan->chunk_shape[nd - 1];
+    sst[nd] = c->src_strides[nd - 1];
+    dst[nd] = cst[nd - 1];
+    zb_status st = zb_strided_copy_ex(c->row, dst, c->src + c->tasks[i].src_offset, sst, shape, nd + 1,
+                                      plan->itemsize, ZB_COPY_SRC_ORDER);
+    if (st != ZB_OK) return st;
+    c->row_lo = i;
+    c->row_hi = i + r;
+    *data = c->row;
+    return ZB_OK;
+}
+
 zb_status zb_encode_write(const zb_eplan *plan, zb_enc_task *tasks, size_t ntasks, const uint8_t *src,
                           const int64_t *src_strides, uint8_t *work, int do_fsync, size_t *failed, int *os_error,
                           int *stage) {
@@ -162,15 +265,18 @@ zb_status zb_encode_write(const zb_eplan *plan, zb_enc_task *tasks, size_t ntask
     *failed = 0;
     *os_error = 0;
     *stage = 0;
-    if (!plan || !work || (ntasks && !tasks)) return ZB_EINVAL;
+    if (!plan || !work || (ntasks && !tasks) || (plan->ndim && ntasks && !src_strides)) return ZB_EINVAL;
+    chunk_source cs;
+    source_init(&cs, plan, tasks, ntasks, src, src_strides, work);
     for (size_t i = 0; i < ntasks; i++) {
         zb_enc_task *t = &tasks[i];
         *failed = i;
+        uint8_t *chunk;
         const uint8_t *data;
         size_t n;
         int is_fill;
-        zb_status st = zb_encode_chunk(plan, src ? src + t->src_offset : NULL, src_strides, t->shape, work, &data,
-                                       &n, &is_fill);
+        zb_status st = source_get(&cs, i, &chunk);
+        if (st == ZB_OK) st = encode_gathered(plan, chunk, work, &data, &n, &is_fill);
         if (st != ZB_OK) return st;
         if (is_fill) {
             t->result = ZB_ENC_FILL;
@@ -214,14 +320,17 @@ typedef struct {
 static zb_status pack_batch(enc_job *j, size_t k, uint8_t *work, size_t *failed) {
     size_t lo = j->bounds[k], hi = j->bounds[k + 1];
     size_t pos = j->out_lo[k], end = j->out_lo[k + 1];
+    if (j->plan->ndim && hi > lo && !j->src_strides) return ZB_EINVAL;
+    chunk_source cs;
+    source_init(&cs, j->plan, j->tasks + lo, hi - lo, j->src, j->src_strides, work);
     for (size_t i = lo; i < hi; i++) {
-        const zb_enc_task *t = &j->tasks[i];
+        uint8_t *chunk;
         const uint8_t *data;
         size_t n;
         int is_fill;
         *failed = i - lo;
-        zb_status st = zb_encode_chunk(j->plan, j->src ? j->src + t->src_offset : NULL, j->src_strides, t->shape,
-                                       work, &data, &n, &is_fill);
+        zb_status st = source_get(&cs, i - lo, &chunk);
+        if (st == ZB_OK) st = encode_gathered(j->plan, chunk, work, &data, &n, &is_fill);
         if (st != ZB_OK) return st;
         if (is_fill) {
             j->where[2 * i] = ZB_ENC_SKIPPED_FILL;

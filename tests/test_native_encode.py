@@ -409,3 +409,19 @@ def test_numeric_errors_are_reported_by_the_codec(tmp_path):
         a[...] = data
     assert no_tmp_files(tmp_path / "e")
     assert a._eplans[False] is not None
+
+
+@pytest.mark.parametrize("shape,chunks", [((1000,), (10,)), ((3, 2000), (2, 7)), ((2, 3, 700), (2, 3, 9))])
+@pytest.mark.parametrize("name", ["crc32c", "crc32c-gzip-crc32c", "lz4-shuffle"])
+def test_long_rows_of_chunks(tmp_path, shape, chunks, name):
+    """Whole chunks that follow one another along the last axis are gathered a row at a time (at
+    most ZB_ENC_ROW_MAX chunks or 8 MiB): rows longer than that, edge chunks after them, 1-d."""
+    rng = np.random.default_rng(10)
+    data = rng.integers(1, 1 << 15, shape).astype("int16")
+    fused, slow, a = write_both(tmp_path, data, CHAINS[name], chunks)
+    assert fused == slow
+    np.testing.assert_array_equal(a[...], data)
+    reversed_view = np.flip(np.flip(data, -1).copy(), -1)  # the same values, a negative last stride
+    assert reversed_view.strides[-1] < 0
+    fused2, slow2, _ = write_both(tmp_path, data, CHAINS[name], chunks, value=reversed_view)
+    assert fused2 == slow2 == fused

@@ -72,6 +72,8 @@ typedef struct {
     int nsteps;                     /* bytes->bytes steps in chain order */
     zb_enc_step steps[ZB_ENC_MAXSTEPS];
     size_t chunk_nbytes;            /* set by zb_eplan_check */
+    size_t row_slots;               /* set by zb_eplan_check: chunks gathered at once when they follow one
+                                       another along the last axis (0: one at a time) */
     size_t buf_cap;                 /* room of each work buffer: at least every step's output bound and
                                        chunk_nbytes + 4 per crc32c step (set by the caller) */
 } zb_eplan;
@@ -80,7 +82,10 @@ typedef struct {
  * buf_cap below the chunk's bytes (as the array's or the stored elements). */
 zb_status zb_eplan_check(zb_eplan *plan);
 
-/* Bytes of work buffer one encoding thread needs (three buffers of buf_cap). */
+/* Bytes of work buffer one encoding thread needs: three buffers of buf_cap, then room for a row
+ * of row_slots chunks.  Whole chunks that follow one another along the last axis of the source
+ * are gathered a row at a time, reading the source in longer runs (for 64^3 uint16 chunks of a
+ * 256x1024x1024 array, 46 instead of 77 ms for all of them on one thread). */
 size_t zb_eplan_work_bytes(const zb_eplan *plan);
 
 /* Encode one chunk whose first element is at src (the part of the chunk inside the array has
