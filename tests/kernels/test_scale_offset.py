@@ -321,3 +321,32 @@ def test_power_of_two_scale_decode_equals_division():
             assert np.array_equal(np.isnan(got), np.isnan(want))
             m = ~np.isnan(want)
             assert got[m].tobytes() == want[m].tobytes(), (dt, sc)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("isa", _numeric._numeric_isas())
+def test_float_loops_on_every_instruction_set(dt, isa):
+    """float32/float64 scale_offset (8 lanes with AVX2, else the compiler's 128-bit loops):
+    numpy's arithmetic bit for bit on long arrays with specials among them, the same first
+    overflowing element, on every instruction set."""
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal(10_000) * 1e3).astype(dt)
+    x[::97] = np.nan
+    x[5::101] = np.inf
+    x[7::103] = -np.inf
+    x[9::107] = -0.0
+    old = _numeric._numeric_set_isa(isa)
+    try:
+        for off, sc in ((1.5, 4.0), (-100.25, 0.3), (0.0, -2.0), (7.0, 1e-3)):
+            o, s = np.asarray(off, dt), np.asarray(sc, dt)
+            with np.errstate(all="ignore"):
+                want_enc = (x - o) * s
+                want_dec = x / s + o
+            assert kernels.scale_offset_encode(x, off, sc).tobytes() == want_enc.tobytes(), (off, sc)
+            assert kernels.scale_offset_decode(x, off, sc).tobytes() == want_dec.tobytes(), (off, sc)
+        big = np.full(5000, np.finfo(dt).max / 2, dt)
+        big[3001] = np.finfo(dt).max
+        with pytest.raises(CodecError, match=r"\b3001\b"):
+            kernels.scale_offset_encode(big, 0.0, 1.5)
+    finally:
+        _numeric._numeric_set_isa(old)
