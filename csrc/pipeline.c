@@ -722,7 +722,8 @@ static zb_status read_shard(const zb_plan *plan, const zb_shard_spec *spec, cons
             *failed = first;
             goto done;
         }
-        int64_t *wanted = w, *order = w + count, *range_of = w + 2 * count, *cscratch = w + 3 * count;
+        /* w: the window's entries, then zb_shard_coalesce's outputs and scratch */
+        int64_t *win = w, *order = w + count, *range_of = w + 2 * count, *cscratch = w + 3 * count;
         uint64_t *rbegin = (uint64_t *)(w + 4 * count), *rend = (uint64_t *)(w + 5 * count);
         for (size_t k = 0; k < count; k++) {
             int64_t e = entries[first + k];
@@ -733,51 +734,65 @@ static zb_status read_shard(const zb_plan *plan, const zb_shard_spec *spec, cons
             }
             task_of[e] = (int64_t)(first + k);
             nmarked = k + 1;
-            wanted[k] = e;
             if (pairs[2 * e] == ZB_SHARD_EMPTY) skipped[first + k] = ZB_SKIPPED_MISSING;
+            else if (pairs[2 * e + 1] > arena_cap) skipped[first + k] = ZB_SKIPPED_TOO_LARGE;
         }
-        size_t nchunks = 0, nranges = 0;
-        st = zb_shard_coalesce(pairs, n, wanted, count, spec->max_gap, arena_cap, order, range_of, rbegin, rend,
-                               &nchunks, &nranges, cscratch);
-        if (st != ZB_OK) {
-            *failed = first;
-            goto done;
-        }
-        size_t k = 0;
-        for (size_t rr = 0; rr < nranges; rr++) {
-            uint64_t b0 = rbegin[rr], len = rend[rr] - b0;
-            if (len > arena_cap) { /* one inner chunk larger than the arena */
-                for (; k < nchunks && (size_t)range_of[k] == rr; k++) skipped[task_of[order[k]]] = ZB_SKIPPED_TOO_LARGE;
-                continue;
+        /* Windows of the tasks in task order (the caller's C order of the output), each as many
+         * inner chunks as the arena holds: read in file order (neighbours coalesced), then decoded
+         * in task order.  Cut in file order instead, the windows of a shard written in Morton order
+         * (zarr-python's: the first axis varies fastest) would each hold a small cube of chunks, and
+         * neighbours along a row of the output, whose copies are grouped, would fall into different
+         * windows: a full read of a 256x512x512 shard of 64^3 chunks split in two parts got groups
+         * of 2 chunks (256-byte runs of output) instead of 8. */
+        for (size_t k0 = 0, k1; k0 < count; k0 = k1) {
+            size_t m = 0;
+            uint64_t sum = 0;
+            for (k1 = k0; k1 < count; k1++) {
+                if (skipped[first + k1] != ZB_SKIPPED_RETRY) continue; /* empty, or larger than the arena */
+                int64_t e = entries[first + k1];
+                if (sum + pairs[2 * e + 1] > arena_cap) break;
+                sum += pairs[2 * e + 1];
+                win[m++] = e;
             }
-            got = zb_file_pread(f, arena, (size_t)len, b0, os_error);
-            if (got < 0) {
-                *failed = (size_t)task_of[order[k]];
-                st = ZB_EIO;
+            if (m == 0) continue;
+            size_t nchunks = 0, nranges = 0;
+            st = zb_shard_coalesce(pairs, n, win, m, spec->max_gap, arena_cap, order, range_of, rbegin, rend,
+                                   &nchunks, &nranges, cscratch);
+            uint64_t total = 0;
+            for (size_t r = 0; st == ZB_OK && r < nranges; r++) total += rend[r] - rbegin[r];
+            if (st == ZB_OK && total > arena_cap) /* the gaps do not fit: chunks alone (at most sum bytes) */
+                st = zb_shard_coalesce(pairs, n, win, m, 0, arena_cap, order, range_of, rbegin, rend, &nchunks,
+                                       &nranges, cscratch);
+            if (st != ZB_OK) {
+                *failed = first + k0;
                 goto done;
             }
-            if ((uint64_t)got != len) goto done; /* shrank: what is not decoded yet is retried */
-            /* decode the range's inner chunks in task order (the caller's C order of the
-             * output), not in their order in the file (often a Morton order): neighbours along a
-             * row of the output then come one after the other and their copies are grouped */
-            size_t nk = 0;
-            for (; k < nchunks && (size_t)range_of[k] == rr; k++) {
-                int64_t t = task_of[order[k]];
-                size_t j = nk++;
-                for (; j > 0 && cscratch[j - 1] > t; j--) cscratch[j] = cscratch[j - 1];
-                cscratch[j] = t;
-            }
-            for (size_t j = 0; j < nk; j++) {
-                size_t t = (size_t)cscratch[j];
-                int64_t e = entries[t];
-                tasks[t].src = arena + (pairs[2 * e] - b0);
-                tasks[t].n = (size_t)pairs[2 * e + 1];
-                st = decode_one(plan, &tasks[t], out, out_strides, dec_strides, q, copy_flags);
-                if (st != ZB_OK) {
-                    *failed = t;
+            size_t pos = 0, i = 0;
+            for (size_t r = 0; r < nranges; r++) {
+                uint64_t b0 = rbegin[r], len = rend[r] - b0;
+                got = zb_file_pread(f, arena + pos, (size_t)len, b0, os_error);
+                if (got < 0) {
+                    *failed = (size_t)task_of[order[i]];
+                    st = ZB_EIO;
                     goto done;
                 }
-                skipped[t] = 0;
+                if ((uint64_t)got != len) goto done; /* shrank: what is not decoded yet is retried */
+                for (; i < nchunks && (size_t)range_of[i] == r; i++) {
+                    int64_t e = order[i];
+                    zb_decode_task *t = &tasks[task_of[e]];
+                    t->src = arena + pos + (pairs[2 * e] - b0);
+                    t->n = (size_t)pairs[2 * e + 1];
+                }
+                pos += (size_t)len;
+            }
+            for (size_t k = k0; k < k1; k++) {
+                if (skipped[first + k] != ZB_SKIPPED_RETRY) continue;
+                st = decode_one(plan, &tasks[first + k], out, out_strides, dec_strides, q, copy_flags);
+                if (st != ZB_OK) {
+                    *failed = first + k;
+                    goto done;
+                }
+                skipped[first + k] = 0;
             }
         }
     }

@@ -289,3 +289,79 @@ def test_huge_reads_go_to_the_pool_in_windows(tmp_path, monkeypatch, sharded):
             np.testing.assert_array_equal(a[...], data)
             np.testing.assert_array_equal(a[3:40, 5:90, 7:120], data[3:40, 5:90, 7:120])
         assert len(calls) > 4
+
+
+def _morton(cps):
+    """Inner chunk numbers (C order) in Morton order, the first axis varying fastest (zarr-python's)."""
+    bits = max(int(c - 1).bit_length() for c in cps)
+    keys = []
+    for flat in range(int(np.prod(cps))):
+        coords = np.unravel_index(flat, cps)
+        key = 0
+        for b in range(bits):
+            for d, c in enumerate(coords):
+                key |= ((int(c) >> b) & 1) << (b * len(cps) + d)
+        keys.append(key)
+    return list(np.argsort(keys, kind="stable"))
+
+
+def _rewrite_shard(path, n, order, gaps, empty, rng):
+    """Lay the shard's inner chunks out again: in `order`, each after `gaps[k]` junk bytes, the
+    entries in `empty` left empty; the index (at the end, with its CRC-32C) rewritten to match."""
+    from zarrbolt.kernels import crc32c
+
+    raw = path.read_bytes()
+    idx = np.frombuffer(raw[-(16 * n + 4):-4], dtype="<u8").reshape(n, 2)
+    body, new = bytearray(), np.full((n, 2), 2**64 - 1, dtype="<u8")
+    for k, e in enumerate(order):
+        body += rng.integers(0, 256, gaps[k], dtype=np.uint8).tobytes()
+        if e in empty:
+            continue
+        off, nb = int(idx[e, 0]), int(idx[e, 1])
+        new[e] = (len(body), nb)
+        body += raw[off: off + nb]
+    tail = new.tobytes()
+    path.write_bytes(bytes(body) + tail + crc32c(tail).to_bytes(4, "little"))
+
+
+@pytest.mark.parametrize("layout", ["c-order", "morton", "reversed", "random"])
+def test_shard_reads_in_task_order_windows(tmp_path, layout, monkeypatch):
+    """Inner chunks in any order in the file, with junk between them and empty entries, read in
+    windows of the tasks (C order of the output) that fit the arena together: from every chunk in
+    one window down to none fitting (the Store way), on 1-3 threads, whole and partial reads.
+    Equal-sized chunks with gaps make windows whose coalesced reads would not fit the arena."""
+    shape, shards, inner = (8, 32, 128), (4, 16, 64), (2, 4, 32)
+    cps = tuple(s // c for s, c in zip(shards, inner))
+    n = int(np.prod(cps))
+    codecs = [{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": list(inner), "codecs": [LE], "index_codecs": [LE, {"name": "crc32c"}],
+        "index_location": "end"}}]
+    data = np.arange(np.prod(shape), dtype=np.uint16).reshape(shape)
+    zarr.create_array(LocalStore(tmp_path / "s"), shape=shape, chunks=shards, dtype="uint16", codecs=codecs,
+                      fill_value=9)[...] = data
+    rng = np.random.default_rng(7)
+    order = {"c-order": list(range(n)), "morton": _morton(cps), "reversed": list(range(n))[::-1],
+             "random": list(rng.permutation(n))}[layout]
+    expect = data.copy()
+    for s in range(8):
+        sc = np.unravel_index(s, (2, 2, 2))
+        gaps = [200] * n if s % 2 else list(rng.integers(0, 300, n))
+        empty = {3, 11} if s in (1, 6) else set()
+        _rewrite_shard(tmp_path / "s" / "c" / "/".join(map(str, sc)), n, order, gaps, empty, rng)
+        for e in empty:
+            ic = np.unravel_index(e, cps)
+            box = tuple(slice(sc[d] * shards[d] + ic[d] * inner[d], sc[d] * shards[d] + (ic[d] + 1) * inner[d])
+                        for d in range(3))
+            expect[box] = 9
+    a = zarr.open_array(LocalStore(tmp_path / "s"))
+    sels = [(...,), (slice(1, 7), slice(3, 29), slice(5, 100)), (3,), (slice(None), 5), (slice(2, 4), slice(0, 8))]
+    # an inner chunk is 512 bytes, the index 260: all of a part's chunks, 3 (not with the 200-byte
+    # gaps between them), 2, 1, none per window
+    for arena in (1 << 20, 1636, 1100, 600, 400):
+        monkeypatch.setattr(za, "_helpers", [])
+        monkeypatch.setattr(za, "_ARENA_BYTES", arena)
+        monkeypatch.setattr(za._arenas, "buf", memoryview(bytearray(arena)), raising=False)
+        for threads in (1, 2, 3):
+            with zarr.config.set(threads=threads):
+                for sel in sels:
+                    assert a[sel].tobytes() == expect[sel].tobytes(), (arena, threads, sel)
