@@ -13,7 +13,7 @@ import pytest
 import zarrbolt as zarr
 from zarrbolt._ext import _pipeline
 from zarrbolt.errors import ChecksumError, CorruptChunkError
-from zarrbolt.storage import LocalStore
+from zarrbolt.storage import LocalStore, MemoryStore
 
 LE = {"name": "bytes", "configuration": {"endian": "little"}}
 BLOSC = {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 2,
@@ -353,7 +353,11 @@ def test_shard_reads_in_task_order_windows(tmp_path, layout, monkeypatch):
             box = tuple(slice(sc[d] * shards[d] + ic[d] * inner[d], sc[d] * shards[d] + (ic[d] + 1) * inner[d])
                         for d in range(3))
             expect[box] = 9
-    a = zarr.open_array(LocalStore(tmp_path / "s"))
+    mem = MemoryStore()  # the same files: read the Store way (Python windows)
+    for p in (tmp_path / "s").rglob("*"):
+        if p.is_file():
+            mem.set(p.relative_to(tmp_path / "s").as_posix(), p.read_bytes())
+    arrays = [zarr.open_array(LocalStore(tmp_path / "s")), zarr.open_array(mem)]
     sels = [(...,), (slice(1, 7), slice(3, 29), slice(5, 100)), (3,), (slice(None), 5), (slice(2, 4), slice(0, 8))]
     # an inner chunk is 512 bytes, the index 260: all of a part's chunks, 3 (not with the 200-byte
     # gaps between them), 2, 1, none per window
@@ -363,5 +367,6 @@ def test_shard_reads_in_task_order_windows(tmp_path, layout, monkeypatch):
         monkeypatch.setattr(za._arenas, "buf", memoryview(bytearray(arena)), raising=False)
         for threads in (1, 2, 3):
             with zarr.config.set(threads=threads):
-                for sel in sels:
-                    assert a[sel].tobytes() == expect[sel].tobytes(), (arena, threads, sel)
+                for a in arrays:
+                    for sel in sels:
+                        assert a[sel].tobytes() == expect[sel].tobytes(), (a.store, arena, threads, sel)

@@ -593,7 +593,7 @@ class Array(_Node):
         def fill_task(i: int) -> None:
             full[tuple(slice(o, o + l) for o, l in zip(out_starts[i], shapes[i]))] = fill
 
-        from .codecs.sharding import COALESCE_GAP
+        from .codecs.sharding import COALESCE_GAP, EMPTY
 
         store = self._store
         indices: dict = {}
@@ -611,7 +611,12 @@ class Array(_Node):
 
             def flush() -> None:
                 nonlocal pos, bufs, idx, names
-                self._fused_decode(plan, bufs, idx, starts, shapes, offs, full, names)
+                # decode in task order (the C order of the output), not in file order (Morton
+                # order for zarr-python's shards): neighbours along a row of the output then come
+                # one after another and their copies are grouped
+                o = sorted(range(len(idx)), key=idx.__getitem__)
+                self._fused_decode(plan, [bufs[i] for i in o], [idx[i] for i in o], starts, shapes, offs, full,
+                                   [names[i] for i in o])
                 bufs, idx, names, pos = [], [], [], 0
 
             for sc, g, _whole in batch:
@@ -626,36 +631,47 @@ class Array(_Node):
                     continue
                 ioff, inb = index
                 task_of = {int(flat[i]): i for i in tasks}
-                order, read_of, begins, ends = kernels.coalesce_ranges(
-                    ioff, inb, list(task_of), max_gap=COALESCE_GAP, max_read=cap // 2)
-                for f in set(task_of) - set(order.tolist()):  # empty inner chunks
-                    fill_task(task_of[f])
-                k = 0
-                for r in range(len(begins)):
-                    b0, end = int(begins[r]), int(ends[r])
-                    size = end - b0
-                    if size > cap:  # one inner chunk larger than the arena
-                        blob = store.get(key, (b0, end))
-                        if blob is None or len(blob) != size:
-                            raise CorruptChunkError(f"shard {key!r} changed or was truncated while being read")
-                        view = memoryview(blob)
-                    else:
-                        if pos + size > cap:
+                ents = list(task_of)  # task order
+                sizes = np.where(ioff[ents] == EMPTY, 0, inb[ents]).tolist()
+                w0 = 0
+                while w0 < len(ents):
+                    # a window of the tasks, in task order, whose inner chunks fit half the arena
+                    # together (as zb_plan_read_shards does for local shard files)
+                    w1, tot = w0 + 1, sizes[w0]
+                    while w1 < len(ents) and tot + sizes[w1] <= cap // 2:
+                        tot += sizes[w1]
+                        w1 += 1
+                    window, w0 = ents[w0:w1], w1
+                    order, read_of, begins, ends = kernels.coalesce_ranges(
+                        ioff, inb, window, max_gap=COALESCE_GAP, max_read=cap // 2)
+                    for f in set(window) - set(order.tolist()):  # empty inner chunks
+                        fill_task(task_of[f])
+                    k = 0
+                    for r in range(len(begins)):
+                        b0, end = int(begins[r]), int(ends[r])
+                        size = end - b0
+                        if size > cap:  # one inner chunk larger than the arena
+                            blob = store.get(key, (b0, end))
+                            if blob is None or len(blob) != size:
+                                raise CorruptChunkError(f"shard {key!r} changed or was truncated while being read")
+                            view = memoryview(blob)
+                        else:
+                            if pos + size > cap:
+                                flush()
+                            got = store.get_into(key, arena[pos: pos + size], b0)
+                            if got != size:
+                                raise CorruptChunkError(f"shard {key!r} changed or was truncated while being read")
+                            view = arena[pos: pos + size]
+                            pos += size
+                        while k < len(order) and read_of[k] == r:
+                            f = int(order[k])
+                            o = int(ioff[f]) - b0
+                            bufs.append(view[o: o + int(inb[f])])
+                            idx.append(task_of[f])
+                            names.append(f"{key}[{f}]")
+                            k += 1
+                        if size > cap:
                             flush()
-                        got = store.get_into(key, arena[pos: pos + size], b0)
-                        if got != size:
-                            raise CorruptChunkError(f"shard {key!r} changed or was truncated while being read")
-                        view = arena[pos: pos + size]
-                        pos += size
-                    while k < len(order) and read_of[k] == r:
-                        f = int(order[k])
-                        o = int(ioff[f]) - b0
-                        bufs.append(view[o: o + int(inb[f])])
-                        idx.append(task_of[f])
-                        names.append(f"{key}[{f}]")
-                        k += 1
-                    if size > cap:
-                        flush()
             flush()
 
         file_path = _native_file_path(store) if lay.fast_index_crc is not None else None
