@@ -177,8 +177,9 @@ typedef struct {
 } zb_shard_read;
 
 /* For each shard: open it, read and validate its index, then read the inner chunks of its
- * tasks (neighbours coalesced into one read of at most arena_cap bytes) into arena and decode
- * each into out as zb_plan_decode does.  entries[i]: task i's inner chunk (0..nentries-1), each
+ * tasks into arena and decode each into out as zb_plan_decode does: in windows of the tasks in
+ * task order whose chunks fit the arena together, each read in file order (neighbours coalesced
+ * into one read) and decoded in task order, so that copies along rows of the output group.  entries[i]: task i's inner chunk (0..nentries-1), each
  * at most once per shard.  skipped[i]: 0 (decoded), ZB_SKIPPED_MISSING (no shard file, or an
  * empty inner chunk: the caller fills the region), ZB_SKIPPED_TOO_LARGE (the inner chunk is
  * larger than the arena) or ZB_SKIPPED_RETRY.  pairs: room for 2 * nentries uint64; work:
