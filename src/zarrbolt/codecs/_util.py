@@ -7,16 +7,12 @@ from typing import Any
 import numpy as np
 
 from ..errors import MetadataError
+from ..metadata._ext_obj import config_members
 
 
 def config_dict(configuration: Any, name: str, allowed: set[str]) -> dict[str, Any]:
-    conf = {} if configuration is None else configuration
-    if not isinstance(conf, dict):
-        raise MetadataError(f"codec {name!r}: configuration must be an object, got {conf!r}")
-    extra = set(conf) - allowed
-    if extra:
-        raise MetadataError(f"codec {name!r}: unknown configuration members {sorted(extra)}")
-    return conf
+    """Codec ``name``'s configuration object (None: empty), refusing members outside ``allowed``."""
+    return config_members(configuration, allowed, f"codec {name!r}")
 
 
 def int_param(value: Any, name: str, param: str, lo: int | None = None, hi: int | None = None) -> int:

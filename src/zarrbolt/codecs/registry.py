@@ -31,34 +31,20 @@ def registered_codecs() -> list[str]:
 
 
 def parse_codec(obj: Any) -> Codec | None:
-    """Parse one element of a ``codecs`` list.
+    """Parse one element of a ``codecs`` list (the short-hand string form or the object form).
 
-    Accepts the short-hand string form (``"bytes"``) and the object form.  Returns None for an
-    unknown codec marked ``"must_understand": false`` (the caller drops it); raises
-    UnknownCodecError for any other unknown codec and MetadataError for malformed JSON.
+    Returns None for an unknown codec marked ``"must_understand": false`` (the caller drops it);
+    raises UnknownCodecError for any other unknown codec and MetadataError for malformed JSON.
     """
     if isinstance(obj, Codec):
         return obj
-    if isinstance(obj, str):
-        return get_codec_class(obj).from_json(None)
-    if not isinstance(obj, dict):
-        raise MetadataError(f"a codec must be a string or an object, got {obj!r}")
-    extra = set(obj) - {"name", "configuration", "must_understand"}
-    if extra:
-        raise MetadataError(f"codec {obj.get('name')!r} has unexpected members {sorted(extra)}")
-    name = obj.get("name")
-    if not isinstance(name, str):
-        raise MetadataError(f"codec object needs a string 'name', got {obj!r}")
-    must = obj.get("must_understand", True)
-    if not isinstance(must, bool):
-        raise MetadataError(f"codec {name!r}: 'must_understand' must be a boolean")
-    config = obj.get("configuration")
-    if config is not None and not isinstance(config, dict):
-        raise MetadataError(f"codec {name!r}: 'configuration' must be an object")
+    from ..metadata._ext_obj import parse_extension  # (metadata.nodes imports this module)
+
+    name, config, must = parse_extension(obj, "codec", unknown=UnknownCodecError)
     try:
         cls = get_codec_class(name)
     except UnknownCodecError:
-        if must is False:
+        if not must:
             return None
         raise
     return cls.from_json(config)

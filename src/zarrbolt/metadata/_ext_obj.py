@@ -1,46 +1,79 @@
-"""Helpers for extension objects (``{"name": ..., "configuration": {...}}`` or a short-hand name)."""
+"""Extension objects (core spec, "Extension definition"): the one parser of ``{"name": ...,
+"configuration": {...}, "must_understand": ...}`` objects and their short-hand names, and the one
+check of configuration members.  Data types, chunk grids, chunk key encodings, codecs and storage
+transformers are all read through :func:`parse_extension`; every codec's ``from_json`` and every
+other extension's configuration goes through :func:`config_members`."""
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Set
+from typing import Any, NamedTuple
 
 from ..errors import MetadataError
 
 # Registered names (core spec, "Extension naming"); URIs are still accepted for old extensions.
 _NAME_RE = re.compile(r"^[a-z][a-z0-9\-_.]+$")
 _URI_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:\S+$")
+_MEMBERS = frozenset({"name", "configuration", "must_understand"})
+
+
+class Extension(NamedTuple):
+    """A parsed extension object: its name, its configuration (``{}`` when absent) and whether an
+    implementation that does not know ``name`` must refuse the metadata."""
+
+    name: str
+    configuration: dict[str, Any]
+    must_understand: bool
 
 
 def valid_extension_name(name: str) -> bool:
     return bool(_NAME_RE.match(name) or _URI_RE.match(name))
 
 
-def split_extension(obj: Any, what: str) -> tuple[str, dict[str, Any], bool]:
-    """``(name, configuration, must_understand)`` of an extension object or short-hand name."""
+def configuration_object(conf: Any, what: str) -> dict[str, Any]:
+    """``conf`` when it is a JSON object; MetadataError otherwise ("MUST be an object")."""
+    if not isinstance(conf, dict):
+        raise MetadataError(f"{what}: 'configuration' must be an object, got {conf!r}")
+    return conf
+
+
+def parse_extension(
+    obj: Any, what: str, *, ignorable: bool = True, unknown: type[MetadataError] = MetadataError
+) -> Extension:
+    """Parse an extension object or short-hand name found where ``what`` (e.g. ``"codec"``) is expected.
+
+    ``ignorable=False`` is for the extension points where the spec does not support
+    ``"must_understand": false`` (data type, chunk grid, chunk key encoding): the flag is still
+    checked to be a boolean, but the result always has ``must_understand=True``.  A name that is
+    not a valid extension name can name no known extension: it raises ``unknown`` (e.g.
+    UnknownCodecError).  Every other malformation raises MetadataError naming ``what``.
+    """
     if isinstance(obj, str):
         name, conf, must = obj, {}, True
     elif isinstance(obj, dict):
         name = obj.get("name")
         if not isinstance(name, str):
             raise MetadataError(f"{what}: an extension object needs a string 'name', got {obj!r}")
-        conf = obj.get("configuration", {})
-        if not isinstance(conf, dict):
-            raise MetadataError(f"{what} {name!r}: 'configuration' must be an object, got {conf!r}")
+        extra = set(obj) - _MEMBERS
+        if extra:
+            raise MetadataError(f"{what} {name!r}: unexpected members {sorted(extra)}")
+        conf = configuration_object(obj["configuration"], f"{what} {name!r}") if "configuration" in obj else {}
         must = obj.get("must_understand", True)
         if not isinstance(must, bool):
             raise MetadataError(f"{what} {name!r}: 'must_understand' must be a boolean, got {must!r}")
-        extra = set(obj) - {"name", "configuration", "must_understand"}
-        if extra:
-            raise MetadataError(f"{what} {name!r}: unexpected members {sorted(extra)}")
     else:
         raise MetadataError(f"{what} must be a name or an extension object, got {obj!r}")
     if not valid_extension_name(name):
-        raise MetadataError(f"{what}: {name!r} is not a valid extension name")
-    return name, conf, must
+        raise unknown(f"{what}: {name!r} is not a valid extension name")
+    return Extension(name, conf, must or not ignorable)
 
 
-def check_config_keys(conf: dict[str, Any], allowed: set[str], what: str) -> None:
+def config_members(conf: Any, allowed: Set[str], what: str) -> dict[str, Any]:
+    """The configuration object ``conf`` (``None``: none given, i.e. ``{}``), refusing members
+    outside ``allowed``.  The one check of configuration members, for every extension."""
+    conf = {} if conf is None else configuration_object(conf, what)
     extra = set(conf) - allowed
     if extra:
         raise MetadataError(f"{what}: unknown configuration members {sorted(extra)}")
+    return conf

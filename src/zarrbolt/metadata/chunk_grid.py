@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MetadataError
-from ._ext_obj import check_config_keys, split_extension
+from ._ext_obj import config_members, parse_extension
 
 
 def _int_list(obj: Any, what: str, *, minimum: int) -> tuple[int, ...]:
@@ -39,10 +39,10 @@ class RegularChunkGrid:
 
     @classmethod
     def from_json(cls, obj: Any) -> RegularChunkGrid:
-        name, conf, _ = split_extension(obj, "chunk_grid")
+        name, conf, _ = parse_extension(obj, "chunk_grid", ignorable=False)
         if name != "regular":
             raise MetadataError(f"unsupported chunk grid {name!r} (only 'regular' is supported)")
-        check_config_keys(conf, {"chunk_shape"}, "chunk_grid 'regular'")
+        config_members(conf, {"chunk_shape"}, "chunk_grid 'regular'")
         if "chunk_shape" not in conf:
             raise MetadataError("chunk_grid 'regular' needs configuration.chunk_shape")
         return cls(_int_list(conf["chunk_shape"], "chunk_shape", minimum=1))

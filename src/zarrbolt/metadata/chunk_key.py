@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import MetadataError
-from ._ext_obj import check_config_keys, split_extension
+from ._ext_obj import config_members, parse_extension
 
 
 class _SeparatorEncoding:
@@ -83,9 +83,9 @@ _ENCODINGS = {"default": DefaultChunkKeyEncoding, "v2": V2ChunkKeyEncoding}
 def parse_chunk_key_encoding(obj: Any) -> DefaultChunkKeyEncoding | V2ChunkKeyEncoding:
     if isinstance(obj, _SeparatorEncoding):
         return obj
-    name, conf, _ = split_extension(obj, "chunk_key_encoding")
+    name, conf, _ = parse_extension(obj, "chunk_key_encoding", ignorable=False)
     cls = _ENCODINGS.get(name)
     if cls is None:
         raise MetadataError(f"unsupported chunk key encoding {name!r} (supported: {sorted(_ENCODINGS)})")
-    check_config_keys(conf, {"separator"}, f"chunk_key_encoding {name!r}")
+    config_members(conf, {"separator"}, f"chunk_key_encoding {name!r}")
     return cls(conf.get("separator"))

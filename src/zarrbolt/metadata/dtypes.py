@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MetadataError, UnknownDataTypeError
+from ._ext_obj import parse_extension
 
 _INT_RANGES = {
     "int8": (-(2**7), 2**7 - 1),
@@ -92,22 +93,13 @@ class DataType:
     # ------------------------------------------------------------------ parsing
     @classmethod
     def parse(cls, obj: Any) -> DataType:
-        """Parse the ``data_type`` member of array metadata (a name or an extension object)."""
-        if isinstance(obj, str):
-            return cls(obj)
-        if isinstance(obj, dict):
-            name = obj.get("name")
-            if not isinstance(name, str):
-                raise MetadataError(f"data_type object needs a string 'name', got {obj!r}")
-            extra = set(obj) - {"name", "configuration", "must_understand"}
-            if extra:
-                raise MetadataError(f"data_type object has unexpected members {sorted(extra)}")
-            conf = obj.get("configuration")
-            if conf not in (None, {}):
-                raise UnknownDataTypeError(f"data type {name!r} with configuration {conf!r} is not supported")
-            # must_understand=false is not allowed for data types: always required.
-            return cls(name)
-        raise MetadataError(f"data_type must be a string or an object, got {obj!r}")
+        """Parse the ``data_type`` member of array metadata (a name or an extension object).
+
+        ``must_understand: false`` is not supported for data types: an unknown one always fails."""
+        name, conf, _ = parse_extension(obj, "data_type", ignorable=False, unknown=UnknownDataTypeError)
+        if conf:
+            raise UnknownDataTypeError(f"data type {name!r} with configuration {conf!r} is not supported")
+        return cls(name)
 
     @classmethod
     def from_numpy(cls, dtype: Any) -> DataType:

@@ -18,6 +18,7 @@ from ..codecs.registry import parse_codecs
 from ..errors import MetadataError
 from .chunk_grid import RegularChunkGrid, _int_list
 from .chunk_key import DefaultChunkKeyEncoding, V2ChunkKeyEncoding, parse_chunk_key_encoding
+from ._ext_obj import parse_extension
 from .dtypes import DataType
 
 _ARRAY_KEYS = {
@@ -167,11 +168,8 @@ class ArrayMetadata:
         st = doc.get("storage_transformers", [])
         if not isinstance(st, list):
             raise MetadataError("'storage_transformers' must be an array")
-        kept_st = []
-        for t in st:
-            if isinstance(t, dict) and t.get("must_understand") is False:
-                continue  # may be ignored by definition
-            kept_st.append(t)
+        # those marked must_understand=false may be ignored by definition; no other is supported
+        kept_st = [t for t in st if parse_extension(t, "storage transformer").must_understand]
         codecs_json = doc["codecs"]
         if not isinstance(codecs_json, list):
             raise MetadataError("'codecs' must be an array")
