@@ -42,7 +42,12 @@ def _resolve(store: Any, mode: str, path: str | None) -> tuple[Store, str]:
 
 
 # ---------------------------------------------------------------------------- creation
+# User sugar (shapes as ints, chunks="auto" / -1, shards) is turned here, and only here, into what
+# the metadata says.  The rules themselves are checked once, by their owners: the metadata (shape,
+# chunk grid, dimension names) and the codecs (shard multiples).
 def _normalize_shape(shape: Any) -> tuple[int, ...]:
+    from .metadata.chunk_grid import _int_list
+
     if isinstance(shape, (int, np.integer)):
         shape = (int(shape),)
     try:
@@ -52,9 +57,7 @@ def _normalize_shape(shape: Any) -> tuple[int, ...]:
     for s, orig in zip(out, shape):
         if isinstance(orig, (bool, np.bool_)) or (isinstance(orig, float) and not float(orig).is_integer()):
             raise MetadataError(f"shape must hold integers, got {shape!r}")
-    if any(s < 0 for s in out):
-        raise MetadataError(f"shape must not be negative: {out}")
-    return out
+    return _int_list(out, "shape", minimum=0)  # the metadata's own rule, checked before chunks use it
 
 
 def guess_chunks(shape: tuple[int, ...], itemsize: int, target_bytes: int = 1 << 20) -> tuple[int, ...]:
@@ -83,18 +86,20 @@ def _normalize_chunks(chunks: Any, shape: tuple[int, ...], itemsize: int) -> tup
         out = [int(c) for c in chunks]
     except (TypeError, ValueError):
         raise MetadataError(f"chunks must be 'auto', an int or a sequence of ints, got {chunks!r}") from None
-    if len(out) != len(shape):
-        raise MetadataError(f"chunks {tuple(out)} must have one entry per dimension of shape {shape}")
-    # -1 / None-like means the full dimension (zarr-python convention)
-    out = [s if c == -1 else c for c, s in zip(out, shape)]
-    out = [max(c, 1) if s == 0 and c == 0 else c for c, s in zip(out, shape)]
-    if any(c < 1 for c in out):
-        raise MetadataError(f"chunk sizes must be positive, got {tuple(out)}")
-    return tuple(out)
+    if len(out) == len(shape):  # (a rank mismatch is the chunk grid's to report)
+        # -1 means the full dimension (zarr-python convention); 0 for an empty dimension means 1
+        out = [s if c == -1 else c for c, s in zip(out, shape)]
+        out = [max(c, 1) if s == 0 and c == 0 else c for c, s in zip(out, shape)]
+    grid = RegularChunkGrid(out)  # the grid checks the chunk sizes (before the codecs are bound to them)
+    grid.validate(shape)
+    return grid.chunk_shape
 
 
-def _normalize_shards(shards: Any, shape: tuple[int, ...], chunks: tuple[int, ...]) -> tuple[int, ...]:
-    """The shard shape: a sequence of ints (or ``{"shape": ...}``), each a multiple of the chunk."""
+def _normalize_shards(shards: Any, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The shard shape from a sequence of ints, one int (every dimension) or ``{"shape": ...}``.
+
+    That it is a grid of positive sizes, one per dimension, is the chunk grid's rule; that each size
+    is a multiple of the inner chunk's is the sharding codec's."""
     if isinstance(shards, Mapping):
         if "shape" not in shards:
             raise MetadataError(f"shards must be a shape or {{'shape': ...}}, got {shards!r}")
@@ -102,15 +107,9 @@ def _normalize_shards(shards: Any, shape: tuple[int, ...], chunks: tuple[int, ..
     if isinstance(shards, (int, np.integer)) and not isinstance(shards, bool):
         shards = (int(shards),) * len(shape)
     try:
-        out = tuple(int(s) for s in shards)
+        return tuple(int(s) for s in shards)
     except (TypeError, ValueError):
         raise MetadataError(f"shards must be a sequence of ints, got {shards!r}") from None
-    if len(out) != len(shape):
-        raise MetadataError(f"shards {out} must have one entry per dimension of shape {shape}")
-    for s, c in zip(out, chunks):
-        if s < 1 or s % c:
-            raise MetadataError(f"each shard size must be a positive multiple of the chunk size: shards {out}, chunks {chunks}")
-    return out
 
 
 def _as_codec_list(obj: Any, what: str) -> list[Codec]:
@@ -187,18 +186,16 @@ def _complete_codecs(codecs: tuple[Codec, ...], chunk_shape: tuple[int, ...], dt
     return tuple(c.with_array_dtype(itemsize) if hasattr(c, "with_array_dtype") else c for c in codecs)
 
 
-def _parse_dimension_names(dimension_names: Any, ndim: int) -> tuple[str | None, ...] | None:
-    if dimension_names is None:
-        return None
-    if isinstance(dimension_names, str):
-        raise MetadataError("dimension_names must be a sequence of strings or None, not a string")
-    names = tuple(dimension_names)
-    if len(names) != ndim:
-        raise MetadataError(f"dimension_names {names} must have {ndim} entries")
-    for n in names:
-        if n is not None and not isinstance(n, str):
-            raise MetadataError(f"dimension names must be strings or None, got {n!r}")
-    return names
+def _normalize_dimension_names(names: Any) -> Any:
+    """Any iterable of names (a generator, a numpy array) as a tuple; the metadata checks them."""
+    from collections.abc import Set as AbstractSet
+
+    if names is None or isinstance(names, (str, Sequence, Mapping, AbstractSet)):
+        return names
+    try:
+        return tuple(names)
+    except TypeError:
+        return names
 
 
 def create_array(
@@ -250,12 +247,8 @@ def create_array(
     fill = dt.normalize_fill_value(fill_value)
     if chunk_key_encoding is None:
         cke = DefaultChunkKeyEncoding(separator="/")
-    elif isinstance(chunk_key_encoding, Mapping):
-        cke = parse_chunk_key_encoding(dict(chunk_key_encoding))
-    elif hasattr(chunk_key_encoding, "encode_chunk_key"):
-        cke = chunk_key_encoding
     else:
-        raise MetadataError(f"invalid chunk_key_encoding {chunk_key_encoding!r}")
+        cke = parse_chunk_key_encoding(dict(chunk_key_encoding) if isinstance(chunk_key_encoding, Mapping) else chunk_key_encoding)
     attrs = dict(attributes or {})
     _check_json_attributes(attrs)
     chain = _complete_codecs(_build_codecs(dt, filters, serializer, compressors, codecs), chunk_shape, dt, fill)
@@ -263,7 +256,7 @@ def create_array(
     if shards is not None:
         from .codecs.sharding import ShardingCodec
 
-        grid_shape = _normalize_shards(shards, shape_t, chunk_shape)
+        grid_shape = _normalize_shards(shards, shape_t)
         chain = (ShardingCodec(chunk_shape, chain),)
     meta = ArrayMetadata(
         shape=shape_t,
@@ -273,7 +266,7 @@ def create_array(
         fill_value=fill,
         codecs=chain,
         attributes=attrs,
-        dimension_names=_parse_dimension_names(dimension_names, len(shape_t)),
+        dimension_names=_normalize_dimension_names(dimension_names),
     )
     st, path = _resolve(store, "w" if overwrite else "a", name)
     arr = _create_array_from_metadata(st, path, meta, overwrite=overwrite)

@@ -102,8 +102,6 @@ class ShardingCodec(ArrayToBytesCodec):
         for k in ("codecs", "index_codecs"):
             if not isinstance(conf[k], list):
                 raise MetadataError(f"sharding_indexed: {k!r} must be an array of codecs")
-        if not isinstance(conf["chunk_shape"], list):
-            raise MetadataError("sharding_indexed: chunk_shape must be an array of integers")
         return cls(conf["chunk_shape"], conf["codecs"], conf["index_codecs"], conf.get("index_location", "end"))
 
     def to_json(self) -> dict[str, Any]:

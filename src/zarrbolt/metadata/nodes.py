@@ -174,8 +174,8 @@ class ArrayMetadata:
         if not isinstance(codecs_json, list):
             raise MetadataError("'codecs' must be an array")
         dn = doc.get("dimension_names")
-        if "dimension_names" in doc and not isinstance(dn, list):
-            raise MetadataError(f"dimension_names must be an array, got {dn!r}")
+        if "dimension_names" in doc and dn is None:  # (None is "absent" in ArrayMetadata, which checks the rest)
+            raise MetadataError("dimension_names must be an array of strings or nulls, got null")
         return cls(
             shape=shape,
             data_type=dt,
@@ -184,7 +184,7 @@ class ArrayMetadata:
             fill_value=dt.parse_fill_value(doc["fill_value"]),
             codecs=parse_codecs(codecs_json),
             attributes=_parse_attributes(doc),
-            dimension_names=tuple(dn) if dn is not None else None,
+            dimension_names=dn,
             storage_transformers=tuple(kept_st),
             extra=extra,
         )
