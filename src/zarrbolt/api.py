@@ -42,9 +42,11 @@ def _resolve(store: Any, mode: str, path: str | None) -> tuple[Store, str]:
 
 
 # ---------------------------------------------------------------------------- creation
-# User sugar (shapes as ints, chunks="auto" / -1, shards) is turned here, and only here, into what
-# the metadata says.  The rules themselves are checked once, by their owners: the metadata (shape,
-# chunk grid, dimension names) and the codecs (shard multiples).
+# User sugar (shapes as ints, chunks="auto" / -1, shards, the filters / serializer / compressors
+# shortcuts, numcodecs-style codec dicts, blosc's numeric shuffle and left-out typesize) is turned
+# here, and only here, into what the metadata says.  The rules themselves are checked once, by
+# their owners: the metadata (shape, chunk grid, dimension names) and the codecs (configuration,
+# shard multiples).  This module adds no check of its own on top of theirs.
 def _normalize_shape(shape: Any) -> tuple[int, ...]:
     from .metadata.chunk_grid import _int_list
 
@@ -112,27 +114,63 @@ def _normalize_shards(shards: Any, shape: tuple[int, ...]) -> tuple[int, ...]:
         raise MetadataError(f"shards must be a sequence of ints, got {shards!r}") from None
 
 
-def _as_codec_list(obj: Any, what: str) -> list[Codec]:
+# numcodecs' (zarr v2's) numbering of blosc's shuffle, and what the blosc codec means when a user
+# leaves a member out (zarr-python's defaults); typesize left out is the item size blosc sees.
+_BLOSC_SHUFFLE_NUMBERS = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle"}
+_BLOSC_USER_DEFAULTS = {"cname": "zstd", "clevel": 5, "shuffle": "noshuffle"}
+
+
+def _numcodecs_name(codec_id: Any) -> Any:
+    """The v3 codec name of a numcodecs codec id (``"zstd"``, else ``"numcodecs.<id>"`` when known)."""
+    from .codecs import registered_codecs
+
+    known = registered_codecs()
+    if isinstance(codec_id, str) and codec_id not in known and f"numcodecs.{codec_id}" in known:
+        return f"numcodecs.{codec_id}"
+    return codec_id
+
+
+def _blosc_configuration(conf: dict[str, Any]) -> dict[str, Any]:
+    conf = {**_BLOSC_USER_DEFAULTS, **conf}
+    shuffle = conf["shuffle"]
+    if isinstance(shuffle, (int, np.integer)) and not isinstance(shuffle, bool) and shuffle in _BLOSC_SHUFFLE_NUMBERS:
+        conf["shuffle"] = _BLOSC_SHUFFLE_NUMBERS[int(shuffle)]
+    return conf
+
+
+def _codec_json(obj: Any) -> Any:
+    """One user-given codec spelled as the metadata spells it (Codec objects and anything that is
+    not sugar pass unchanged: the codec registry parses and checks them)."""
+    if not isinstance(obj, (Codec, dict, str)) and callable(getattr(obj, "get_config", None)):
+        obj = obj.get_config()  # a numcodecs codec object
+    if isinstance(obj, dict) and "id" in obj and "name" not in obj:  # numcodecs-style dict
+        obj = {"name": _numcodecs_name(obj["id"]), "configuration": {k: v for k, v in obj.items() if k != "id"}}
+    if isinstance(obj, str) and obj == "blosc":
+        obj = {"name": "blosc"}
+    if isinstance(obj, dict) and obj.get("name") == "blosc" and isinstance(obj.get("configuration", {}), dict):
+        obj = {**obj, "configuration": _blosc_configuration(obj.get("configuration", {}))}
+    return obj
+
+
+def _user_codecs(obj: Any) -> list[Any]:
+    """``filters=`` / ``serializer=`` / ``compressors=`` (one codec or a list) as metadata JSON."""
     if obj is None:
         return []
-    if isinstance(obj, (str, dict, Codec)):
-        obj = [obj]
-    if not isinstance(obj, (list, tuple)):
-        raise MetadataError(f"{what} must be a codec, a codec JSON object or a list of them, got {obj!r}")
-    out = []
-    for o in obj:
-        if isinstance(o, dict) and o.get("name") == "blosc" and "typesize" not in (o.get("configuration") or {}):
-            # users may leave blosc's typesize out; it is filled in from the data type and recorded
-            from .codecs.compressors import BloscCodec
+    return [_codec_json(o) for o in (obj if isinstance(obj, (list, tuple)) else [obj])]
 
-            conf = o.get("configuration") or {}
-            if not isinstance(conf, dict) or set(conf) - {"cname", "clevel", "shuffle", "blocksize"}:
-                raise MetadataError(f"invalid blosc configuration {conf!r}")
-            out.append(BloscCodec(**conf))
-            continue
-        c = parse_codec(o)
-        if c is not None:
-            out.append(c)
+
+def _as_codec_list(obj: Any) -> list[Codec]:
+    return list(parse_codecs(_user_codecs(obj)))
+
+
+def _with_typesize(objs: list[Any], itemsize: Any) -> list[Any]:
+    """Blosc codecs given as JSON without ``typesize`` get ``itemsize()`` (the spec wants it recorded)."""
+    out = []
+    for o in objs:
+        if isinstance(o, dict) and o.get("name") == "blosc" and isinstance(o.get("configuration"), dict):
+            if o["configuration"].get("typesize") is None:
+                o = {**o, "configuration": {**o["configuration"], "typesize": itemsize()}}
+        out.append(o)
     return out
 
 
@@ -147,42 +185,45 @@ def _default_serializer(dtype: DataType) -> Codec:
     return parse_codecs([{"name": "bytes", "configuration": {"endian": "little"}}])[0]
 
 
-def _build_codecs(
-    dtype: DataType, filters: Any, serializer: Any, compressors: Any, codecs: Any
-) -> tuple[Codec, ...]:
+def _build_codecs(spec: Any, filters: Any, serializer: Any, compressors: Any, codecs: Any) -> tuple[Codec, ...]:
+    """The codec chain from ``codecs=`` (the metadata's list, taken as it is) or the shortcuts."""
     if codecs is not None:
         return parse_codecs(codecs)
-    flt = [] if (filters is None or (isinstance(filters, str) and filters == "auto")) else _as_codec_list(filters, "filters")
+    dtype = spec.dtype
+    flt = [] if (filters is None or (isinstance(filters, str) and filters == "auto")) else _as_codec_list(filters)
     for c in flt:
         if not isinstance(c, ArrayToArrayCodec):
             raise MetadataError(f"filters must be array->array codecs, got {c.name!r}")
     if isinstance(serializer, str) and serializer == "auto":
         ser = _default_serializer(dtype)
     else:
-        sers = _as_codec_list(serializer, "serializer")
+        sers = _as_codec_list(serializer)
         if len(sers) != 1 or not isinstance(sers[0], ArrayToBytesCodec):
             raise MetadataError(f"serializer must be one array->bytes codec, got {serializer!r}")
         ser = sers[0]
     if isinstance(compressors, str) and compressors == "auto":
         comp = _default_compressors(dtype)
     else:
-        comp = _as_codec_list(compressors, "compressors")
+        from .pipeline.chain import CodecChain
+
+        def itemsize() -> int:  # of the data the compressors see
+            return CodecChain((*flt, ser)).bind(spec).ab_spec.dtype.itemsize
+
+        comp = list(parse_codecs(_with_typesize(_user_codecs(compressors), itemsize)))
     for c in comp:
         if not isinstance(c, BytesToBytesCodec):
             raise MetadataError(f"compressors must be bytes->bytes codecs, got {c.name!r}")
     return (*flt, ser, *comp)
 
 
-def _complete_codecs(codecs: tuple[Codec, ...], chunk_shape: tuple[int, ...], dt: DataType, fill: Any) -> tuple[Codec, ...]:
-    """Fill in what the spec says must be recorded in the metadata but users may leave out
-    (blosc's typesize: the item size of the data the blosc codec sees)."""
+def _complete_codecs(codecs: tuple[Codec, ...], spec: Any) -> tuple[Codec, ...]:
+    """Fill in what the spec says must be recorded in the metadata but users may leave out of
+    hand-built codec objects (blosc's typesize: the item size of the data the blosc codec sees)."""
     if not any(hasattr(c, "with_array_dtype") for c in codecs):
         return codecs
-    from .codecs.abc import ChunkSpec
     from .pipeline.chain import CodecChain
 
-    chain = CodecChain(codecs)
-    itemsize = chain.bind(ChunkSpec(chunk_shape, dt, fill)).ab_spec.dtype.itemsize
+    itemsize = CodecChain(codecs).bind(spec).ab_spec.dtype.itemsize
     return tuple(c.with_array_dtype(itemsize) if hasattr(c, "with_array_dtype") else c for c in codecs)
 
 
@@ -251,7 +292,10 @@ def create_array(
         cke = parse_chunk_key_encoding(dict(chunk_key_encoding) if isinstance(chunk_key_encoding, Mapping) else chunk_key_encoding)
     attrs = dict(attributes or {})
     _check_json_attributes(attrs)
-    chain = _complete_codecs(_build_codecs(dt, filters, serializer, compressors, codecs), chunk_shape, dt, fill)
+    from .codecs.abc import ChunkSpec
+
+    spec = ChunkSpec(chunk_shape, dt, fill)
+    chain = _complete_codecs(_build_codecs(spec, filters, serializer, compressors, codecs), spec)
     grid_shape = chunk_shape
     if shards is not None:
         from .codecs.sharding import ShardingCodec

@@ -1,6 +1,6 @@
 """Codec rules checked once, by the codec that owns them, whether the codec comes from metadata JSON,
-from its constructor or from ``create_array``'s shortcuts: sharding's inner chunk shape and shard
-multiples."""
+from its constructor or from ``create_array``'s shortcuts: blosc's ``shuffle`` and ``typesize``,
+sharding's inner chunk shape and shard multiples, the registry's handling of codec lists."""
 
 from __future__ import annotations
 
@@ -10,12 +10,14 @@ import pytest
 
 import zarrbolt as zarr
 from zarrbolt.codecs import parse_codecs
+from zarrbolt.codecs.compressors import BloscCodec
 from zarrbolt.codecs.sharding import ShardingCodec
 from zarrbolt.errors import MetadataError
 from zarrbolt.metadata import ArrayMetadata
 from zarrbolt.storage import MemoryStore
 
 LE = {"name": "bytes", "configuration": {"endian": "little"}}
+SHUFFLE_MSG = "codec 'blosc': shuffle must be one of ['noshuffle', 'shuffle', 'bitshuffle']"
 
 
 def raised_in(excinfo) -> str:
@@ -25,10 +27,69 @@ def raised_in(excinfo) -> str:
     return os.path.basename(tb.tb_frame.f_code.co_filename)
 
 
+def blosc(**conf):
+    return {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "typesize": 2} | conf}
+
+
 def meta_doc(codecs, shape=(16,), chunks=(8,), dtype="uint16"):
     return {"zarr_format": 3, "node_type": "array", "shape": list(shape), "data_type": dtype,
             "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(chunks)}},
             "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": codecs}
+
+
+# ---------------------------------------------------------------------------- blosc shuffle
+@pytest.mark.parametrize("shuffle", [1, 0, True, "SHUFFLE", "bit", None, [1]])
+def test_blosc_shuffle_is_checked_by_the_codec(shuffle):
+    """The metadata spells shuffle as a name; anything else is refused by BloscCodec.__init__,
+    through JSON and through the constructor alike."""
+    for make in (lambda: parse_codecs([blosc(shuffle=shuffle)]),
+                 lambda: BloscCodec.from_json(blosc(shuffle=shuffle)["configuration"]),
+                 lambda: BloscCodec("lz4", 5, shuffle, 2),
+                 lambda: ArrayMetadata.from_json(meta_doc([LE, blosc(shuffle=shuffle)]))):
+        with pytest.raises(MetadataError) as ei:
+            make()
+        assert SHUFFLE_MSG in str(ei.value)
+        assert raised_in(ei) == "compressors.py"
+
+
+@pytest.mark.parametrize("shuffle", ["noshuffle", "shuffle", "bitshuffle"])
+def test_blosc_shuffle_names_round_trip(shuffle):
+    c = parse_codecs([blosc(shuffle=shuffle)])[0]
+    assert c.shuffle == shuffle and c.to_json()["configuration"]["shuffle"] == shuffle
+
+
+def test_blosc_json_needs_typesize_unless_noshuffle():
+    conf = {"cname": "lz4", "clevel": 5, "shuffle": "shuffle"}
+    with pytest.raises(MetadataError, match="'typesize' is required unless shuffle is 'noshuffle'"):
+        BloscCodec.from_json(conf)
+    assert BloscCodec.from_json(conf | {"shuffle": "noshuffle"}).typesize is None
+    # an invalid shuffle is reported as such, not as a missing typesize
+    with pytest.raises(MetadataError, match="shuffle must be one of"):
+        BloscCodec.from_json(conf | {"shuffle": "bogus"})
+    for k in ("cname", "clevel", "shuffle"):
+        with pytest.raises(MetadataError, match=f"'{k}' is required"):
+            BloscCodec.from_json({kk: v for kk, v in (conf | {"typesize": 2}).items() if kk != k})
+
+
+def test_create_array_blosc_sugar_is_validated_by_the_codec():
+    """create_array normalises blosc sugar (numeric shuffle, left-out members), then the codec checks."""
+    def make(comp):
+        return zarr.create_array(MemoryStore(), shape=(4,), dtype="u2", compressors=comp)
+
+    for bad in (7, -1, "bogus", 1.0):
+        with pytest.raises(MetadataError) as ei:
+            make({"name": "blosc", "configuration": {"cname": "lz4", "clevel": 1, "shuffle": bad}})
+        assert SHUFFLE_MSG in str(ei.value) and raised_in(ei) == "compressors.py"
+    with pytest.raises(MetadataError) as ei:
+        make({"name": "blosc", "configuration": {"cname": "lz4", "level": 1}})
+    assert "codec 'blosc': unknown configuration members ['level']" in str(ei.value)
+    assert raised_in(ei) == "_ext_obj.py"
+    with pytest.raises(MetadataError) as ei:
+        make({"name": "blosc", "configuration": {"cname": "lz5"}})
+    assert "cname must be one of" in str(ei.value) and raised_in(ei) == "compressors.py"
+    with pytest.raises(MetadataError) as ei:
+        make({"name": "blosc", "configuration": {"clevel": 10}})
+    assert "clevel=10 is outside [0, 9]" in str(ei.value) and raised_in(ei) == "_util.py"
 
 
 # ---------------------------------------------------------------------------- sharding

@@ -11,9 +11,13 @@ import numpy as np
 import pytest
 
 import zarrbolt as zarr
-from zarrbolt.errors import MetadataError
-from zarrbolt.metadata import parse_node_metadata
+from zarrbolt.codecs.compressors import BloscCodec
+from zarrbolt.errors import MetadataError, UnknownCodecError
+from zarrbolt.metadata import ArrayMetadata, parse_node_metadata
 from zarrbolt.storage import MemoryStore
+
+LE = {"name": "bytes", "configuration": {"endian": "little"}}
+
 
 def raised_in(excinfo) -> str:
     tb = excinfo.tb
@@ -26,6 +30,10 @@ def create(**kw):
     kw.setdefault("shape", (4, 6))
     kw.setdefault("dtype", "u2")
     return zarr.create_array(MemoryStore(), **kw)
+
+
+def codecs_json(a):
+    return a.metadata.to_json()["codecs"]
 
 
 # ---------------------------------------------------------------------------- dimension names
@@ -84,3 +92,87 @@ def test_shape_and_chunks_are_checked_by_the_metadata():
     for bad in ((4.5, 2), (True, 2), "ab"):
         with pytest.raises(MetadataError, match="shape must"):
             create(shape=bad)
+
+
+# ---------------------------------------------------------------------------- codecs
+class NumcodecsLike:
+    """What create_array uses of a numcodecs codec object."""
+
+    def __init__(self, config):
+        self.config = config
+
+    def get_config(self):
+        return dict(self.config)
+
+
+def test_codec_shortcuts_accept_every_spelling():
+    blosc_json = {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle",
+                                                      "typesize": 2, "blocksize": 0}}
+    spellings = [
+        {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle"}},
+        {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": 1}},
+        {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": np.int32(1), "typesize": 2}},
+        [{"name": "blosc", "configuration": {"cname": "lz4", "shuffle": "shuffle"}}],
+        {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0},
+        NumcodecsLike({"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}),
+        BloscCodec("lz4", 5, "shuffle"),
+        blosc_json,
+    ]
+    for comp in spellings:
+        assert codecs_json(create(compressors=comp)) == [LE, blosc_json], comp
+        assert codecs_json(create(compressor=comp)) == [LE, blosc_json], comp
+    default = {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 5, "shuffle": "noshuffle",
+                                                  "typesize": 2, "blocksize": 0}}
+    assert codecs_json(create(compressors="blosc")) == [LE, default]
+    assert codecs_json(create(compressors={"name": "blosc"})) == [LE, default]
+    # typesize is the item size blosc sees: after a cast_value filter that is 1
+    cast = {"name": "cast_value", "configuration": {"data_type": "uint8", "out_of_range": "clamp"}}
+    a = create(filters=[cast], compressors={"name": "blosc", "configuration": {"shuffle": 2}})
+    assert codecs_json(a)[2]["configuration"]["typesize"] == 1
+    assert codecs_json(a)[2]["configuration"]["shuffle"] == "bitshuffle"
+    zstd = {"name": "zstd", "configuration": {"level": 3, "checksum": False}}
+    assert codecs_json(create(compressors=[{"id": "zstd", "level": 3}, {"id": "crc32c"}])) == [
+        LE, zstd, {"name": "crc32c"}]
+    assert codecs_json(create(compressors=None)) == [LE]
+    assert codecs_json(create(serializer="bytes", dtype="u1", compressors=None)) == [{"name": "bytes"}]
+    assert codecs_json(create(filters={"name": "transpose", "configuration": {"order": [1, 0]}}))[0]["name"] == "transpose"
+    a = create(chunk_key_encoding="v2")
+    assert a.metadata.chunk_key_encoding.to_json() == {"name": "v2", "configuration": {"separator": "."}}
+    a = create(chunk_key_encoding={"name": "default", "configuration": {"separator": "."}})
+    assert a.metadata.chunk_key_encoding.separator == "."
+
+
+def test_codec_shortcuts_report_the_owners_errors():
+    cases = [
+        (dict(compressors=5), MetadataError, "codec must be a name or an extension object, got 5", "_ext_obj.py"),
+        (dict(compressors={"name": "lzma"}), UnknownCodecError, "unknown codec 'lzma'", "registry.py"),
+        (dict(compressors={"id": "lzma"}), UnknownCodecError, "unknown codec 'lzma'", "registry.py"),
+        (dict(compressors={"name": "Blosc"}), UnknownCodecError, "'Blosc' is not a valid extension name", "_ext_obj.py"),
+        (dict(compressors={"name": "gzip", "configuration": {"level": 1, "x": 0}}), MetadataError,
+         "codec 'gzip': unknown configuration members ['x']", "_ext_obj.py"),
+        (dict(compressors={"name": "blosc", "configuration": None}), MetadataError,
+         "codec 'blosc': 'configuration' must be an object, got None", "_ext_obj.py"),
+        (dict(chunk_key_encoding={"name": "default", "configuration": {"separator": "-"}}), MetadataError,
+         "separator must be '/' or '.'", "chunk_key.py"),
+        (dict(chunk_key_encoding=5), MetadataError,
+         "chunk_key_encoding must be a name or an extension object, got 5", "_ext_obj.py"),
+    ]
+    for kw, exc, message, owner in cases:
+        with pytest.raises(exc) as ei:
+            create(**kw)
+        assert message in str(ei.value) and raised_in(ei) == owner, kw
+    for kw, message in ((dict(filters="bytes"), "filters must be array->array codecs"),
+                        (dict(serializer={"name": "gzip", "configuration": {"level": 1}}), "serializer must be one array->bytes codec"),
+                        (dict(compressors="bytes"), "compressors must be bytes->bytes codecs")):
+        with pytest.raises(MetadataError, match=message):
+            create(**kw)
+
+
+def test_codecs_list_is_the_metadata_list():
+    """``codecs=`` is taken as the metadata's list: no sugar, the codecs' own rules."""
+    with pytest.raises(MetadataError, match="shuffle must be one of"):
+        create(codecs=[LE, {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 1, "shuffle": 1,
+                                                                "typesize": 2}}])
+    a = create(codecs=[LE, BloscCodec("lz4", 1, "shuffle")])  # a hand-built codec gets its typesize
+    assert codecs_json(a)[1]["configuration"]["typesize"] == 2
+    assert isinstance(ArrayMetadata.from_json(a.metadata.to_json()), ArrayMetadata)

@@ -71,7 +71,6 @@ class ZstdCodec(BytesToBytesCodec):
 
 BLOSC_CNAMES = ("blosclz", "lz4", "lz4hc", "zlib", "zstd", "snappy")
 BLOSC_SHUFFLES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
-_SHUFFLE_NAMES = {v: k for k, v in BLOSC_SHUFFLES.items()}
 BLOSC_MAX_OVERHEAD = 16
 BLOSC_MAX_TYPESIZE = 255
 
@@ -87,7 +86,7 @@ class BloscCodec(BytesToBytesCodec):
         self,
         cname: str = "zstd",
         clevel: int = 5,
-        shuffle: str | int = "noshuffle",
+        shuffle: str = "noshuffle",
         typesize: int | None = None,
         blocksize: int = 0,
     ):
@@ -95,9 +94,7 @@ class BloscCodec(BytesToBytesCodec):
             raise MetadataError(f"codec 'blosc': cname must be one of {list(BLOSC_CNAMES)}, got {cname!r}")
         self.cname = cname
         self.clevel = int_param(clevel, "blosc", "clevel", 0, 9)
-        if isinstance(shuffle, int) and not isinstance(shuffle, bool) and shuffle in _SHUFFLE_NAMES:
-            shuffle = _SHUFFLE_NAMES[shuffle]  # zarr v2 style numbers, accepted from users
-        if shuffle not in BLOSC_SHUFFLES:
+        if not isinstance(shuffle, str) or shuffle not in BLOSC_SHUFFLES:
             raise MetadataError(
                 f"codec 'blosc': shuffle must be one of {list(BLOSC_SHUFFLES)}, got {shuffle!r}"
             )
@@ -111,11 +108,10 @@ class BloscCodec(BytesToBytesCodec):
         for k in ("cname", "clevel", "shuffle"):
             if k not in conf:
                 raise MetadataError(f"codec 'blosc': {k!r} is required")
-        if conf["shuffle"] not in BLOSC_SHUFFLES:
-            raise MetadataError(f"codec 'blosc': shuffle must be one of {list(BLOSC_SHUFFLES)}, got {conf['shuffle']!r}")
-        if conf["shuffle"] != "noshuffle" and "typesize" not in conf:
+        codec = cls(conf["cname"], conf["clevel"], conf["shuffle"], conf.get("typesize"), conf.get("blocksize", 0))
+        if codec.shuffle != "noshuffle" and codec.typesize is None:
             raise MetadataError("codec 'blosc': 'typesize' is required unless shuffle is 'noshuffle'")
-        return cls(conf["cname"], conf["clevel"], conf["shuffle"], conf.get("typesize"), conf.get("blocksize", 0))
+        return codec
 
     def with_array_dtype(self, itemsize: int) -> BloscCodec:
         """This codec with ``typesize`` filled in from the array's item size if it was left out."""
