@@ -12,7 +12,7 @@ from ..metadata._ext_obj import config_members
 
 def config_dict(configuration: Any, name: str, allowed: set[str]) -> dict[str, Any]:
     """Codec ``name``'s configuration object (None: empty), refusing members outside ``allowed``."""
-    return config_members(configuration, allowed, f"codec {name!r}")
+    return config_members(configuration, allowed, "codec", name)
 
 
 def int_param(value: Any, name: str, param: str, lo: int | None = None, hi: int | None = None) -> int:

@@ -38,8 +38,6 @@ def parse_codec(obj: Any) -> Codec | None:
     """
     if isinstance(obj, Codec):
         return obj
-    from ..metadata._ext_obj import parse_extension  # (metadata.nodes imports this module)
-
     name, config, must = parse_extension(obj, "codec", unknown=UnknownCodecError)
     try:
         cls = get_codec_class(name)
@@ -71,3 +69,8 @@ def _ensure_builtins() -> None:
     if not _loaded:
         _loaded = True
         from . import _builtin  # noqa: F401  (imports every built-in codec module)
+
+
+# Imported last: importing metadata runs metadata/__init__, whose nodes module imports this one
+# (by then complete up to here).
+from ..metadata._ext_obj import parse_extension  # noqa: E402

@@ -27,14 +27,28 @@ class Extension(NamedTuple):
     must_understand: bool
 
 
+_VALID_SEEN: set[str] = set()  # names already found valid (metadata repeats a few names often)
+_new_tuple = tuple.__new__
+
+
 def valid_extension_name(name: str) -> bool:
-    return bool(_NAME_RE.match(name) or _URI_RE.match(name))
+    if name in _VALID_SEEN:
+        return True
+    if not (_NAME_RE.match(name) or _URI_RE.match(name)):
+        return False
+    if len(_VALID_SEEN) < 1024:
+        _VALID_SEEN.add(name)
+    return True
 
 
-def configuration_object(conf: Any, what: str) -> dict[str, Any]:
+def _label(what: str, name: str | None) -> str:
+    return what if name is None else f"{what} {name!r}"
+
+
+def configuration_object(conf: Any, what: str, name: str | None = None) -> dict[str, Any]:
     """``conf`` when it is a JSON object; MetadataError otherwise ("MUST be an object")."""
     if not isinstance(conf, dict):
-        raise MetadataError(f"{what}: 'configuration' must be an object, got {conf!r}")
+        raise MetadataError(f"{_label(what, name)}: 'configuration' must be an object, got {conf!r}")
     return conf
 
 
@@ -55,25 +69,24 @@ def parse_extension(
         name = obj.get("name")
         if not isinstance(name, str):
             raise MetadataError(f"{what}: an extension object needs a string 'name', got {obj!r}")
-        extra = set(obj) - _MEMBERS
-        if extra:
-            raise MetadataError(f"{what} {name!r}: unexpected members {sorted(extra)}")
-        conf = configuration_object(obj["configuration"], f"{what} {name!r}") if "configuration" in obj else {}
+        if not _MEMBERS.issuperset(obj):
+            raise MetadataError(f"{what} {name!r}: unexpected members {sorted(set(obj) - _MEMBERS)}")
+        conf = configuration_object(obj["configuration"], what, name) if "configuration" in obj else {}
         must = obj.get("must_understand", True)
         if not isinstance(must, bool):
             raise MetadataError(f"{what} {name!r}: 'must_understand' must be a boolean, got {must!r}")
     else:
         raise MetadataError(f"{what} must be a name or an extension object, got {obj!r}")
-    if not valid_extension_name(name):
+    if name not in _VALID_SEEN and not valid_extension_name(name):
         raise unknown(f"{what}: {name!r} is not a valid extension name")
-    return Extension(name, conf, must or not ignorable)
+    return _new_tuple(Extension, (name, conf, must or not ignorable))  # (Extension(...) without its slow __new__)
 
 
-def config_members(conf: Any, allowed: Set[str], what: str) -> dict[str, Any]:
-    """The configuration object ``conf`` (``None``: none given, i.e. ``{}``), refusing members
-    outside ``allowed``.  The one check of configuration members, for every extension."""
-    conf = {} if conf is None else configuration_object(conf, what)
-    extra = set(conf) - allowed
-    if extra:
-        raise MetadataError(f"{what}: unknown configuration members {sorted(extra)}")
+def config_members(conf: Any, allowed: Set[str], what: str, name: str | None = None) -> dict[str, Any]:
+    """The configuration object ``conf`` (``None``: none given, i.e. ``{}``) of extension ``name``
+    (messages say ``what 'name'``), refusing members outside ``allowed``.  The one check of
+    configuration members, for every extension."""
+    conf = {} if conf is None else configuration_object(conf, what, name)
+    if not allowed.issuperset(conf):
+        raise MetadataError(f"{_label(what, name)}: unknown configuration members {sorted(set(conf) - allowed)}")
     return conf

@@ -42,7 +42,7 @@ class RegularChunkGrid:
         name, conf, _ = parse_extension(obj, "chunk_grid", ignorable=False)
         if name != "regular":
             raise MetadataError(f"unsupported chunk grid {name!r} (only 'regular' is supported)")
-        config_members(conf, {"chunk_shape"}, "chunk_grid 'regular'")
+        config_members(conf, {"chunk_shape"}, "chunk_grid", name)
         if "chunk_shape" not in conf:
             raise MetadataError("chunk_grid 'regular' needs configuration.chunk_shape")
         return cls(_int_list(conf["chunk_shape"], "chunk_shape", minimum=1))

@@ -87,5 +87,5 @@ def parse_chunk_key_encoding(obj: Any) -> DefaultChunkKeyEncoding | V2ChunkKeyEn
     cls = _ENCODINGS.get(name)
     if cls is None:
         raise MetadataError(f"unsupported chunk key encoding {name!r} (supported: {sorted(_ENCODINGS)})")
-    config_members(conf, {"separator"}, f"chunk_key_encoding {name!r}")
+    config_members(conf, {"separator"}, "chunk_key_encoding", name)
     return cls(conf.get("separator"))

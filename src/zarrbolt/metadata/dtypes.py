@@ -96,6 +96,8 @@ class DataType:
         """Parse the ``data_type`` member of array metadata (a name or an extension object).
 
         ``must_understand: false`` is not supported for data types: an unknown one always fails."""
+        if obj.__class__ is str and obj in cls._cache:  # a known name (the common case)
+            return cls._cache[obj]
         name, conf, _ = parse_extension(obj, "data_type", ignorable=False, unknown=UnknownDataTypeError)
         if conf:
             raise UnknownDataTypeError(f"data type {name!r} with configuration {conf!r} is not supported")
