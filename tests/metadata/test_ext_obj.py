@@ -91,7 +91,7 @@ def test_every_point_reports_malformed_objects_alike(what, bad, message):
     "what,unknown", [("data_type", UnknownDataTypeError), ("codec", UnknownCodecError),
                      ("chunk_grid", MetadataError), ("chunk_key_encoding", MetadataError)]
 )
-@pytest.mark.parametrize("name", ["Foo", "foo/bar", "x", "uint16 "])
+@pytest.mark.parametrize("name", ["Foo", "foo/bar", "x", "uint16 ", "zstd\n", "uint16\n", ""])
 def test_invalid_names_are_unknown_extensions(what, unknown, name):
     parse, _ = POINTS[what]
     with pytest.raises(unknown, match="is not a valid extension name") as ei:

@@ -34,7 +34,7 @@ _new_tuple = tuple.__new__
 def valid_extension_name(name: str) -> bool:
     if name in _VALID_SEEN:
         return True
-    if not (_NAME_RE.match(name) or _URI_RE.match(name)):
+    if not (_NAME_RE.fullmatch(name) or _URI_RE.fullmatch(name)):
         return False
     if len(_VALID_SEEN) < 1024:
         _VALID_SEEN.add(name)
