@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .array import Array, _check_json_attributes, _load_metadata, _meta_key
+from .array import Array
 from .codecs import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, parse_codecs
 from .codecs.registry import parse_codec
 from .errors import (
@@ -19,7 +19,11 @@ from .errors import (
     MetadataError,
     NodeNotFoundError,
 )
-from .group import Group, ensure_parent_groups, erase_node, normalize_node_path
+from .group import Group
+from .node import check_json_attributes as _check_json_attributes
+from .node import ensure_parent_groups, erase_node, normalize_node_path
+from .node import load_metadata as _load_metadata
+from .node import meta_key as _meta_key
 from .metadata import ArrayMetadata, GroupMetadata
 from .metadata.chunk_grid import RegularChunkGrid
 from .metadata.chunk_key import DefaultChunkKeyEncoding, parse_chunk_key_encoding

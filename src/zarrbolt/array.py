@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import threading
@@ -19,7 +18,6 @@ from .errors import (
     ContainsGroupError,
     CorruptChunkError,
     MetadataError,
-    ReadOnlyError,
     StoreError,
     ZarrboltError,
 )
@@ -30,7 +28,8 @@ from .indexing import (
     orthogonal_indexer,
     vectorized_indexer,
 )
-from .metadata import ArrayMetadata, GroupMetadata, parse_node_metadata
+from .metadata import ArrayMetadata
+from .node import ZARR_JSON, Attributes, Node, load_metadata
 from .pipeline.chain import BoundChain, CodecChain
 from .pipeline import outbuf
 from .pipeline.executor import batch_bounds, parallel_workers, run_batches
@@ -38,67 +37,11 @@ from .storage import LocalStore, Store
 from .storage.local import TMP_PREFIX
 from ._ext._pipeline import ENC_FILL, POOL_MAX
 
-ZARR_JSON = "zarr.json"
 # Outputs at least this large are written with non-temporal stores by the fused decode: they
 # cannot stay in the caches anyway, and skipping the read-for-ownership of every destination
 # line makes full-volume reads ~10% faster.  Smaller outputs (blocks, planes) stay cached for
 # whatever the caller does next.
 STREAM_MIN_BYTES = 64 << 20
-
-
-def _meta_key(path: str) -> str:
-    return f"{path}/{ZARR_JSON}" if path else ZARR_JSON
-
-
-def _load_metadata(store: Store, path: str) -> ArrayMetadata | GroupMetadata | None:
-    raw = store.get(_meta_key(path))
-    if raw is None:
-        return None
-    return parse_node_metadata(raw)
-
-
-class Attributes(MutableMapping):
-    """The ``attributes`` of a node; every change is written through to the store."""
-
-    def __init__(self, node: Array | Any):
-        self._node = node
-
-    def _get(self) -> dict[str, Any]:
-        return self._node.metadata.attributes
-
-    def __getitem__(self, key: str) -> Any:
-        return self._get()[key]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self._node.update_attributes({key: value})
-
-    def __delitem__(self, key: str) -> None:
-        attrs = dict(self._get())
-        del attrs[key]
-        self._node._set_attributes(attrs)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._get())
-
-    def __len__(self) -> int:
-        return len(self._get())
-
-    def asdict(self) -> dict[str, Any]:
-        return dict(self._get())
-
-    def put(self, d: Mapping[str, Any]) -> None:
-        """Replace all attributes with ``d``."""
-        self._node._set_attributes(dict(d))
-
-    def __repr__(self) -> str:
-        return repr(self._get())
-
-
-def _check_json_attributes(attrs: Mapping[str, Any]) -> None:
-    try:
-        json.dumps(attrs, allow_nan=True)
-    except (TypeError, ValueError) as e:
-        raise MetadataError(f"attributes must be JSON-serialisable: {e}") from None
 
 
 class _OIndex:
@@ -123,46 +66,11 @@ class _VIndex:
         self._array.set_coordinate_selection(selection, value)
 
 
-class _Node:
-    """What arrays and groups share: their store, path, metadata and attributes."""
-
-    _store: Store
-    _path: str
-    _metadata: Any
-    _read_only: bool
-
-    @property
-    def store(self) -> Store:
-        return self._store
-
-    @property
-    def path(self) -> str:
-        return self._path
-
-    @property
-    def name(self) -> str:
-        return "/" + self._path
-
-    @property
-    def basename(self) -> str:
-        return self._path.rsplit("/", 1)[-1]
-
-    @property
-    def metadata(self) -> Any:
-        return self._metadata
-
-    @property
-    def read_only(self) -> bool:
-        return self._read_only
-
-    @property
-    def attrs(self) -> Attributes:
-        return Attributes(self)
-
-
-class Array(_Node):
+class Array(Node):
     """A Zarr v3 array in a store.  Create with :func:`zarrbolt.create_array`, open with
     :func:`zarrbolt.open_array`."""
+
+    _kind = "array"
 
     def __init__(self, store: Store, path: str, metadata: ArrayMetadata, *, read_only: bool | None = None):
         self._store = store
@@ -173,7 +81,7 @@ class Array(_Node):
     # ------------------------------------------------------------------ construction
     @classmethod
     def open(cls, store: Store, path: str = "", *, read_only: bool | None = None) -> Array:
-        meta = _load_metadata(store, path)
+        meta = load_metadata(store, path)
         if meta is None:
             raise ArrayNotFoundError(f"no array at path {path!r} in {store!r}")
         if not isinstance(meta, ArrayMetadata):
@@ -205,10 +113,7 @@ class Array(_Node):
         # encode plans (or None) for write_empty_chunks false / true, and "inner" for shards
         self._eplans: dict[Any, Any] = {}
 
-    def _write_metadata(self, metadata: ArrayMetadata) -> None:
-        self._check_writable()
-        self._store.set(_meta_key(self._path), metadata.to_bytes())
-        self._set_metadata(metadata)
+    _replace_metadata = _set_metadata
 
     # ------------------------------------------------------------------ properties
     @property
@@ -306,24 +211,9 @@ class Array(_Node):
         a = self[...]
         return a if dtype is None else a.astype(dtype, copy=False)
 
-    # ------------------------------------------------------------------ attributes
-    def update_attributes(self, new_attributes: Mapping[str, Any]) -> Array:
-        attrs = dict(self._metadata.attributes)
-        attrs.update(new_attributes)
-        self._set_attributes(attrs)
-        return self
-
-    def _set_attributes(self, attrs: dict[str, Any]) -> None:
-        _check_json_attributes(attrs)
-        self._write_metadata(self._metadata.evolve(attributes=attrs))
-
     # ------------------------------------------------------------------ chunk I/O helpers
     def _chunk_key(self, coords: tuple[int, ...]) -> str:
         return self._key_prefix + self._encode_key(coords)
-
-    def _check_writable(self) -> None:
-        if self._read_only:
-            raise ReadOnlyError(f"array {self.name} is read-only")
 
     def _decode_chunk(self, data: Any, key: str) -> np.ndarray:
         try:
@@ -1065,7 +955,7 @@ class Array(_Node):
             else:
                 self._store.set(key, self._bound.encode(chunk))
         self._store.erase_values(to_delete)
-        self._write_metadata(new_meta)
+        self._save_metadata(new_meta)
 
     def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
         """Grow along ``axis`` and write ``data`` at the end; returns the new shape."""
@@ -1332,4 +1222,4 @@ def _human(n: int) -> str:
     return str(n)
 
 
-__all__ = ["Array", "ArrayInfo", "Attributes", "ChunkSpec"]
+__all__ = ["Array", "ArrayInfo", "Attributes", "ChunkSpec"]  # Attributes: re-exported from node
