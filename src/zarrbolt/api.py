@@ -184,7 +184,7 @@ def _complete_codecs(codecs: tuple[Codec, ...], chunk_shape: tuple[int, ...], dt
     if not any(hasattr(c, "with_array_dtype") for c in codecs):
         return codecs
     from .codecs.abc import ChunkSpec
-    from .pipeline.chain import CodecChain
+    from .codecs.chain import CodecChain
 
     chain = CodecChain(codecs)
     itemsize = chain.bind(ChunkSpec(chunk_shape, dt, fill)).ab_spec.dtype.itemsize

@@ -30,9 +30,9 @@ from .indexing import (
 )
 from .metadata import ArrayMetadata
 from .node import ZARR_JSON, Attributes, Node, load_metadata
-from .pipeline.chain import BoundChain, CodecChain
+from .codecs.chain import BoundChain
 from .pipeline import outbuf
-from .pipeline.executor import batch_bounds, parallel_workers, run_batches
+from ._threads import batch_bounds, parallel_workers, run_batches
 from .storage import LocalStore, Store
 from .storage.local import TMP_PREFIX
 from ._ext._pipeline import ENC_FILL, POOL_MAX
@@ -90,9 +90,9 @@ class Array(Node):
 
     def _set_metadata(self, metadata: ArrayMetadata) -> None:
         self._metadata = metadata
-        self._chain = CodecChain(metadata.codecs)
+        self._bound: BoundChain = metadata.bound_codecs
+        self._chain = self._bound.chain
         self._chunk_shape = tuple(metadata.chunks)
-        self._bound: BoundChain = self._chain.bind(metadata.chunk_spec())
         self._dtype = metadata.data_type.numpy_dtype
         self._fill = metadata.fill_value
         self._key_prefix = f"{self._path}/" if self._path else ""
@@ -432,7 +432,7 @@ class Array(Node):
         items: each shard is split into parts of at least two inner chunks (the parts share one
         read of the shard index) so that every thread gets some to balance with; reads under
         1 MiB of decoded data stay whole."""
-        from .pipeline.executor import BATCHES_PER_THREAD
+        from ._threads import BATCHES_PER_THREAD
 
         lay = self._shard_layout
         threads = config.get("threads")
