@@ -18,7 +18,7 @@ from zarrbolt.storage import LocalStore, MemoryStore
 LE = {"name": "bytes", "configuration": {"endian": "little"}}
 BLOSC = {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 2,
                                             "blocksize": 0}}
-za = sys.modules["zarrbolt.array"]
+za = sys.modules["zarrbolt.pipeline.buffers"]
 
 
 def _array(tmp_path, name="a", shape=(48, 100, 130), chunks=(8, 16, 16), codecs=(LE, BLOSC), fill=3):
