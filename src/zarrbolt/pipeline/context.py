@@ -15,6 +15,7 @@ class ArrayIO:
     """One array's store, chunk keys, bound codec chain and compiled C plans, as the pipeline
     uses them (:mod:`.read`, :mod:`.write`).  Made again whenever the array's metadata changes.
 
+    ``files`` is the store's native file access (:meth:`~zarrbolt.storage.Store.native_files`);
     ``plan`` is the fused decode plan (of the inner chunks for shards read directly), or None;
     ``eplans`` caches the encode plans: by ``write_empty`` (False / True) and ``"inner"``."""
 
@@ -23,6 +24,9 @@ class ArrayIO:
         from .fast import compile_decode_plan
 
         self.store = store
+        # the store's native file access (see Store.native_files), or None; objects that only
+        # look like stores have none
+        self.files = store.native_files() if isinstance(store, Store) else None
         self.metadata = metadata
         self.shape = tuple(metadata.shape)
         self.ndim = len(self.shape)

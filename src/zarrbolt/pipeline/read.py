@@ -2,9 +2,9 @@
 
 Strategies (the name each read counts in :data:`strategy_counts`):
 
-- ``"fused-files"``: chunks of a store with native file access (a LocalStore's
-  :meth:`~zarrbolt.storage.LocalStore.native_files`) opened, read and decoded by C on the
-  native pool, the GIL released once per window of READ_WINDOW_BYTES;
+- ``"fused-files"``: chunks of a store with native file access (``ArrayIO.files``: a
+  LocalStore's :meth:`~zarrbolt.storage.LocalStore.native_files`) opened, read and decoded by
+  C on the native pool, the GIL released once per window of READ_WINDOW_BYTES;
 - ``"fused-store"``: chunks read through the Store API (``read_into``) into a thread's arena,
   decoded by the fused C plan an arena at a time;
 - ``"per-codec"``: each chunk decoded by the Python codec chain (chains without a C plan,
@@ -27,7 +27,6 @@ from .._ext._pipeline import POOL_MAX
 from .._threads import batch_bounds, parallel_workers, run_batches
 from ..errors import CodecError, CorruptChunkError, MetadataError, StoreError
 from ..indexing import ChunkProjection
-from ..storage import Store
 from .context import ArrayIO
 from .shard_io import COALESCE_GAP, ShardArenaReader, fetch_inner_chunks, group_by_shard, shard_index, work_items
 
@@ -55,12 +54,6 @@ def _unit_items(io: ArrayIO, indexer: Any) -> tuple | None:
     if io.plan is None or not io.ndim or not hasattr(indexer, "unit_step_items"):
         return None
     return indexer.unit_step_items()
-
-
-def native_files(store: Any) -> Any:
-    """The store's native file access (see :meth:`~zarrbolt.storage.Store.native_files`), or
-    None; objects that only look like stores have none."""
-    return store.native_files() if isinstance(store, Store) else None
 
 
 def task_error(e: BaseException, label: Callable[[int | None], str | None]) -> BaseException | None:
@@ -127,7 +120,7 @@ def _read_fused(io: ArrayIO, indexer: Any, items: tuple) -> np.ndarray:
     if fo.n == 0:
         return fo.out
     fo.prepare()
-    files = native_files(io.store)
+    files = io.files
     nbytes = io.bound.spec.nbytes
     keys = [io.chunk_key(c) for c in fo.coords.tolist()]
     if files is not None:
@@ -246,7 +239,7 @@ def _read_sharded_fused(io: ArrayIO, indexer: Any, items: tuple) -> np.ndarray:
             reader.read(key, index, tasks, [int(flat[i]) for i in tasks])
         reader.flush()
 
-    files = native_files(io.store) if lay.fast_index_crc is not None else None
+    files = io.files if lay.fast_index_crc is not None else None
     inner_nbytes = lay.inner.spec.nbytes
     if files is not None:
         strategy_counts["sharded-fused-files"] += 1

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import config
 from .._ext import _shard
-from .._threads import BATCHES_PER_THREAD
+from .. import _threads
 from ..codecs.sharding import COALESCE_GAP, EMPTY
 from ..errors import CorruptChunkError, StoreError
 
@@ -107,7 +107,7 @@ def work_items(groups: list[tuple[tuple[int, ...], Any]], ninner: int, lay: Any)
     read of the shard index) so that every thread gets some to balance with; reads under
     1 MiB of decoded data stay whole."""
     threads = config.get("threads")
-    want = threads * BATCHES_PER_THREAD
+    want = threads * _threads.BATCHES_PER_THREAD
     split = threads > 1 and len(groups) < want and lay.inner.spec.nbytes * ninner >= (1 << 20)
     parts = -(-want // max(len(groups), 1))
     items: list[tuple] = []

@@ -22,7 +22,6 @@ from .._threads import batch_bounds, parallel_workers, run_batches
 from ..errors import CodecError, MetadataError, ZarrboltError
 from ..indexing import ChunkProjection, check_value_shape
 from .context import ArrayIO
-from .read import native_files
 
 
 def write(io: ArrayIO, indexer: Any, value: Any) -> None:
@@ -239,7 +238,7 @@ def write_native(io: ArrayIO, projections: list, value: np.ndarray, write_empty:
     (csrc/encode.c: gather, encode, atomic file writes, on the native pool with the GIL released
     once); return the projections left for the per-chunk path (partial chunks, and everything
     when the chain, store or value does not allow it)."""
-    files = native_files(io.store)
+    files = io.files
     if files is None or len(projections) < 1:
         return projections
     nd = len(io.chunk_shape)
