@@ -44,9 +44,9 @@ def output_stores(request, monkeypatch):
     import sys
 
     if request.param == "stream":
-        monkeypatch.setattr(sys.modules["zarrbolt.array"], "STREAM_MIN_BYTES", 0)
+        monkeypatch.setattr(sys.modules["zarrbolt.pipeline.buffers"], "STREAM_MIN_BYTES", 0)
     if request.param == "one-slot":
-        monkeypatch.setattr(sys.modules["zarrbolt.array"], "GROUP_SCRATCH_BYTES", 0)
+        monkeypatch.setattr(sys.modules["zarrbolt.pipeline.buffers"], "GROUP_SCRATCH_BYTES", 0)
     return request.param
 
 
@@ -162,7 +162,7 @@ def test_local_files_larger_than_the_arena_and_directories(tmp_path, monkeypatch
 
     from zarrbolt.storage import LocalStore
 
-    za = sys.modules["zarrbolt.array"]
+    za = sys.modules["zarrbolt.pipeline.buffers"]
     data = np.arange(16 * 64, dtype=np.uint16).reshape(16, 64)
     a = local_pair(tmp_path, "a", data, (4, 64), [LE], fill_value=7)
     a[...] = data
@@ -173,7 +173,7 @@ def test_local_files_larger_than_the_arena_and_directories(tmp_path, monkeypatch
     os.makedirs(tmp_path / "a" / "c" / "3" / "0")  # a directory where a chunk file would be
     expect[12:16] = 7
     b = zarr.open_array(LocalStore(tmp_path / "a"))
-    assert za._native_file_path(b._store) is not None
+    assert b._store.native_files() is not None
     old = getattr(za._arenas, "buf", None)
     try:
         for size in (1 << 20, 600, 300, 100):  # chunks are 512 bytes: 1, then 0 per arena
@@ -296,7 +296,7 @@ def test_local_shard_files_larger_than_the_arena(tmp_path):
 
     from zarrbolt.storage import LocalStore
 
-    za = sys.modules["zarrbolt.array"]
+    za = sys.modules["zarrbolt.pipeline.buffers"]
     data = np.arange(32 * 128, dtype=np.uint16).reshape(32, 128)
     a = local_pair(tmp_path, "a", data, (16, 64), _sharded_codecs2((4, 16)), fill_value=7)
     a[...] = data
@@ -582,7 +582,7 @@ def test_wide_reads_group_and_stream(tmp_path, sharded, monkeypatch):
     shards whose inner chunks are stored in Morton order) and for the Store API path."""
     import sys
 
-    monkeypatch.setattr(sys.modules["zarrbolt.array"], "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(sys.modules["zarrbolt.pipeline.buffers"], "STREAM_MIN_BYTES", 0)
     from zarrbolt.storage import LocalStore
     shape = (6, 20, 1200)
     data = (np.arange(np.prod(shape)) % 50000).astype("uint16").reshape(shape)
@@ -604,7 +604,7 @@ def test_large_chunk_scratch_is_not_kept(monkeypatch):
     import sys
     import threading
 
-    A = sys.modules["zarrbolt.array"]
+    A = sys.modules["zarrbolt.pipeline.buffers"]
     monkeypatch.setattr(A, "_scratches", threading.local())
     monkeypatch.setattr(A, "GROUP_SCRATCH_BYTES", 4096)
     data = (np.arange(6 * 40 * 50) % 1000).astype("uint16").reshape(6, 40, 50)

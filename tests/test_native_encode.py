@@ -166,7 +166,7 @@ def no_tmp_files(root):
 def test_threads_and_windows(tmp_path, threads, monkeypatch):
     rng = np.random.default_rng(5)
     data = rng.integers(0, 50, (64, 64, 64)).astype("uint16")
-    monkeypatch.setattr(sys.modules["zarrbolt.array"], "READ_WINDOW_BYTES", 3 * 16 ** 3 * 2)  # windows of 3 chunks
+    monkeypatch.setattr(sys.modules["zarrbolt.pipeline.buffers"], "READ_WINDOW_BYTES", 3 * 16 ** 3 * 2)  # windows of 3 chunks
     with zarr.config.set(threads=threads):
         fused, slow, a = write_both(tmp_path, data, CHAINS["transpose-zstd"], (16, 16, 16))
     assert fused == slow and len(fused) == 64
@@ -176,7 +176,7 @@ def test_threads_and_windows(tmp_path, threads, monkeypatch):
 
 def test_huge_work_buffers_are_allocated_per_call(tmp_path, monkeypatch):
     """Chunks whose work buffers exceed the kept scratch size: C allocates them for the call."""
-    mod = sys.modules["zarrbolt.array"]
+    mod = sys.modules["zarrbolt.pipeline.buffers"]
     monkeypatch.setattr(mod, "GROUP_SCRATCH_BYTES", 1024)
     data = np.arange(32 * 32 * 32, dtype="uint16").reshape(32, 32, 32)
     with zarr.config.set(threads=2):

@@ -18,7 +18,7 @@ from zarrbolt.storage import LocalStore, MemoryStore
 LE = {"name": "bytes", "configuration": {"endian": "little"}}
 BLOSC = {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 2,
                                             "blocksize": 0}}
-za = sys.modules["zarrbolt.array"]
+za = sys.modules["zarrbolt.pipeline.buffers"]
 
 
 def _array(tmp_path, name="a", shape=(48, 100, 130), chunks=(8, 16, 16), codecs=(LE, BLOSC), fill=3):
@@ -34,7 +34,7 @@ def _array(tmp_path, name="a", shape=(48, 100, 130), chunks=(8, 16, 16), codecs=
 @pytest.mark.parametrize("bpt", [1, 4, 50])
 def test_reads_on_the_pool_equal_numpy(tmp_path, threads, bpt, monkeypatch):
     """Every selection, with more or fewer batches than workers (and than chunks)."""
-    from zarrbolt.pipeline import executor
+    from zarrbolt import _threads as executor
 
     monkeypatch.setattr(executor, "BATCHES_PER_THREAD", bpt)
     a, data = _array(tmp_path)
@@ -177,7 +177,7 @@ def _sharded(tmp_path, name="s", inner=(LE, BLOSC)):
 def test_sharded_reads_on_the_pool_equal_numpy(tmp_path, threads, bpt, monkeypatch):
     """Shards split into parts (each reading its index) over any number of workers; a missing
     shard reads as the fill value."""
-    from zarrbolt.pipeline import executor
+    from zarrbolt import _threads as executor
 
     monkeypatch.setattr(executor, "BATCHES_PER_THREAD", bpt)
     a, data = _sharded(tmp_path)

@@ -1,4 +1,4 @@
-"""Writes gather each row of complete chunks out of the value in one pass (array._WriteRows)."""
+"""Writes gather each row of complete chunks out of the value in one pass (pipeline.write.WriteRows)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def _values(shape):
 def test_rows_of_chunks_written_like_numpy(max_bytes, threads, monkeypatch):
     import sys
 
-    monkeypatch.setattr(sys.modules["zarrbolt.array"]._WriteRows, "MAX_BYTES", max_bytes)
+    monkeypatch.setattr(sys.modules["zarrbolt.pipeline.write"].WriteRows, "MAX_BYTES", max_bytes)
     calls = []
     real = kernels.strided_copy
 

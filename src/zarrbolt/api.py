@@ -8,9 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from .array import Array, _check_json_attributes, _load_metadata, _meta_key
+from .array import Array
 from .codecs import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, parse_codecs
-from .codecs.registry import parse_codec
 from .errors import (
     ArrayNotFoundError,
     ContainsArrayError,
@@ -19,7 +18,11 @@ from .errors import (
     MetadataError,
     NodeNotFoundError,
 )
-from .group import Group, ensure_parent_groups, erase_node, normalize_node_path
+from .group import Group
+from .node import check_json_attributes as _check_json_attributes
+from .node import ensure_parent_groups, erase_node, normalize_node_path
+from .node import load_metadata as _load_metadata
+from .node import meta_key as _meta_key
 from .metadata import ArrayMetadata, GroupMetadata
 from .metadata.chunk_grid import RegularChunkGrid
 from .metadata.chunk_key import DefaultChunkKeyEncoding, parse_chunk_key_encoding
@@ -204,7 +207,7 @@ def _build_codecs(spec: Any, filters: Any, serializer: Any, compressors: Any, co
     if isinstance(compressors, str) and compressors == "auto":
         comp = _default_compressors(dtype)
     else:
-        from .pipeline.chain import CodecChain
+        from .codecs.chain import CodecChain
 
         def itemsize() -> int:  # of the data the compressors see
             return CodecChain((*flt, ser)).bind(spec).ab_spec.dtype.itemsize
@@ -221,7 +224,7 @@ def _complete_codecs(codecs: tuple[Codec, ...], spec: Any) -> tuple[Codec, ...]:
     hand-built codec objects (blosc's typesize: the item size of the data the blosc codec sees)."""
     if not any(hasattr(c, "with_array_dtype") for c in codecs):
         return codecs
-    from .pipeline.chain import CodecChain
+    from .codecs.chain import CodecChain
 
     itemsize = CodecChain(codecs).bind(spec).ab_spec.dtype.itemsize
     return tuple(c.with_array_dtype(itemsize) if hasattr(c, "with_array_dtype") else c for c in codecs)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, ClassVar
 
-from .array import Array, _check_json_attributes, _load_metadata, _meta_key, _Node
+from .array import Array
 from .errors import (
     ContainsArrayError,
     ContainsGroupError,
@@ -15,68 +15,27 @@ from .errors import (
     ReadOnlyError,
 )
 from .metadata import ArrayMetadata, GroupMetadata
+from .node import (
+    Node,
+    check_json_attributes,
+    ensure_parent_groups,
+    erase_node,
+    join_path,
+    load_metadata,
+    meta_key,
+    save_metadata,
+)
 from .storage import Store
 
 
-def validate_node_name(name: str) -> None:
-    """The spec's node-name rules (core spec, "Node names")."""
-    if not isinstance(name, str):
-        raise MetadataError(f"a node name must be a string, got {type(name).__name__}")
-    if name == "":
-        raise MetadataError("a node name must not be empty")
-    if "/" in name:
-        raise MetadataError(f"a node name must not contain '/': {name!r}")
-    if set(name) == {"."}:
-        raise MetadataError(f"a node name must not consist only of periods: {name!r}")
-    if name.startswith("__"):
-        raise MetadataError(f"a node name must not start with the reserved prefix '__': {name!r}")
-    if "\\" in name or "\x00" in name:
-        raise MetadataError(f"a node name must not contain backslashes or NUL: {name!r}")
-
-
-def normalize_node_path(path: str | None) -> str:
-    """'/a//b/' -> 'a/b'; every segment must be a valid node name."""
-    if path is None:
-        return ""
-    if not isinstance(path, str):
-        raise MetadataError(f"a node path must be a string, got {type(path).__name__}")
-    parts = [p for p in path.split("/") if p != ""]
-    for p in parts:
-        validate_node_name(p)
-    return "/".join(parts)
-
-
-def join_path(parent: str, name: str) -> str:
-    name = normalize_node_path(name)
-    if not name:
-        raise MetadataError("a child path must not be empty")
-    return f"{parent}/{name}" if parent else name
-
-
-def ensure_parent_groups(store: Store, path: str) -> None:
-    """Make sure every ancestor of ``path`` is a group, creating missing ones (the spec's
-    "create a group" / "create an array" operations).  An ancestor that is an array is an error."""
-    if not path:
-        return
-    parts = path.split("/")[:-1]
-    for i in range(len(parts) + 1):
-        anc = "/".join(parts[:i])
-        meta = _load_metadata(store, anc)
-        if meta is None:
-            store.set(_meta_key(anc), GroupMetadata().to_bytes())
-        elif isinstance(meta, ArrayMetadata):
-            raise ContainsArrayError(f"cannot create {path!r}: its ancestor {anc!r} is an array")
-
-
-def erase_node(store: Store, path: str) -> None:
-    if path:
-        store.erase_prefix(path + "/")
-    else:
-        store.erase_prefix("")
-
-
-class Group(_Node):
+class Group(Node):
     """A Zarr v3 group."""
+
+    _kind = "group"
+    # Makes arrays from create_array's user arguments (zarrbolt.api.create_array, which imports
+    # this module): handed in by the package (zarrbolt/__init__.py), so that the dependency
+    # points one way, api -> group.
+    _array_factory: ClassVar[Callable[..., Array] | None] = None
 
     def __init__(self, store: Store, path: str, metadata: GroupMetadata, *, read_only: bool | None = None):
         self._store = store
@@ -86,7 +45,7 @@ class Group(_Node):
 
     @classmethod
     def open(cls, store: Store, path: str = "", *, read_only: bool | None = None) -> Group:
-        meta = _load_metadata(store, path)
+        meta = load_metadata(store, path)
         if meta is None:
             raise GroupNotFoundError(f"no group at path {path!r} in {store!r}")
         if not isinstance(meta, GroupMetadata):
@@ -105,8 +64,8 @@ class Group(_Node):
         if store.read_only:
             raise ReadOnlyError(f"cannot create a group in read-only {store!r}")
         attrs = dict(attributes or {})
-        _check_json_attributes(attrs)
-        existing = _load_metadata(store, path)
+        check_json_attributes(attrs)
+        existing = load_metadata(store, path)
         if existing is not None:
             if not overwrite:
                 err = ContainsArrayError if isinstance(existing, ArrayMetadata) else ContainsGroupError
@@ -114,7 +73,7 @@ class Group(_Node):
             erase_node(store, path)
         ensure_parent_groups(store, path)
         meta = GroupMetadata(attributes=attrs)
-        store.set(_meta_key(path), meta.to_bytes())
+        save_metadata(store, path, meta)
         return cls(store, path, meta)
 
     # ------------------------------------------------------------------ properties
@@ -126,26 +85,12 @@ class Group(_Node):
             f"No. members : {len(list(self.keys()))}"
         )
 
-    def update_attributes(self, new_attributes: Mapping[str, Any]) -> Group:
-        attrs = dict(self._metadata.attributes)
-        attrs.update(new_attributes)
-        self._set_attributes(attrs)
-        return self
-
-    def _set_attributes(self, attrs: dict[str, Any]) -> None:
-        if self._read_only:
-            raise ReadOnlyError(f"group {self.name} is read-only")
-        _check_json_attributes(attrs)
-        meta = self._metadata.evolve(attributes=attrs)
-        self._store.set(_meta_key(self._path), meta.to_bytes())
-        self._metadata = meta
-
     # ------------------------------------------------------------------ children
     def _child_path(self, name: str) -> str:
         return join_path(self._path, name)
 
     def _open_child(self, path: str) -> Array | Group:
-        meta = _load_metadata(self._store, path)
+        meta = load_metadata(self._store, path)
         if meta is None:
             raise NodeNotFoundError(f"no array or group named {path!r} in {self._store!r}")
         if isinstance(meta, ArrayMetadata):
@@ -168,13 +113,12 @@ class Group(_Node):
             path = self._child_path(name)
         except MetadataError:
             return False
-        return self._store.exists(_meta_key(path))
+        return self._store.exists(meta_key(path))
 
     def __delitem__(self, name: str) -> None:
-        if self._read_only:
-            raise ReadOnlyError(f"group {self.name} is read-only")
+        self._check_writable()
         path = self._child_path(name)
-        if not self._store.exists(_meta_key(path)):
+        if not self._store.exists(meta_key(path)):
             raise NodeNotFoundError(f"no array or group named {name!r} in group {self.name}")
         erase_node(self._store, path)
 
@@ -187,7 +131,7 @@ class Group(_Node):
             name = entry[len(prefix):].rstrip("/")
             if not name or name.startswith("__"):
                 continue
-            if self._store.exists(_meta_key(prefix + name)):
+            if self._store.exists(meta_key(prefix + name)):
                 names.append(name)
         return sorted(names)
 
@@ -259,13 +203,12 @@ class Group(_Node):
         return "\n".join(lines)
 
     def create_group(self, name: str, *, overwrite: bool = False, attributes: Mapping[str, Any] | None = None) -> Group:
-        if self._read_only:
-            raise ReadOnlyError(f"group {self.name} is read-only")
+        self._check_writable()
         return Group.create(self._store, self._child_path(name), attributes=attributes, overwrite=overwrite)
 
     def require_group(self, name: str, **kwargs: Any) -> Group:
         path = self._child_path(name)
-        meta = _load_metadata(self._store, path)
+        meta = load_metadata(self._store, path)
         if meta is None:
             return self.create_group(name, **kwargs)
         if isinstance(meta, ArrayMetadata):
@@ -273,11 +216,9 @@ class Group(_Node):
         return Group(self._store, path, meta, read_only=self._read_only)
 
     def create_array(self, name: str, **kwargs: Any) -> Array:
-        from .api import create_array
-
-        if self._read_only:
-            raise ReadOnlyError(f"group {self.name} is read-only")
-        return create_array(self._store, name=self._child_path(name), **kwargs)
+        """Create an array child; the arguments are :func:`zarrbolt.create_array`'s."""
+        self._check_writable()
+        return type(self)._array_factory(self._store, name=self._child_path(name), **kwargs)
 
     create_dataset = create_array
 
@@ -285,7 +226,7 @@ class Group(_Node):
         import numpy as np
 
         path = self._child_path(name)
-        meta = _load_metadata(self._store, path)
+        meta = load_metadata(self._store, path)
         if meta is None:
             return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
         if isinstance(meta, GroupMetadata):

@@ -5,10 +5,12 @@ A shard is the inner chunks' encoded bytes followed (``index_location="end"``) o
 encoded with the fixed-size ``index_codecs``.  Empty inner chunks (all fill value) are stored as
 the pair ``(2^64-1, 2^64-1)`` and take no space.
 
-Besides whole-shard ``encode``/``decode`` this module plans partial reads (:meth:`ShardingCodec.
-read_inner_chunks`): fetch the index with one prefix/suffix byte-range request, then only the
-inner chunks a selection touches, adjacent ranges coalesced.  Index validation runs in C
-(:func:`zarrbolt.kernels.parse_shard_index`)."""
+Besides whole-shard ``encode``/``decode`` this module gives what partial reads and writes need:
+where the index is (:meth:`ShardingCodec.index_range`), its validation
+(:meth:`ShardingCodec.decode_index`, in C: :func:`zarrbolt.kernels.parse_shard_index`) and the
+read-modify-write of a shard (:meth:`ShardingCodec.update_shard`).  The partial reads themselves
+(fetch the index with one prefix/suffix byte-range request, then only the inner chunks a
+selection touches, neighbours coalesced) are planned by :mod:`zarrbolt.pipeline.shard_io`."""
 
 from __future__ import annotations
 
@@ -22,8 +24,9 @@ import numpy as np
 
 from .. import kernels
 from ..errors import CodecError, CorruptChunkError, MetadataError
-from ..pipeline.executor import run_batches
+from .._threads import run_batches
 from .abc import ArrayToBytesCodec, ChunkSpec, Codec
+from .chain import CodecChain
 from .registry import parse_codecs, register_codec
 from ._util import config_dict
 
@@ -73,8 +76,6 @@ class ShardingCodec(ArrayToBytesCodec):
         ),
         index_location: str = "end",
     ):
-        from ..pipeline.chain import CodecChain
-
         if isinstance(chunk_shape, (str, bytes)) or not isinstance(chunk_shape, Sequence):
             raise MetadataError(f"sharding_indexed: chunk_shape must be an array of integers, got {chunk_shape!r}")
         cs = []

@@ -126,10 +126,11 @@ class ArrayMetadata:
             raise MetadataError(
                 f"storage transformers {list(self.storage_transformers)!r} are not supported; refusing to open"
             )
-        # Validate the chain against the chunk representation (order, dtype support, shapes).
-        from ..pipeline.chain import CodecChain
+        # Validate the chain against the chunk representation (order, dtype support, shapes); the
+        # bound chain is kept for the array (see bound_codecs), so it is bound once per document.
+        from ..codecs.chain import CodecChain
 
-        CodecChain(codecs).bind(self.chunk_spec())
+        set_(self, "_bound_codecs", CodecChain(codecs).bind(self.chunk_spec()))
 
     # ------------------------------------------------------------------ derived
     @property
@@ -146,6 +147,12 @@ class ArrayMetadata:
 
     def chunk_spec(self) -> ChunkSpec:
         return ChunkSpec(self.chunks, self.data_type, self.fill_value)
+
+    @property
+    def bound_codecs(self) -> Any:
+        """The codec chain (:class:`~zarrbolt.codecs.chain.BoundChain`) bound to :meth:`chunk_spec`,
+        validated when this document was made."""
+        return self._bound_codecs
 
     def nchunks(self) -> int:
         return math.prod(self.chunk_grid.grid_shape(self.shape))

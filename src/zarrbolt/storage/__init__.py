@@ -16,7 +16,7 @@ from ._base import (
     check_key,
     check_prefix,
 )
-from .local import LocalStore
+from .local import LocalStore, NativeFiles
 from .memory import MemoryStore
 
 
@@ -42,6 +42,7 @@ __all__ = [
     "ByteRequest",
     "LocalStore",
     "MemoryStore",
+    "NativeFiles",
     "OffsetByteRequest",
     "RangeByteRequest",
     "Store",

@@ -125,6 +125,26 @@ def as_byte_view(value: Any) -> memoryview:
     return memoryview(mv.tobytes())
 
 
+def check_ranges(ranges: Sequence[tuple[int, int]], capacity: int) -> list[tuple[int, int]]:
+    """``ranges`` as a list of ``(start, end)`` int pairs with ``0 <= start <= end`` whose lengths
+    add up to at most ``capacity`` bytes; ValueError otherwise."""
+    out: list[tuple[int, int]] = []
+    total = 0
+    for r in ranges:
+        try:
+            start, end = r
+        except (TypeError, ValueError):
+            raise ValueError(f"a byte range must be a (start, end) pair, got {r!r}") from None
+        start, end = _index(start, "range start"), _index(end, "range end")
+        if start < 0 or end < start:
+            raise ValueError(f"invalid byte range [{start}, {end})")
+        total += end - start
+        out.append((start, end))
+    if total > capacity:
+        raise ValueError(f"the ranges hold {total} bytes, the buffer {capacity}")
+    return out
+
+
 def normalize_range(byte_range: ByteRequest) -> RangeByteRequest | OffsetByteRequest | SuffixByteRequest | None:
     if byte_range is None or isinstance(byte_range, (RangeByteRequest, OffsetByteRequest, SuffixByteRequest)):
         return byte_range
@@ -206,6 +226,37 @@ class Store(ABC):
             return -len(data)
         mv[: len(data)] = data
         return len(data)
+
+    def get_ranges_into(self, key: str, ranges: Sequence[tuple[int, int]], buffer: Any) -> list[int] | None:
+        """Read several byte ranges of one value into ``buffer``, one after another: a batched
+        :meth:`get_into` (the fused decode reads the inner chunks of a shard with one call).
+
+        ``ranges`` are ``(start, end)`` pairs, ``0 <= start <= end`` (end exclusive); range ``i``
+        lands at the sum of the lengths of the ranges before it, so ``buffer`` (a writable,
+        contiguous bytes-like) must hold their total length, else ValueError.  Returns how many
+        bytes each range got (fewer where the value ends inside the range, 0 past its end), or
+        None when ``key`` is absent.  This default reads each range with :meth:`get_into`;
+        stores override it to serve all the ranges with one lookup or one open file."""
+        mv = writable_view(buffer)
+        ranges = check_ranges(ranges, len(mv))
+        if not ranges:
+            return [] if self.exists(key) else None
+        counts: list[int] = []
+        pos = 0
+        for start, end in ranges:
+            got = self.get_into(key, mv[pos: pos + end - start], start)
+            if got is None:
+                return None
+            counts.append(got)
+            pos += end - start
+        return counts
+
+    def native_files(self) -> Any:
+        """Direct access to the files that hold the values, for the C file batches of the fused
+        pipeline, or None (this default: values are read and written through this API only).
+        :class:`~zarrbolt.storage.LocalStore` returns its :class:`~zarrbolt.storage.local.
+        NativeFiles`."""
+        return None
 
     @abstractmethod
     def exists(self, key: str) -> bool:

@@ -23,7 +23,17 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from ..errors import InvalidKeyError, StoreError
-from ._base import ByteRequest, Store, _index, as_byte_view, check_key, check_prefix, resolve_range, writable_view
+from ._base import (
+    ByteRequest,
+    Store,
+    _index,
+    as_byte_view,
+    check_key,
+    check_prefix,
+    check_ranges,
+    resolve_range,
+    writable_view,
+)
 
 TMP_PREFIX = ".zb-tmp-"
 _HAS_PREAD = hasattr(os, "pread")
@@ -147,6 +157,7 @@ class LocalStore(Store):
         self.root = path_from_uri(root).absolute()
         self.fsync = bool(fsync)
         self._root_str = str(self.root)
+        self._native: NativeFiles | None = None
 
     # ------------------------------------------------------------------ paths
     def _path(self, key: str) -> str:
@@ -254,6 +265,37 @@ class LocalStore(Store):
         if got != size:
             raise StoreError(f"{key!r} changed while being read ({got} of {size} bytes)")
         return size
+
+    def get_ranges_into(self, key: str, ranges: Any, buffer: Any) -> list[int] | None:
+        """Opens the file once for all the ranges (see :meth:`Store.get_ranges_into`)."""
+        mv = writable_view(buffer)
+        ranges = check_ranges(ranges, len(mv))
+        opened = self._open_value(key)
+        if opened is None:
+            return None
+        fd, size = opened
+        counts: list[int] = []
+        pos = 0
+        try:
+            for start, end in ranges:
+                want = max(0, min(end, size) - start)
+                counts.append(_readinto(fd, mv[pos: pos + want], start) if want else 0)
+                pos += end - start
+        except OSError as e:
+            raise StoreError(f"cannot read {key!r} from {self}: {e}") from e
+        finally:
+            os.close(fd)
+        return counts
+
+    def native_files(self) -> NativeFiles | None:
+        """Direct access to this store's files (:class:`NativeFiles`) for the C file batches of
+        the fused pipeline.  None for subclasses, which may change how values are read or
+        written: they go through the Store API unless they override this."""
+        if type(self) is not LocalStore:
+            return None
+        if self._native is None:
+            self._native = NativeFiles(self)
+        return self._native
 
     def exists(self, key: str) -> bool:
         return os.path.isfile(self._path(key))
@@ -529,6 +571,58 @@ class LocalStore(Store):
 
     def __str__(self) -> str:
         return self.root.as_uri()
+
+
+class NativeFiles:
+    """What code that reads and writes a :class:`LocalStore`'s files itself needs (the C file
+    batches of the fused pipeline: ``csrc/fileio.c``): the file of each key, temporary files in
+    the store's own pattern (never listed as keys, cleaned up like the store's), and directory
+    syncs when the store is ``fsync``.  Values written this way must be complete files renamed
+    over the key's path, as :meth:`LocalStore.set` does."""
+
+    def __init__(self, store: LocalStore):
+        self._store = store
+        self.fsync = store.fsync
+        root = store._root_str
+        if os.name == "nt":
+            self._prefix = root + "\\"
+        else:
+            self._prefix = root.rstrip("/") + "/"
+
+    def paths(self, keys: Iterable[str]) -> list[bytes]:
+        """The file-system paths (bytes; UTF-8 on Windows) of the files of ``keys``, for
+        reading.  The keys are not checked here (a read of many small chunks would pay for it):
+        pass keys made by a chunk key encoding under a checked node path, never user strings."""
+        prefix = self._prefix
+        if os.name == "nt":
+            return [(prefix + k.replace("/", "\\")).encode("utf-8", "surrogatepass") for k in keys]
+        return [os.fsencode(prefix + k) for k in keys]
+
+    def write_paths(self, keys: list[str]) -> tuple[list[bytes], list[bytes]]:
+        """For writing ``keys`` (checked, as every LocalStore key): their files' paths and a
+        fresh temporary path next to each, with the directories made.  Raises StoreError
+        (InvalidKeyError) or OSError (e.g. a file where a directory should be)."""
+        store = self._store
+        paths = [store._path(k) for k in keys]
+        for d in {os.path.dirname(q) for q in paths}:
+            os.makedirs(d, exist_ok=True)
+        rnd = os.urandom(16 * len(paths)).hex()
+        tmps = [os.path.join(os.path.dirname(q), f"{TMP_PREFIX}{rnd[32 * i: 32 * i + 32]}")
+                for i, q in enumerate(paths)]
+        return [_fs_bytes(q) for q in paths], [_fs_bytes(t) for t in tmps]
+
+    def sync_dirs(self, keys: Iterable[str]) -> None:
+        """Flush the directories of ``keys`` to disk (once each) when the store is ``fsync``."""
+        if not self.fsync:
+            return
+        store = self._store
+        for d in {os.path.dirname(store._path(k)) for k in keys}:
+            store._sync_dir(d)
+
+
+def _fs_bytes(path: str) -> bytes:
+    """A path as the C file layer takes it: file-system bytes (UTF-8 on Windows)."""
+    return path.encode("utf-8", "surrogatepass") if os.name == "nt" else os.fsencode(path)
 
 
 def _unlink_quietly(path: str) -> None:

@@ -15,6 +15,7 @@ from ._base import (
     _index,
     as_bytes,
     check_key,
+    check_ranges,
     check_prefix,
     resolve_range,
     writable_view,
@@ -62,6 +63,24 @@ class MemoryStore(Store):
         src = memoryview(v)[offset : offset + len(mv)]
         mv[: len(src)] = src
         return len(src)
+
+    def get_ranges_into(self, key: str, ranges: Any, buffer: Any) -> list[int] | None:
+        """One lookup for all the ranges (see :meth:`Store.get_ranges_into`)."""
+        mv = writable_view(buffer)
+        ranges = check_ranges(ranges, len(mv))
+        v = self._value(key)
+        if v is None:
+            return None
+        src = memoryview(v)
+        counts: list[int] = []
+        pos = 0
+        for start, end in ranges:
+            part = src[start:end]
+            n = len(part)
+            mv[pos: pos + n] = part
+            counts.append(n)
+            pos += end - start
+        return counts
 
     def exists(self, key: str) -> bool:
         check_key(key)

@@ -1,0 +1,206 @@
+"""What arrays and groups share: node paths and names, their ``zarr.json`` documents, attributes.
+
+Everything here sits below :mod:`zarrbolt.array`, :mod:`zarrbolt.group` and :mod:`zarrbolt.api`,
+which import it; it imports none of them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, MutableMapping
+from typing import Any
+
+from .errors import ContainsArrayError, MetadataError, ReadOnlyError
+from .metadata import ArrayMetadata, GroupMetadata, parse_node_metadata
+from .storage import Store
+
+ZARR_JSON = "zarr.json"
+
+
+# ---------------------------------------------------------------------------- keys and paths
+def meta_key(path: str) -> str:
+    """The store key of the metadata document of the node at ``path``."""
+    return f"{path}/{ZARR_JSON}" if path else ZARR_JSON
+
+
+def validate_node_name(name: str) -> None:
+    """The spec's node-name rules (core spec, "Node names")."""
+    if not isinstance(name, str):
+        raise MetadataError(f"a node name must be a string, got {type(name).__name__}")
+    if name == "":
+        raise MetadataError("a node name must not be empty")
+    if "/" in name:
+        raise MetadataError(f"a node name must not contain '/': {name!r}")
+    if set(name) == {"."}:
+        raise MetadataError(f"a node name must not consist only of periods: {name!r}")
+    if name.startswith("__"):
+        raise MetadataError(f"a node name must not start with the reserved prefix '__': {name!r}")
+    if "\\" in name or "\x00" in name:
+        raise MetadataError(f"a node name must not contain backslashes or NUL: {name!r}")
+
+
+def normalize_node_path(path: str | None) -> str:
+    """'/a//b/' -> 'a/b'; every segment must be a valid node name."""
+    if path is None:
+        return ""
+    if not isinstance(path, str):
+        raise MetadataError(f"a node path must be a string, got {type(path).__name__}")
+    parts = [p for p in path.split("/") if p != ""]
+    for p in parts:
+        validate_node_name(p)
+    return "/".join(parts)
+
+
+def join_path(parent: str, name: str) -> str:
+    """The path of child ``name`` (itself a relative node path) of the node at ``parent``."""
+    name = normalize_node_path(name)
+    if not name:
+        raise MetadataError("a child path must not be empty")
+    return f"{parent}/{name}" if parent else name
+
+
+# ---------------------------------------------------------------------------- metadata documents
+def load_metadata(store: Store, path: str) -> ArrayMetadata | GroupMetadata | None:
+    """The parsed metadata of the node at ``path``, or None when there is no node."""
+    raw = store.get(meta_key(path))
+    if raw is None:
+        return None
+    return parse_node_metadata(raw)
+
+
+def save_metadata(store: Store, path: str, metadata: ArrayMetadata | GroupMetadata) -> None:
+    """Write the metadata document of the node at ``path``."""
+    store.set(meta_key(path), metadata.to_bytes())
+
+
+def check_json_attributes(attrs: Mapping[str, Any]) -> None:
+    """MetadataError unless ``attrs`` can be written as JSON."""
+    try:
+        json.dumps(attrs, allow_nan=True)
+    except (TypeError, ValueError) as e:
+        raise MetadataError(f"attributes must be JSON-serialisable: {e}") from None
+
+
+def ensure_parent_groups(store: Store, path: str) -> None:
+    """Make sure every ancestor of ``path`` is a group, creating missing ones (the spec's
+    "create a group" / "create an array" operations).  An ancestor that is an array is an error."""
+    if not path:
+        return
+    parts = path.split("/")[:-1]
+    for i in range(len(parts) + 1):
+        anc = "/".join(parts[:i])
+        meta = load_metadata(store, anc)
+        if meta is None:
+            save_metadata(store, anc, GroupMetadata())
+        elif isinstance(meta, ArrayMetadata):
+            raise ContainsArrayError(f"cannot create {path!r}: its ancestor {anc!r} is an array")
+
+
+def erase_node(store: Store, path: str) -> None:
+    """Remove the node at ``path`` and everything below it."""
+    if path:
+        store.erase_prefix(path + "/")
+    else:
+        store.erase_prefix("")
+
+
+# ---------------------------------------------------------------------------- nodes
+class Attributes(MutableMapping):
+    """The ``attributes`` of a node; every change is written through to the store."""
+
+    def __init__(self, node: Node):
+        self._node = node
+
+    def _get(self) -> dict[str, Any]:
+        return self._node.metadata.attributes
+
+    def __getitem__(self, key: str) -> Any:
+        return self._get()[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._node.update_attributes({key: value})
+
+    def __delitem__(self, key: str) -> None:
+        attrs = dict(self._get())
+        del attrs[key]
+        self._node._set_attributes(attrs)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def asdict(self) -> dict[str, Any]:
+        return dict(self._get())
+
+    def put(self, d: Mapping[str, Any]) -> None:
+        """Replace all attributes with ``d``."""
+        self._node._set_attributes(dict(d))
+
+    def __repr__(self) -> str:
+        return repr(self._get())
+
+
+class Node:
+    """What arrays and groups share: their store, path, metadata and attributes.
+
+    Subclasses set ``_store``, ``_path``, ``_read_only`` and (through :meth:`_replace_metadata`)
+    ``_metadata``; ``_kind`` names them in messages."""
+
+    _kind = "node"
+    _store: Store
+    _path: str
+    _metadata: Any
+    _read_only: bool
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def name(self) -> str:
+        return "/" + self._path
+
+    @property
+    def basename(self) -> str:
+        return self._path.rsplit("/", 1)[-1]
+
+    @property
+    def metadata(self) -> Any:
+        return self._metadata
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    @property
+    def attrs(self) -> Attributes:
+        return Attributes(self)
+
+    def _check_writable(self) -> None:
+        if self._read_only:
+            raise ReadOnlyError(f"{self._kind} {self.name} is read-only")
+
+    def update_attributes(self, new_attributes: Mapping[str, Any]) -> Any:
+        attrs = dict(self._metadata.attributes)
+        attrs.update(new_attributes)
+        self._set_attributes(attrs)
+        return self
+
+    def _set_attributes(self, attrs: dict[str, Any]) -> None:
+        self._check_writable()
+        check_json_attributes(attrs)
+        self._save_metadata(self._metadata.evolve(attributes=attrs))
+
+    def _save_metadata(self, metadata: Any) -> None:
+        """Write ``metadata`` as this node's document, then use it."""
+        self._check_writable()
+        save_metadata(self._store, self._path, metadata)
+        self._replace_metadata(metadata)
+
+    def _replace_metadata(self, metadata: Any) -> None:
+        self._metadata = metadata

@@ -1,0 +1,124 @@
+"""The memory the fused pipeline's calls into C work in, and how much one call is handed.
+
+Each thread keeps a read arena (the encoded bytes of a batch of chunks) and a decode/encode
+scratch, reused across reads: fresh allocations would cost page faults every time.  The workers
+of the native pool (``zarrbolt/pool.h``) have their own pair each (:func:`helper_buffers`).
+A call hands C at most READ_WINDOW_BYTES of decoded data (:func:`read_windows`), so that
+Python code, and a pending Ctrl-C, runs between calls."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+_ARENA_BYTES = 8 << 20
+_arenas = threading.local()
+_scratches = threading.local()
+_helpers: list[list] = []  # [arena, scratch] of the native pool's worker w (index w - 1)
+_helpers_lock = threading.Lock()
+
+# Outputs at least this large are written with non-temporal stores by the fused decode: they
+# cannot stay in the caches anyway, and skipping the read-for-ownership of every destination
+# line makes full-volume reads ~10% faster.  Smaller outputs (blocks, planes) stay cached for
+# whatever the caller does next.
+STREAM_MIN_BYTES = 64 << 20
+# Scratch of the fused decode per thread, at most: enough slots to group the copies of a row of
+# chunks (see group_slots).  Only the pages a read touches become resident.
+GROUP_SCRATCH_BYTES = 16 << 20
+# Chunk rows (the chunk's last dimension, in output bytes) at least this long are copied one
+# chunk at a time: grouping only pays for short rows.
+GROUP_MAX_ROW_BYTES = 4096
+# A read hands the native pool at most about this many decoded bytes per call: Python code runs
+# between calls, so a Ctrl-C (or any pending signal) stops a huge read within a second or so
+# instead of after it.
+READ_WINDOW_BYTES = 1 << 30
+
+
+def thread_arena() -> memoryview:
+    """A per-thread read buffer, reused across reads (fresh allocations cost page faults)."""
+    a = getattr(_arenas, "buf", None)
+    if a is None:
+        a = memoryview(bytearray(_ARENA_BYTES))
+        _arenas.buf = a
+    return a
+
+
+def thread_scratch(nbytes: int) -> memoryview | None:
+    """A per-thread decode scratch of at least ``nbytes``, reused across reads; None (the decode
+    allocates and frees its own) when that is more than GROUP_SCRATCH_BYTES, so that reads of
+    arrays with huge chunks do not leave that much memory behind in every thread."""
+    if nbytes > GROUP_SCRATCH_BYTES:
+        return None
+    a = getattr(_scratches, "buf", None)
+    if a is None or len(a) < nbytes:
+        a = memoryview(bytearray(nbytes))
+        _scratches.buf = a
+    return a
+
+
+def helper_buffers(w: int, scratch_bytes: int) -> tuple[memoryview, memoryview | None]:
+    """The read buffers of worker ``w`` >= 1 of the native read pool (zarrbolt/pool.h).  Only
+    one job runs on the pool at a time, and its worker ``w`` is the only user of these; a call
+    that finds the pool busy runs alone on its own thread's buffers."""
+    with _helpers_lock:
+        while len(_helpers) < w:
+            _helpers.append([memoryview(bytearray(_ARENA_BYTES)), None])
+        h = _helpers[w - 1]
+        if scratch_bytes > GROUP_SCRATCH_BYTES:
+            return h[0], None
+        if h[1] is None or len(h[1]) < scratch_bytes:
+            h[1] = memoryview(bytearray(scratch_bytes))
+        return h[0], h[1]
+
+
+def pool_read_buffers(workers: int, scratch_bytes: int) -> list[tuple[memoryview, memoryview | None]]:
+    """``(arena, scratch)`` of the calling thread and of each further worker of a native read."""
+    bufs = [(thread_arena(), thread_scratch(scratch_bytes))]
+    bufs += [helper_buffers(w, scratch_bytes) for w in range(1, workers)]
+    return bufs
+
+
+def pool_work_buffers(workers: int, work_bytes: int) -> list[memoryview | None]:
+    """The scratch of the calling thread and of each further worker of a native encode."""
+    return [thread_scratch(work_bytes)] + [helper_buffers(w, work_bytes)[1] for w in range(1, workers)]
+
+
+def group_slots(plan: Any, full: np.ndarray) -> int:
+    """How many scratch slots the fused decode of a read into ``full`` groups its copies over:
+    as many chunks as make up one row of ``full`` (within GROUP_SCRATCH_BYTES), when the chunks'
+    rows are short.  Writing whole rows of chunks at once instead of one chunk's short rows at a
+    time is what makes the copy fast where TLB misses are expensive (see zb_scratch)."""
+    chunk_shape = plan.chunk_shape
+    if full.ndim < 2 or not chunk_shape:
+        return 1
+    row = chunk_shape[-1] * full.itemsize
+    if row >= GROUP_MAX_ROW_BYTES or full.shape[-1] <= chunk_shape[-1]:
+        return 1
+    per_row = -(-full.shape[-1] // chunk_shape[-1]) + 1  # an unaligned row touches one more
+    return max(1, min(per_row, GROUP_SCRATCH_BYTES // plan.scratch_bytes(1)))
+
+
+def stream_output(full: np.ndarray) -> bool:
+    """Whether the fused decode writes ``full`` with non-temporal stores (STREAM_MIN_BYTES)."""
+    return full.nbytes >= STREAM_MIN_BYTES
+
+
+def read_windows(sizes: Sequence[int]) -> list[tuple[int, int]]:
+    """Consecutive ``[lo, hi)`` ranges of the items whose ``sizes`` add up to at most
+    READ_WINDOW_BYTES each (an item alone may be more)."""
+    windows: list[tuple[int, int]] = []
+    lo, total = 0, 0
+    for i, size in enumerate(sizes):
+        if i > lo and total + size > READ_WINDOW_BYTES:
+            windows.append((lo, i))
+            lo, total = i, 0
+        total += size
+    if lo < len(sizes):
+        windows.append((lo, len(sizes)))
+    return windows
+
+
+_read_windows = read_windows  # the name the tests of the native pool use

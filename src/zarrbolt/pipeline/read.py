@@ -1,0 +1,336 @@
+"""The read planner: from the indexer's chunk tasks to the way they are read and decoded.
+
+Strategies (the name each read counts in :data:`strategy_counts`):
+
+- ``"fused-files"``: chunks of a store with native file access (``ArrayIO.files``: a
+  LocalStore's :meth:`~zarrbolt.storage.LocalStore.native_files`) opened, read and decoded by
+  C on the native pool, the GIL released once per window of READ_WINDOW_BYTES;
+- ``"fused-store"``: chunks read through the Store API (``read_into``) into a thread's arena,
+  decoded by the fused C plan an arena at a time;
+- ``"per-codec"``: each chunk decoded by the Python codec chain (chains without a C plan,
+  selections with steps or index arrays);
+- ``"sharded-fused-files"``, ``"sharded-fused-store"``, ``"sharded-per-codec"``: the same for
+  shards read directly (the sharding codec alone in the chain), their I/O planned by
+  :mod:`.shard_io`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import buffers, outbuf
+from .._ext._pipeline import POOL_MAX
+from .._threads import batch_bounds, parallel_workers, run_batches
+from ..errors import CodecError, CorruptChunkError, MetadataError, StoreError
+from ..indexing import ChunkProjection
+from .context import ArrayIO
+from .shard_io import COALESCE_GAP, ShardArenaReader, fetch_inner_chunks, group_by_shard, shard_index, work_items
+
+# How many reads took each strategy (a debugging and testing aid; see the module docstring).
+strategy_counts: Counter = Counter()
+
+
+def read(io: ArrayIO, make_indexer: Callable[[tuple[int, ...]], Any]) -> np.ndarray:
+    """Read a selection: ``make_indexer(chunk_shape)`` makes its indexer over the chunk grid."""
+    if io.shard_direct:
+        indexer = make_indexer(io.layout.chunk_shape)
+        items = _unit_items(io, indexer)
+        if items is not None:
+            return _read_sharded_fused(io, indexer, items)
+        return _read_sharded(io, indexer)
+    indexer = make_indexer(io.chunk_shape)
+    items = _unit_items(io, indexer)
+    if items is not None:
+        return _read_fused(io, indexer, items)
+    return _read_per_codec(io, indexer)
+
+
+def _unit_items(io: ArrayIO, indexer: Any) -> tuple | None:
+    """The fused decode's tasks (ints and step-1 slices with a C plan), or None."""
+    if io.plan is None or not io.ndim or not hasattr(indexer, "unit_step_items"):
+        return None
+    return indexer.unit_step_items()
+
+
+def task_error(e: BaseException, label: Callable[[int | None], str | None]) -> BaseException | None:
+    """``e`` (raised by a batched C call) again, its message prefixed by ``label(i)``, where i is
+    the failing task's position in the call's input (None when the call did not say); None when
+    ``label`` gives None (``e`` is then best raised as it is).
+
+    MERGE NOTE (issue #16): stream H1 makes the C calls set ``e.task_index``.  The ``args[1]``
+    fallback below only serves until that lands: remove it at the merge."""
+    i = getattr(e, "task_index", None)
+    if not isinstance(i, int):
+        i = e.args[1] if len(e.args) > 1 and isinstance(e.args[1], int) else None  # FALLBACK: remove
+    where = label(i)
+    if where is None:
+        return None
+    msg = e.args[0] if e.args else str(e)
+    return type(e)(f"{where}: {msg}")
+
+
+class FusedOutput:
+    """The output of a fused read and where each task goes in it; decodes batches into it."""
+
+    def __init__(self, io: ArrayIO, indexer: Any, items: tuple):
+        coords, self.starts, self.shapes, self.out_starts = items
+        self.plan, self.fill = io.plan, io.fill
+        self.out = outbuf.empty(indexer.shape, dtype=io.dtype)
+        self.full = self.out.reshape(indexer.unit_shape())
+        self.n = len(coords)
+        self.coords = coords
+
+    def prepare(self) -> None:
+        """What the decode calls need (only once there are tasks)."""
+        full = self.full
+        self.offs = (self.out_starts * np.asarray(full.strides, dtype=np.int64)).sum(axis=1)
+        self.stream = buffers.stream_output(full)
+        self.nslots = buffers.group_slots(self.plan, full)
+        self.scratch_bytes = self.plan.scratch_bytes(self.nslots)
+
+    def fill_task(self, i: int) -> None:
+        self.full[tuple(slice(o, o + l) for o, l in zip(self.out_starts[i], self.shapes[i]))] = self.fill
+
+    def decode(self, bufs: list, idx: list, names: list) -> None:
+        """Decode buffers ``bufs`` (tasks ``idx``, named ``names``) with one GIL release."""
+        if not bufs:
+            return
+        ii = np.asarray(idx, dtype=np.intp)
+        try:
+            self.plan.decode(bufs, np.ascontiguousarray(self.starts[ii]), np.ascontiguousarray(self.shapes[ii]),
+                             np.ascontiguousarray(self.offs[ii]), self.full, self.stream,
+                             buffers.thread_scratch(self.scratch_bytes), self.nslots)
+        except CodecError as e:
+            raise task_error(e, lambda i: f"chunk {'?' if i is None else names[i]}") from None
+
+    def tasks(self, ii: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(starts, shapes, offsets)`` of tasks ``ii`` as the C calls take them."""
+        return (np.ascontiguousarray(self.starts[ii]), np.ascontiguousarray(self.shapes[ii]),
+                np.ascontiguousarray(self.offs[ii]))
+
+
+# ---------------------------------------------------------------------------- chunks
+def _read_fused(io: ArrayIO, indexer: Any, items: tuple) -> np.ndarray:
+    """Unsharded reads of ints and step-1 slices through the fused C pipeline."""
+    fo = FusedOutput(io, indexer, items)
+    if fo.n == 0:
+        return fo.out
+    fo.prepare()
+    files = io.files
+    nbytes = io.bound.spec.nbytes
+    keys = [io.chunk_key(c) for c in fo.coords.tolist()]
+    if files is not None:
+        strategy_counts["fused-files"] += 1
+        for lo, hi in buffers.read_windows([nbytes] * fo.n):
+            _read_chunk_files(io, fo, files, keys, lo, hi)
+    else:
+        strategy_counts["fused-store"] += 1
+        run_batches(lambda batch: _read_chunks_via_store(io, fo, keys, batch), range(fo.n), cost=nbytes * fo.n)
+    return fo.out
+
+
+def _read_chunk_files(io: ArrayIO, fo: FusedOutput, files: Any, keys: list[str], lo: int, hi: int) -> None:
+    """Local files: open, read and decode chunks [lo, hi) in C, on the threads of the native
+    pool, with the GIL released once."""
+    m = hi - lo
+    workers = min(parallel_workers(m, cost=io.bound.spec.nbytes * m), POOL_MAX)
+    bufs = buffers.pool_read_buffers(workers, fo.scratch_bytes)
+    try:
+        missing, too_large = fo.plan.read_decode_par(
+            files.paths(keys[lo:hi]), bufs, batch_bounds(m, workers), fo.starts[lo:hi], fo.shapes[lo:hi],
+            fo.offs[lo:hi], fo.full, fo.stream, fo.nslots)
+    except (CodecError, StoreError) as e:
+        raise task_error(e, lambda i: f"chunk {'?' if i is None else keys[lo + i]}") from None
+    for j in missing:
+        fo.fill_task(lo + j)
+    for j in too_large:  # larger than the arena
+        key = keys[lo + j]
+        data = io.store.get(key)
+        if data is None:
+            fo.fill_task(lo + j)
+        else:
+            fo.decode([data], [lo + j], [key])
+
+
+def _read_chunks_via_store(io: ArrayIO, fo: FusedOutput, keys: list[str], batch: Sequence[int]) -> None:
+    """Chunks ``batch`` read whole through the Store API into this thread's arena, decoded an
+    arena at a time."""
+    store = io.store
+    arena = buffers.thread_arena()
+    pos = 0
+    bufs: list = []
+    idx: list = []
+    names: list = []
+    for i in batch:
+        key = keys[i]
+        got = store.read_into(key, arena[pos:])
+        if got is not None and got < 0:
+            # the arena is full: decode what it holds, then start over at its beginning
+            fo.decode(bufs, idx, names)
+            bufs, idx, names, pos = [], [], [], 0
+            got = store.read_into(key, arena)
+            if got is not None and got < 0:  # larger than the whole arena
+                data = store.get(key)
+                got = None if data is None else -1
+                if data is not None:
+                    fo.decode([data], [i], [key])
+                    continue
+        if got is None:
+            fo.fill_task(i)
+            continue
+        bufs.append(arena[pos: pos + got])
+        idx.append(i)
+        names.append(key)
+        pos += got
+    fo.decode(bufs, idx, names)
+
+
+def _read_per_codec(io: ArrayIO, indexer: Any) -> np.ndarray:
+    """Every chunk decoded by the Python codec chain, then copied into its place."""
+    strategy_counts["per-codec"] += 1
+    out = np.empty(indexer.shape, dtype=io.dtype)
+    projections = list(indexer)
+    if not projections:
+        return out
+    store, fill = io.store, io.fill
+
+    def work(batch: Sequence[ChunkProjection]) -> None:
+        for p in batch:
+            key = io.chunk_key(p.chunk_coords)
+            data = store.get(key)
+            if data is None:
+                out[p.out_selection] = fill
+                continue
+            chunk = io.decode_chunk(data, key)
+            out[p.out_selection] = chunk[p.chunk_selection]
+
+    run_batches(work, projections, cost=io.bound.spec.nbytes * len(projections))
+    return out
+
+
+# ---------------------------------------------------------------------------- shards
+def _read_sharded_fused(io: ArrayIO, indexer: Any, items: tuple) -> np.ndarray:
+    """Sharded reads of ints and step-1 slices: inner chunks decoded by the fused pipeline."""
+    lay = io.layout
+    fo = FusedOutput(io, indexer, items)
+    if fo.n == 0:
+        return fo.out
+    fo.prepare()
+    flat, groups = group_by_shard(fo.coords, lay.chunks_per_shard)
+    items_ = work_items(groups, fo.n, lay)
+    indices: dict = {}  # the parts of a split shard share one index read
+
+    def via_store(batch: Sequence[tuple]) -> None:
+        reader = ShardArenaReader(io.store, io.sharding, lay, buffers.thread_arena(), fo.decode, fo.fill_task)
+        for sc, g, _whole in batch:
+            key = io.chunk_key(sc)
+            tasks = g.tolist()
+            index = indices.get(sc, False)
+            if index is False:
+                index = indices[sc] = shard_index(io.store, key, io.sharding, lay)
+            if index is None:
+                for i in tasks:
+                    fo.fill_task(i)
+                continue
+            reader.read(key, index, tasks, [int(flat[i]) for i in tasks])
+        reader.flush()
+
+    files = io.files if lay.fast_index_crc is not None else None
+    inner_nbytes = lay.inner.spec.nbytes
+    if files is not None:
+        strategy_counts["sharded-fused-files"] += 1
+        entries = flat.astype(np.int64, copy=False)
+        for lo, hi in buffers.read_windows([inner_nbytes * len(g) for _, g, _ in items_]):
+            _read_shard_files(io, fo, files, items_[lo:hi], entries, via_store)
+    else:
+        strategy_counts["sharded-fused-store"] += 1
+        run_batches(via_store, items_, cost=inner_nbytes * fo.n)
+    return fo.out
+
+
+def _read_shard_files(io: ArrayIO, fo: FusedOutput, files: Any, items: list, entries: np.ndarray,
+                      via_store: Callable[[list], None]) -> None:
+    """Local shard files: every part of every shard of ``items`` (index read, inner chunk reads,
+    decodes) in C, on the threads of the native pool, with the GIL released once.  What C
+    leaves (damaged indexes, shards that changed while read, inner chunks larger than the arena)
+    goes ``via_store``, which reports the damage."""
+    lay = io.layout
+    keys = [io.chunk_key(sc) for sc, _, _ in items]
+    parts = [g for _, g, _ in items]
+    ii = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    counts = [len(g) for g in parts]
+    ends = np.cumsum(counts)  # task position -> part: searchsorted(ends, pos, "right")
+    workers = min(parallel_workers(len(items), cost=lay.inner.spec.nbytes * len(ii)), POOL_MAX)
+    bufs = buffers.pool_read_buffers(workers, fo.scratch_bytes)
+    starts, shapes, offs = fo.tasks(ii)
+    try:
+        missing, too_large, retry = fo.plan.read_shards_par(
+            files.paths(keys), counts, np.ascontiguousarray(entries[ii]), bufs, batch_bounds(len(items), workers),
+            starts, shapes, offs, fo.full, lay.n, io.sharding.index_location == "end", bool(lay.fast_index_crc),
+            COALESCE_GAP, fo.stream, fo.nslots)
+    except (CodecError, StoreError) as e:
+        def label(pos: int | None) -> str | None:
+            if pos is None:
+                return None
+            key = keys[int(np.searchsorted(ends, pos, side="right"))]
+            return f"shard {key!r}" if isinstance(e, StoreError) else f"chunk {key}[{int(entries[ii[pos]])}]"
+
+        err = task_error(e, label)
+        if err is None:
+            raise
+        raise err from None
+    for j in missing:
+        fo.fill_task(int(ii[j]))
+    if too_large or retry:
+        redo = sorted(too_large + retry)
+        p_of = np.searchsorted(ends, redo, side="right")
+        again = []
+        for p in np.unique(p_of):
+            again.append((items[p][0], ii[np.asarray(redo)[p_of == p]], False))
+        via_store(again)
+
+
+def _read_sharded(io: ArrayIO, indexer: Any) -> np.ndarray:
+    """Read through the inner chunk grid, per shard fetching only the inner chunks the
+    selection touches (see :func:`.shard_io.fetch_inner_chunks`), decoding each with the inner
+    chain."""
+    strategy_counts["sharded-per-codec"] += 1
+    lay = io.layout
+    cps = lay.chunks_per_shard
+    out = np.empty(indexer.shape, dtype=io.dtype)
+    by_shard: dict[tuple[int, ...], list[tuple[int, ChunkProjection]]] = {}
+    strides = [1] * len(cps)
+    for d in range(len(cps) - 2, -1, -1):
+        strides[d] = strides[d + 1] * cps[d + 1]
+    for p in indexer:
+        sc = tuple(c // n for c, n in zip(p.chunk_coords, cps))
+        flat = sum((c % n) * st for c, n, st in zip(p.chunk_coords, cps, strides))
+        by_shard.setdefault(sc, []).append((flat, p))
+    if not by_shard:
+        return out
+    items = work_items(list(by_shard.items()), sum(len(e) for e in by_shard.values()), lay)
+    fill, inner = io.fill, lay.inner
+
+    def work(batch: Sequence[tuple]) -> None:
+        for sc, entries, whole in batch:
+            key = io.chunk_key(sc)
+            parts = fetch_inner_chunks(io.store, key, io.sharding, lay, [f for f, _ in entries], whole)
+            for (flat, p), data in zip(entries, parts if parts is not None else [None] * len(entries)):
+                if data is None:
+                    out[p.out_selection] = fill
+                    continue
+                try:
+                    chunk = inner.decode(data)
+                except (CodecError, MetadataError) as e:
+                    raise type(e)(f"shard {key!r}, inner chunk {flat}: {e}") from e
+                except (ValueError, TypeError) as e:
+                    raise CorruptChunkError(f"shard {key!r}, inner chunk {flat}: {e}") from e
+                out[p.out_selection] = chunk[p.chunk_selection]
+
+    cost = lay.inner.spec.nbytes * sum(len(e) for _, e, _ in items)
+    run_batches(work, items, cost=cost)
+    return out
