@@ -37,10 +37,6 @@ from .storage import LocalStore, MemoryStore, Store
 # `from .array import Array` binds the submodule zarrbolt.array; the function wins the name.
 from .api import array  # noqa: E402,F811
 
-# Group.create_array takes create_array's user arguments; group.py cannot import api.py (which
-# imports it), so the package hands the function down.
-Group._array_factory = create_array
-
 __all__ = [
     "Array",
     "Group",

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any, ClassVar
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from .array import Array
+from .creation import create_array
 from .errors import (
     ContainsArrayError,
     ContainsGroupError,
@@ -32,10 +33,6 @@ class Group(Node):
     """A Zarr v3 group."""
 
     _kind = "group"
-    # Makes arrays from create_array's user arguments (zarrbolt.api.create_array, which imports
-    # this module): handed in by the package (zarrbolt/__init__.py), so that the dependency
-    # points one way, api -> group.
-    _array_factory: ClassVar[Callable[..., Array] | None] = None
 
     def __init__(self, store: Store, path: str, metadata: GroupMetadata, *, read_only: bool | None = None):
         self._store = store
@@ -218,7 +215,7 @@ class Group(Node):
     def create_array(self, name: str, **kwargs: Any) -> Array:
         """Create an array child; the arguments are :func:`zarrbolt.create_array`'s."""
         self._check_writable()
-        return type(self)._array_factory(self._store, name=self._child_path(name), **kwargs)
+        return create_array(self._store, name=self._child_path(name), **kwargs)
 
     create_dataset = create_array
 

@@ -1,0 +1,332 @@
+"""Creating arrays from zarr-python 3's user arguments (``create_array`` and its normalisation).
+
+Below both ``api`` (the entry points) and ``group`` (``Group.create_array``): it imports neither."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .array import Array
+from .codecs import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, parse_codecs
+from .errors import ContainsArrayError, ContainsGroupError, MetadataError
+from .node import ensure_parent_groups, erase_node, normalize_node_path
+from .node import check_json_attributes as _check_json_attributes
+from .node import load_metadata as _load_metadata
+from .node import meta_key as _meta_key
+from .metadata import ArrayMetadata
+from .metadata.chunk_grid import RegularChunkGrid
+from .metadata.chunk_key import DefaultChunkKeyEncoding, parse_chunk_key_encoding
+from .metadata.dtypes import DataType
+from .storage import Store, make_store
+
+_MODES = ("r", "r+", "a", "w", "w-")
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in _MODES:
+        raise MetadataError(f"invalid mode {mode!r}; expected one of {_MODES}")
+
+
+def _resolve(store: Any, mode: str, path: str | None) -> tuple[Store, str]:
+    _check_mode(mode)
+    st, base = make_store(store, mode=mode)
+    full = "/".join(p for p in (normalize_node_path(base), normalize_node_path(path)) if p)
+    return st, full
+
+
+# ---------------------------------------------------------------------------- creation
+# User sugar (shapes as ints, chunks="auto" / -1, shards, the filters / serializer / compressors
+# shortcuts, numcodecs-style codec dicts, blosc's numeric shuffle and left-out typesize) is turned
+# here, and only here, into what the metadata says.  The rules themselves are checked once, by
+# their owners: the metadata (shape, chunk grid, dimension names) and the codecs (configuration,
+# shard multiples).  This module adds no check of its own on top of theirs.
+def _normalize_shape(shape: Any) -> tuple[int, ...]:
+    from .metadata.chunk_grid import _int_list
+
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape),)
+    try:
+        out = tuple(int(s) for s in shape)
+    except (TypeError, ValueError):
+        raise MetadataError(f"shape must be an int or a sequence of ints, got {shape!r}") from None
+    for s, orig in zip(out, shape):
+        if isinstance(orig, (bool, np.bool_)) or (isinstance(orig, float) and not float(orig).is_integer()):
+            raise MetadataError(f"shape must hold integers, got {shape!r}")
+    return _int_list(out, "shape", minimum=0)  # the metadata's own rule, checked before chunks use it
+
+
+def guess_chunks(shape: tuple[int, ...], itemsize: int, target_bytes: int = 1 << 20) -> tuple[int, ...]:
+    """A chunk shape of about ``target_bytes`` (at most ~4 MiB), halving the largest dims first."""
+    if not shape:
+        return ()
+    chunks = [max(1, s) for s in shape]
+    while math.prod(chunks) * itemsize > 4 * target_bytes or (
+        math.prod(chunks) * itemsize > target_bytes and max(chunks) > 1
+    ):
+        i = int(np.argmax(chunks))
+        if chunks[i] == 1:
+            break
+        chunks[i] = math.ceil(chunks[i] / 2)
+    return tuple(chunks)
+
+
+def _normalize_chunks(chunks: Any, shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
+        return guess_chunks(shape, itemsize)
+    if isinstance(chunks, bool):
+        raise MetadataError(f"invalid chunks {chunks!r}")
+    if isinstance(chunks, (int, np.integer)):
+        chunks = (int(chunks),) * len(shape)
+    try:
+        out = [int(c) for c in chunks]
+    except (TypeError, ValueError):
+        raise MetadataError(f"chunks must be 'auto', an int or a sequence of ints, got {chunks!r}") from None
+    if len(out) == len(shape):  # (a rank mismatch is the chunk grid's to report)
+        # -1 means the full dimension (zarr-python convention); 0 for an empty dimension means 1
+        out = [s if c == -1 else c for c, s in zip(out, shape)]
+        out = [max(c, 1) if s == 0 and c == 0 else c for c, s in zip(out, shape)]
+    grid = RegularChunkGrid(out)  # the grid checks the chunk sizes (before the codecs are bound to them)
+    grid.validate(shape)
+    return grid.chunk_shape
+
+
+def _normalize_shards(shards: Any, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The shard shape from a sequence of ints, one int (every dimension) or ``{"shape": ...}``.
+
+    That it is a grid of positive sizes, one per dimension, is the chunk grid's rule; that each size
+    is a multiple of the inner chunk's is the sharding codec's."""
+    if isinstance(shards, Mapping):
+        if "shape" not in shards:
+            raise MetadataError(f"shards must be a shape or {{'shape': ...}}, got {shards!r}")
+        shards = shards["shape"]
+    if isinstance(shards, (int, np.integer)) and not isinstance(shards, bool):
+        shards = (int(shards),) * len(shape)
+    try:
+        return tuple(int(s) for s in shards)
+    except (TypeError, ValueError):
+        raise MetadataError(f"shards must be a sequence of ints, got {shards!r}") from None
+
+
+# numcodecs' (zarr v2's) numbering of blosc's shuffle, and what the blosc codec means when a user
+# leaves a member out (zarr-python's defaults); typesize left out is the item size blosc sees.
+_BLOSC_SHUFFLE_NUMBERS = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle"}
+_BLOSC_USER_DEFAULTS = {"cname": "zstd", "clevel": 5, "shuffle": "noshuffle"}
+
+
+def _numcodecs_name(codec_id: Any) -> Any:
+    """The v3 codec name of a numcodecs codec id (``"zstd"``, else ``"numcodecs.<id>"`` when known)."""
+    from .codecs import registered_codecs
+
+    known = registered_codecs()
+    if isinstance(codec_id, str) and codec_id not in known and f"numcodecs.{codec_id}" in known:
+        return f"numcodecs.{codec_id}"
+    return codec_id
+
+
+def _blosc_configuration(conf: dict[str, Any]) -> dict[str, Any]:
+    conf = {**_BLOSC_USER_DEFAULTS, **conf}
+    shuffle = conf["shuffle"]
+    if isinstance(shuffle, (int, np.integer)) and not isinstance(shuffle, bool) and shuffle in _BLOSC_SHUFFLE_NUMBERS:
+        conf["shuffle"] = _BLOSC_SHUFFLE_NUMBERS[int(shuffle)]
+    return conf
+
+
+def _codec_json(obj: Any) -> Any:
+    """One user-given codec spelled as the metadata spells it (Codec objects and anything that is
+    not sugar pass unchanged: the codec registry parses and checks them)."""
+    if not isinstance(obj, (Codec, dict, str)) and callable(getattr(obj, "get_config", None)):
+        obj = obj.get_config()  # a numcodecs codec object
+    if isinstance(obj, dict) and "id" in obj and "name" not in obj:  # numcodecs-style dict
+        obj = {"name": _numcodecs_name(obj["id"]), "configuration": {k: v for k, v in obj.items() if k != "id"}}
+    if isinstance(obj, str) and obj == "blosc":
+        obj = {"name": "blosc"}
+    if isinstance(obj, dict) and obj.get("name") == "blosc" and isinstance(obj.get("configuration", {}), dict):
+        obj = {**obj, "configuration": _blosc_configuration(obj.get("configuration", {}))}
+    return obj
+
+
+def _user_codecs(obj: Any) -> list[Any]:
+    """``filters=`` / ``serializer=`` / ``compressors=`` (one codec or a list) as metadata JSON."""
+    if obj is None:
+        return []
+    return [_codec_json(o) for o in (obj if isinstance(obj, (list, tuple)) else [obj])]
+
+
+def _as_codec_list(obj: Any) -> list[Codec]:
+    return list(parse_codecs(_user_codecs(obj)))
+
+
+def _with_typesize(objs: list[Any], itemsize: Any) -> list[Any]:
+    """Blosc codecs given as JSON without ``typesize`` get ``itemsize()`` (the spec wants it recorded)."""
+    out = []
+    for o in objs:
+        if isinstance(o, dict) and o.get("name") == "blosc" and isinstance(o.get("configuration"), dict):
+            if o["configuration"].get("typesize") is None:
+                o = {**o, "configuration": {**o["configuration"], "typesize": itemsize()}}
+        out.append(o)
+    return out
+
+
+def _default_compressors(dtype: DataType) -> list[Codec]:
+    # zarr-python 3 writes zstd level 0 by default for v3 arrays
+    return list(parse_codecs([{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]))
+
+
+def _default_serializer(dtype: DataType) -> Codec:
+    if dtype.itemsize == 1:
+        return parse_codecs(["bytes"])[0]
+    return parse_codecs([{"name": "bytes", "configuration": {"endian": "little"}}])[0]
+
+
+def _build_codecs(spec: Any, filters: Any, serializer: Any, compressors: Any, codecs: Any) -> tuple[Codec, ...]:
+    """The codec chain from ``codecs=`` (the metadata's list, taken as it is) or the shortcuts."""
+    if codecs is not None:
+        return parse_codecs(codecs)
+    dtype = spec.dtype
+    flt = [] if (filters is None or (isinstance(filters, str) and filters == "auto")) else _as_codec_list(filters)
+    for c in flt:
+        if not isinstance(c, ArrayToArrayCodec):
+            raise MetadataError(f"filters must be array->array codecs, got {c.name!r}")
+    if isinstance(serializer, str) and serializer == "auto":
+        ser = _default_serializer(dtype)
+    else:
+        sers = _as_codec_list(serializer)
+        if len(sers) != 1 or not isinstance(sers[0], ArrayToBytesCodec):
+            raise MetadataError(f"serializer must be one array->bytes codec, got {serializer!r}")
+        ser = sers[0]
+    if isinstance(compressors, str) and compressors == "auto":
+        comp = _default_compressors(dtype)
+    else:
+        from .codecs.chain import CodecChain
+
+        def itemsize() -> int:  # of the data the compressors see
+            return CodecChain((*flt, ser)).bind(spec).ab_spec.dtype.itemsize
+
+        comp = list(parse_codecs(_with_typesize(_user_codecs(compressors), itemsize)))
+    for c in comp:
+        if not isinstance(c, BytesToBytesCodec):
+            raise MetadataError(f"compressors must be bytes->bytes codecs, got {c.name!r}")
+    return (*flt, ser, *comp)
+
+
+def _complete_codecs(codecs: tuple[Codec, ...], spec: Any) -> tuple[Codec, ...]:
+    """Fill in what the spec says must be recorded in the metadata but users may leave out of
+    hand-built codec objects (blosc's typesize: the item size of the data the blosc codec sees)."""
+    if not any(hasattr(c, "with_array_dtype") for c in codecs):
+        return codecs
+    from .codecs.chain import CodecChain
+
+    itemsize = CodecChain(codecs).bind(spec).ab_spec.dtype.itemsize
+    return tuple(c.with_array_dtype(itemsize) if hasattr(c, "with_array_dtype") else c for c in codecs)
+
+
+def _normalize_dimension_names(names: Any) -> Any:
+    """Any iterable of names (a generator, a numpy array) as a tuple; the metadata checks them."""
+    from collections.abc import Set as AbstractSet
+
+    if names is None or isinstance(names, (str, Sequence, Mapping, AbstractSet)):
+        return names
+    try:
+        return tuple(names)
+    except TypeError:
+        return names
+
+
+def create_array(
+    store: Any = None,
+    *,
+    name: str | None = None,
+    shape: Any = None,
+    dtype: Any = None,
+    data: Any = None,
+    chunks: Any = "auto",
+    shards: Any = None,
+    filters: Any = "auto",
+    compressors: Any = "auto",
+    compressor: Any = "auto",
+    serializer: Any = "auto",
+    codecs: Sequence[Any] | None = None,
+    fill_value: Any = None,
+    order: str | None = None,
+    zarr_format: int | None = 3,
+    attributes: Mapping[str, Any] | None = None,
+    chunk_key_encoding: Any = None,
+    dimension_names: Any = None,
+    storage_options: Any = None,
+    overwrite: bool = False,
+    config: Any = None,
+    write_data: bool = True,
+) -> Array:
+    """Create a Zarr v3 array (zarr-python 3's ``create_array``), plus ``codecs=[...]`` for a raw
+    codec list that replaces filters/serializer/compressors."""
+    if zarr_format not in (None, 3):
+        raise MetadataError("zarrbolt writes Zarr format 3 only")
+    if order not in (None, "C"):
+        raise MetadataError("only C order is supported for Zarr v3 arrays; use a transpose codec instead")
+    if compressor != "auto":
+        compressors = compressor
+    if data is not None:
+        data = np.asanyarray(data)
+        if shape is None:
+            shape = data.shape
+        if dtype is None:
+            dtype = data.dtype
+    if shape is None:
+        raise MetadataError("create_array needs a shape (or data)")
+    if dtype is None:
+        raise MetadataError("create_array needs a dtype (or data)")
+    shape_t = _normalize_shape(shape)
+    dt = dtype if isinstance(dtype, DataType) else DataType.from_numpy(dtype)
+    chunk_shape = _normalize_chunks(chunks, shape_t, dt.itemsize)
+    fill = dt.normalize_fill_value(fill_value)
+    if chunk_key_encoding is None:
+        cke = DefaultChunkKeyEncoding(separator="/")
+    else:
+        cke = parse_chunk_key_encoding(dict(chunk_key_encoding) if isinstance(chunk_key_encoding, Mapping) else chunk_key_encoding)
+    attrs = dict(attributes or {})
+    _check_json_attributes(attrs)
+    from .codecs.abc import ChunkSpec
+
+    spec = ChunkSpec(chunk_shape, dt, fill)
+    chain = _complete_codecs(_build_codecs(spec, filters, serializer, compressors, codecs), spec)
+    grid_shape = chunk_shape
+    if shards is not None:
+        from .codecs.sharding import ShardingCodec
+
+        grid_shape = _normalize_shards(shards, shape_t)
+        chain = (ShardingCodec(chunk_shape, chain),)
+    meta = ArrayMetadata(
+        shape=shape_t,
+        data_type=dt,
+        chunk_grid=RegularChunkGrid(grid_shape),
+        chunk_key_encoding=cke,
+        fill_value=fill,
+        codecs=chain,
+        attributes=attrs,
+        dimension_names=_normalize_dimension_names(dimension_names),
+    )
+    st, path = _resolve(store, "w" if overwrite else "a", name)
+    arr = _create_array_from_metadata(st, path, meta, overwrite=overwrite)
+    if data is not None and write_data:
+        arr[...] = data
+    return arr
+
+
+def _create_array_from_metadata(store: Store, path: str, meta: ArrayMetadata, *, overwrite: bool) -> Array:
+    if store.read_only:
+        from .errors import ReadOnlyError
+
+        raise ReadOnlyError(f"cannot create an array in read-only {store!r}")
+    existing = _load_metadata(store, path)
+    if existing is not None:
+        if not overwrite:
+            err = ContainsArrayError if isinstance(existing, ArrayMetadata) else ContainsGroupError
+            raise err(f"a node already exists at path {path!r} in {store!r}")
+        erase_node(store, path)
+    ensure_parent_groups(store, path)
+    store.set(_meta_key(path), meta.to_bytes())
+    return Array(store, path, meta)
