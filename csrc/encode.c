@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zarrbolt/crc32c.h"
 #include "zarrbolt/fileio.h"
 #include "zarrbolt/numeric.h"
 #include "zarrbolt/pipeline.h"
@@ -23,7 +22,6 @@ zb_status zb_eplan_check(zb_eplan *plan) {
     if (e->kind < ZB_ELEM_NONE || e->kind > ZB_ELEM_CAST_SCALE_OFFSET) return ZB_EINVAL;
     size_t stored = e->kind == ZB_ELEM_NONE ? plan->itemsize : e->dst_itemsize;
     if (stored < 1 || stored > ZB_ENC_MAXITEM) return ZB_EINVAL;
-    if (plan->byteswap && (plan->byteswap > stored || stored % plan->byteswap)) return ZB_EINVAL;
     size_t n = plan->itemsize;
     int seen[ZB_ENC_MAXDIM] = {0};
     for (int d = 0; d < plan->ndim; d++) {
@@ -37,11 +35,21 @@ zb_status zb_eplan_check(zb_eplan *plan) {
         }
     }
     for (int s = 0; s < plan->nsteps; s++) {
-        const zb_enc_step *st = &plan->steps[s];
-        if (st->kind == ZB_ESTEP_COMPRESS ? st->fn == NULL : st->kind != ZB_ESTEP_CRC32C) return ZB_EINVAL;
+        const zb_step *st = &plan->steps[s];
+        if (st->kind == ZB_STEP_TRANSFORM ? st->fn == NULL : (st->kind != ZB_STEP_INPLACE || st->inplace == NULL))
+            return ZB_EINVAL;
     }
     if (plan->buf_cap < n || plan->buf_cap / stored < n / plan->itemsize || plan->buf_cap > SIZE_MAX / 4)
         return ZB_EINVAL;
+    if (plan->naa < 0 || plan->naa > ZB_PLAN_MAXKERNELS) return ZB_EINVAL;
+    for (int k = 0; k < plan->naa; k++) { /* chain order: each kernel's encoded side feeds the next */
+        const zb_aa_stage *a = &plan->aa[k];
+        if (!a->fn || a->dec_itemsize != stored || a->enc_itemsize < 1 || a->enc_itemsize > ZB_ENC_MAXITEM ||
+            plan->buf_cap / a->enc_itemsize < n / plan->itemsize)
+            return ZB_EINVAL;
+        stored = a->enc_itemsize;
+    }
+    if (plan->byteswap && (plan->byteswap > stored || stored % plan->byteswap)) return ZB_EINVAL;
     plan->chunk_nbytes = n;
     plan->row_slots = 0;
     if (!plan->transposed && plan->ndim >= 1 && n && n <= ZB_ENC_ROW_BYTES / 2)
@@ -141,33 +149,34 @@ static zb_status encode_gathered(const zb_eplan *plan, uint8_t *data, uint8_t *w
         cur = 1;
         n = nelem * e->dst_itemsize;
     }
+    for (int k = 0; k < plan->naa; k++) {
+        const zb_aa_stage *a = &plan->aa[k];
+        size_t nelem = n / a->dec_itemsize;
+        int next = (cur != 0 && a->enc_itemsize == a->dec_itemsize) ? cur : (cur == 1 ? 2 : 1);
+        zb_status st = a->fn(a->params, bufs[cur], bufs[next], nelem);
+        if (st != ZB_OK) return st;
+        cur = next;
+        n = nelem * a->enc_itemsize;
+    }
     if (plan->byteswap) zb_byteswap_inplace(bufs[cur], n, plan->byteswap);
     for (int i = 0; i < plan->nsteps; i++) {
-        const zb_enc_step *step = &plan->steps[i];
-        if (step->kind == ZB_ESTEP_CRC32C) {
-            if (cur == 0 && data != work) { /* a row slot: no room for the checksum after it */
+        const zb_step *step = &plan->steps[i];
+        size_t m = 0;
+        zb_status st;
+        if (step->kind == ZB_STEP_INPLACE) {
+            if (cur == 0 && data != work) { /* a row slot: no room after it */
                 memcpy(bufs[1], data, n);
                 cur = 1;
             }
-            if (n > cap || cap - n < 4) return ZB_ETOOSMALL;
-            uint32_t crc = 0;
-            zb_status st = zb_crc32c(&crc, bufs[cur], n);
-            if (st != ZB_OK) return st;
-            uint8_t *t = bufs[cur] + n;
-            t[0] = (uint8_t)crc;
-            t[1] = (uint8_t)(crc >> 8);
-            t[2] = (uint8_t)(crc >> 16);
-            t[3] = (uint8_t)(crc >> 24);
-            n += 4;
+            st = step->inplace(step->params, bufs[cur], n, cap, &m);
         } else {
             int next = cur == 1 ? 2 : 1;
-            size_t m = 0;
-            zb_status st = step->fn(&step->params, bufs[cur], n, bufs[next], cap, &m);
-            if (st != ZB_OK) return st;
-            if (m > cap) return ZB_ETOOSMALL;
-            n = m;
+            st = step->fn(step->params, bufs[cur], n, bufs[next], cap, &m);
             cur = next;
         }
+        if (st != ZB_OK) return st;
+        if (m > cap) return ZB_ETOOSMALL;
+        n = m;
     }
     *out = bufs[cur];
     *out_n = n;

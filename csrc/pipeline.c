@@ -72,7 +72,7 @@ static void source_strides(const zb_plan *plan, int64_t *dec_strides) {
 
 /* True when the whole chunk lands in one C-contiguous run of the output. */
 static int direct_target(const zb_plan *plan, const zb_decode_task *t, const int64_t *out_strides) {
-    if (plan->transposed || plan->byteswap || plan->elem.kind != ZB_ELEM_NONE) return 0;
+    if (plan->transposed || plan->byteswap || plan->naa || plan->elem.kind != ZB_ELEM_NONE) return 0;
     int64_t expect = (int64_t)plan->itemsize;
     for (int d = plan->ndim - 1; d >= 0; d--) {
         if (t->chunk_start[d] != 0 || t->shape[d] != plan->chunk_shape[d]) return 0;
@@ -366,6 +366,63 @@ static zb_status decode_part(const zb_plan *plan, const zb_decode_task *t, size_
     return ZB_OK;
 }
 
+/* The bytes->bytes steps of a chunk, last to first: *data / *n = the stored chunk's bytes, at
+ * target (not NULL: the output, which the last transform writes directly), in one of the two
+ * scratch buffers, or at t->src itself (in-place steps only read when decoding). */
+static zb_status run_steps(const zb_plan *plan, const zb_decode_task *t, uint8_t *target, uint8_t *scratch_a,
+                           uint8_t *scratch_b, size_t scratch_cap, const uint8_t **data, size_t *n) {
+    const uint8_t *cur = t->src;
+    size_t len = t->n;
+    uint8_t *bufs[2] = {scratch_a, scratch_b};
+    int which = 0;
+    for (int s = plan->nsteps - 1; s >= 0; s--) {
+        const zb_step *step = &plan->steps[s];
+        size_t outn = 0;
+        zb_status st;
+        if (step->kind == ZB_STEP_INPLACE && step->inplace != NULL) {
+            st = step->inplace(step->params, (uint8_t *)cur, len, len, &outn);
+            if (st == ZB_OK && outn > len) st = ZB_EINVAL;
+        } else if (step->kind == ZB_STEP_TRANSFORM && step->fn != NULL) {
+            int final = (s == 0); /* the first codec's decoded output is the stored chunk itself */
+            uint8_t *dst = (final && target) ? target : bufs[which];
+            size_t cap = final ? plan->chunk_nbytes : scratch_cap;
+            if (cap > scratch_cap && dst != target) return ZB_EINVAL;
+            st = step->fn(step->params, cur, len, dst, cap, &outn);
+            cur = dst;
+            which ^= 1;
+        } else {
+            return ZB_EINVAL;
+        }
+        if (st != ZB_OK) return st;
+        len = outn;
+    }
+    *data = cur;
+    *n = len;
+    return ZB_OK;
+}
+
+/* The array kernels, last to first, over the whole stored chunk at *data (chunk_nbytes bytes,
+ * in scratch_a or scratch_b after the byte swap, or elsewhere): *data = their output, in one of
+ * the scratch buffers (in place where the item sizes allow). */
+static zb_status run_kernels(const zb_plan *plan, const uint8_t **data, uint8_t *scratch_a, uint8_t *scratch_b,
+                             size_t scratch_cap) {
+    size_t nelem = 1;
+    for (int d = 0; d < plan->ndim; d++) nelem *= (size_t)plan->chunk_shape[d];
+    const uint8_t *cur = *data;
+    for (int k = plan->naa - 1; k >= 0; k--) {
+        const zb_aa_stage *a = &plan->aa[k];
+        int own = cur == scratch_a || cur == scratch_b;
+        uint8_t *dst = (own && a->enc_itemsize == a->dec_itemsize) ? (uint8_t *)cur
+                                                                  : (cur == scratch_a ? scratch_b : scratch_a);
+        if (nelem && a->dec_itemsize > scratch_cap / nelem) return ZB_EINVAL;
+        zb_status st = a->fn(a->params, cur, dst, nelem);
+        if (st != ZB_OK) return st;
+        cur = dst;
+    }
+    *data = cur;
+    return ZB_OK;
+}
+
 static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_t *out, const int64_t *out_strides,
                             const int64_t *dec_strides, copy_group *q, unsigned copy_flags) {
     for (int d = 0; d < plan->ndim; d++) {
@@ -380,7 +437,7 @@ static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_
     if (st != ZB_OK) return st;
     const size_t scratch_cap = q->sc->cap;
     uint8_t *scratch_a = slot_buffer(q->sc, slot), *scratch_b = scratch_a + scratch_cap;
-    if ((plan->getitem || plan->prefix) && plan->nsteps == 1) {
+    if ((plan->getitem || plan->prefix) && plan->nsteps == 1 && plan->naa == 0) {
         /* The byte span [first, last) of the region inside the stored (C-order, possibly
          * transposed) chunk: all dec_strides are positive. */
         int64_t first = 0, last = 0;
@@ -398,38 +455,12 @@ static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_
                                t->shape, scratch_b, scratch_cap, copy_flags, q, slot);
         }
     }
-    const uint8_t *data = t->src;
-    size_t n = t->n;
-    uint8_t *bufs[2] = {scratch_a, scratch_b};
-    int which = 0;
+    const uint8_t *data = NULL;
+    size_t n = 0;
     int direct = direct_target(plan, t, out_strides);
     uint8_t *target = out + t->out_offset;
-    for (int s = plan->nsteps - 1; s >= 0; s--) {
-        const zb_plan_step *step = &plan->steps[s];
-        if (step->kind == ZB_STEP_CRC32C) {
-            if (n < 4) return ZB_ECORRUPT;
-            n -= 4;
-            uint32_t crc = 0;
-            st = zb_crc32c(&crc, data, n);
-            if (st != ZB_OK) return st;
-            uint32_t stored = (uint32_t)data[n] | ((uint32_t)data[n + 1] << 8) | ((uint32_t)data[n + 2] << 16) |
-                              ((uint32_t)data[n + 3] << 24);
-            if (stored != crc) return ZB_ECHECKSUM;
-        } else if (step->kind == ZB_STEP_DECOMPRESS && step->fn != NULL) {
-            int final = (s == 0); /* the first codec's decoded output is the array itself */
-            uint8_t *dst = (final && direct) ? target : bufs[which];
-            size_t cap = final ? plan->chunk_nbytes : scratch_cap;
-            if (!final && cap > scratch_cap) return ZB_EINVAL;
-            size_t outn = 0;
-            st = step->fn(data, n, dst, cap, &outn);
-            if (st != ZB_OK) return st;
-            data = dst;
-            n = outn;
-            which ^= 1;
-        } else {
-            return ZB_EINVAL;
-        }
-    }
+    st = run_steps(plan, t, direct ? target : NULL, scratch_a, scratch_b, scratch_cap, &data, &n);
+    if (st != ZB_OK) return st;
     if (n != plan->chunk_nbytes) return ZB_ECORRUPT;
     if (data == target) return ZB_OK;
     if (plan->byteswap) {
@@ -439,6 +470,10 @@ static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_
             data = scratch_a;
         }
         zb_byteswap_inplace((uint8_t *)data, n, (size_t)plan->byteswap);
+    }
+    if (plan->naa) {
+        st = run_kernels(plan, &data, scratch_a, scratch_b, scratch_cap);
+        if (st != ZB_OK) return st;
     }
     const uint8_t *src = data;
     for (int d = 0; d < plan->ndim; d++) src += t->chunk_start[d] * dec_strides[d];
@@ -459,6 +494,24 @@ static zb_status check_plan(const zb_plan *plan, const zb_scratch *scratch) {
         plan->nsteps > ZB_PLAN_MAXSTEPS)
         return ZB_EINVAL;
     if (!scratch || !scratch->base || scratch->nslots < 1 || scratch->cap < plan->chunk_nbytes) return ZB_EINVAL;
+    for (int s = 0; s < plan->nsteps; s++) {
+        const zb_step *st = &plan->steps[s];
+        if (st->kind == ZB_STEP_TRANSFORM ? st->fn == NULL : (st->kind != ZB_STEP_INPLACE || st->inplace == NULL))
+            return ZB_EINVAL;
+    }
+    if (plan->naa < 0 || plan->naa > ZB_PLAN_MAXKERNELS) return ZB_EINVAL;
+    if (plan->naa) {
+        size_t nelem = 1, cap = scratch->cap, sz = plan->itemsize;
+        for (int d = 0; d < plan->ndim; d++) nelem *= (size_t)plan->chunk_shape[d];
+        for (int k = 0; k < plan->naa; k++) { /* chain order: each kernel's decoded side feeds the one before */
+            const zb_aa_stage *a = &plan->aa[k];
+            if (!a->fn || a->dec_itemsize != sz || !a->enc_itemsize) return ZB_EINVAL;
+            if (nelem && (a->dec_itemsize > cap / nelem || a->enc_itemsize > cap / nelem)) return ZB_EINVAL;
+            sz = a->enc_itemsize;
+        }
+        if (nelem && sz > SIZE_MAX / nelem) return ZB_EINVAL;
+        if (sz * nelem != plan->chunk_nbytes) return ZB_EINVAL;
+    }
     return ZB_OK;
 }
 

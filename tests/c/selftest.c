@@ -208,7 +208,8 @@ static void test_encode_chunk(void) {
     plan.fill[0] = 0x34;
     plan.fill[1] = 0x12;
     plan.nsteps = 1;
-    plan.steps[0].kind = ZB_ESTEP_CRC32C;
+    plan.steps[0].kind = ZB_STEP_INPLACE;
+    plan.steps[0].inplace = zb_crc32c_append_step;
     plan.buf_cap = 5 * 6 * 7 * 2 + 4;
     CHECK(zb_eplan_check(&plan) == ZB_OK, "plan rejected");
     uint16_t src[9][8][10];

@@ -3,12 +3,13 @@
  *
  * A plan covers the chains the fast path handles:
  *
- *     [scale_offset] [cast_value] [transpose] -> bytes(little|big) -> (blosc | zstd | gzip | crc32c)*
+ *     [elementwise] [permutation] [array kernel]* -> bytes(little|big) -> (bytes->bytes step)*
  *
- * (scale_offset / cast_value in either or both places, the transpose anywhere among them).
- * For each chunk of a batch the bytes->bytes steps run in reverse (checksum checks, then
- * decompression through function pointers supplied by the codec modules), the decoded bytes
- * are byte-swapped in place when the stored byte order is not native, and the wanted region of
+ * (elementwise maps: scale_offset, cast_value or both; the permutation, a transpose, anywhere
+ * among them; every step a codec's function pointer, see zarrbolt/stage.h).
+ * For each chunk of a batch the bytes->bytes steps run in reverse (checksum checks,
+ * decompression), the decoded bytes are byte-swapped in place when the stored byte order is not
+ * native, the array kernels run last to first over the whole chunk, and the wanted region of
  * the (possibly transposed) chunk is copied straight into its place in the output array with
  * the cache-blocked strided copy.  With cast_value / scale_offset the chunk (or the decoded span
  * of a partial decode) is first converted in one pass into the other scratch buffer.  When the chunk's bytes map to one contiguous region of the
@@ -23,6 +24,7 @@
 
 #include "zarrbolt/fileio.h"
 #include "zarrbolt/numeric.h"
+#include "zarrbolt/stage.h"
 #include "zarrbolt/status.h"
 
 #ifdef __cplusplus
@@ -32,59 +34,43 @@ extern "C" {
 #define ZB_PLAN_MAXDIM 32
 #define ZB_PLAN_MAXSTEPS 8
 
-/* Decode src[0..n) into dst (capacity cap); *out_n = bytes written. */
-typedef zb_status (*zb_decompress_fn)(const void *src, size_t n, void *dst, size_t cap, size_t *out_n);
-
-/* Decode items [start, start + nitems) (items of the header's typesize) into dst. */
-typedef zb_status (*zb_getitem_fn)(const void *src, size_t n, int64_t start, int64_t nitems, void *dst,
-                                   size_t cap, size_t *out_n);
-/* Header sizes of a compressed buffer; *in_block = 1 when the getitem function decodes only the
- * part of a block it needs (else whole blocks). */
-typedef zb_status (*zb_sizes_fn)(const void *src, size_t n, size_t *nbytes, size_t *cbytes, size_t *blocksize,
-                                 size_t *typesize, int *in_block);
-
-/* Decode at least the first `want` bytes of src, whose whole decoded size is cap, into dst;
- * *out_n = how many leading bytes are final (>= want, or cap when it decoded everything). */
-typedef zb_status (*zb_prefix_fn)(const void *src, size_t n, void *dst, size_t cap, size_t want, size_t *out_n);
-
-enum { ZB_STEP_DECOMPRESS = 1, ZB_STEP_CRC32C = 2 };
-
-typedef struct {
-    int kind;               /* ZB_STEP_* */
-    zb_decompress_fn fn;    /* for ZB_STEP_DECOMPRESS */
-} zb_plan_step;
-
 /* The elementwise array->array decode steps a plan can run: cast_value (stored type -> array
  * type), scale_offset (in the array type), or both fused. */
 enum { ZB_ELEM_NONE = 0, ZB_ELEM_CAST = 1, ZB_ELEM_SCALE_OFFSET = 2, ZB_ELEM_CAST_SCALE_OFFSET = 3 };
 
 typedef struct {
     int kind;                 /* ZB_ELEM_* */
-    int src_type, dst_type;   /* ZB_T_* of the stored elements and of the array */
-    size_t dst_itemsize;      /* the array's item size (plan->itemsize is the stored one) */
+    int src_type, dst_type;   /* ZB_T_* of the elements it reads and of the array */
+    size_t dst_itemsize;      /* the array's item size (it reads elements of plan->itemsize) */
     zb_cast_opts opts;        /* cast_value's decode options (maps owned by the caller) */
     uint8_t offset[16];       /* scale_offset's parameters: one element of dst_type each */
     uint8_t scale[16];
 } zb_elem;
 
 typedef struct {
-    int nsteps;                          /* bytes->bytes codecs, in chain (encode) order */
-    zb_plan_step steps[ZB_PLAN_MAXSTEPS];
-    size_t itemsize;                     /* of the stored elements (the bytes codec's input) */
-    int byteswap;                        /* 0, or the size of the units to byte-swap (the item size;
-                                            half of it for complex types) */
+    int nsteps;                          /* bytes->bytes steps (zarrbolt/stage.h), in chain (encode) order */
+    zb_step steps[ZB_PLAN_MAXSTEPS];
+    size_t itemsize;                     /* of the elements the elementwise step / the copy into the output
+                                            read: the array kernels' output (the stored elements when there
+                                            are none) */
+    int byteswap;                        /* 0, or the size of the units of the stored elements to byte-swap
+                                            (their item size; half of it for complex types) */
+    int naa;                             /* array kernels, in chain order: decoding runs them last to first
+                                            on the whole chunk in stored order, after the byte swap */
+    zb_aa_stage aa[ZB_PLAN_MAXKERNELS];
     int ndim;
     int64_t chunk_shape[ZB_PLAN_MAXDIM]; /* decoded chunk shape (array order) */
     int transposed;                      /* stored order = decoded.transpose(perm) */
     int perm[ZB_PLAN_MAXDIM];
-    size_t chunk_nbytes;                 /* decoded (and stored-array) size in bytes */
-    /* Optional partial decode (chains bytes -> blosc only): when the wanted region's span leaves
-     * at least one blosc block (or, with in-block decodes, a good part of its last block) out,
-     * only the blocks holding it are decoded. */
+    size_t chunk_nbytes;                 /* the stored chunk's size in bytes (the bytes->bytes steps' output;
+                                            with no array kernels also the chunk's at itemsize) */
+    /* Optional partial decode (the chain's only bytes->bytes step, no array kernels): when the
+     * wanted region's span leaves at least one block (or, with in-block decodes, a good part of
+     * its last block) out, only the blocks holding it are decoded (e.g. blosc). */
     zb_getitem_fn getitem;
     zb_sizes_fn sizes;
-    /* Optional prefix decode (chains bytes -> one stream compressor, e.g. gzip): a region ending
-     * well before the chunk's end decodes the chunk only up to the region's last byte. */
+    /* Optional prefix decode (likewise, e.g. gzip, zstd): a region ending well before the chunk's
+     * end decodes the chunk only up to the region's last byte. */
     zb_prefix_fn prefix;
     zb_elem elem;                        /* elementwise decode steps (kind ZB_ELEM_NONE: none) */
 } zb_plan;
@@ -98,8 +84,8 @@ typedef struct {
 } zb_decode_task;
 
 /* Per-thread scratch of a decode call: nslots slots of two buffers of cap bytes each (cap >=
- * plan->chunk_nbytes and, with elementwise steps, >= the chunk's element count times
- * elem.dst_itemsize); slot s is base[2*s*cap, 2*(s+1)*cap).
+ * plan->chunk_nbytes, >= the chunk's element count times each array kernel's item sizes and,
+ * with elementwise steps, times elem.dst_itemsize); slot s is base[2*s*cap, 2*(s+1)*cap).
  *
  * With nslots > 1 the copies into out are grouped: a chunk decoded into slot s+1 whose region
  * continues the region of the chunk in slot s by one fixed step in out (the next chunk along a
