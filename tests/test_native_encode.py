@@ -344,7 +344,7 @@ def test_encode_chunks_reports_codec_errors_with_the_task():
                                 b"\0", False, 1024)
     with pytest.raises(ValueError) as e:
         plan.encode_chunks(np.ones(8, "uint8"), np.zeros(1, np.int64), np.array([[8]], np.int64), [0, 1], [None])
-    assert e.value.args[1] == 0
+    assert e.value.task_index == 0 and len(e.value.args) == 1
 
 
 def test_zero_dimensional_arrays(tmp_path):

@@ -12,9 +12,9 @@
  *   3. runs the elementwise steps (scale_offset, cast_value), then the array kernels, byte-swaps
  *      the stored elements for a big-endian bytes codec and runs the bytes->bytes steps (through
  *      function pointers, so that each codec library stays in its own extension module);
- *   4. writes the result to its file atomically (zb_write_file_atomic: a temporary file renamed
- *      over the chunk's path).
- * zb_encode_write_par runs batches of chunks on the native pool (zarrbolt/pool.h) with the GIL
+ * and hands the encoded bytes to its caller: zb_encode_chunks_par packs them into memory (the
+ * inner chunks of a shard), zb_encode_write_par (zarrbolt/local_io.h) writes them to files.
+ * Both run batches of chunks on the native pool (zb_pool_batches, zarrbolt/pool.h) with the GIL
  * released once per write.
  *
  * All functions take pointers, sizes and strides and return a zb_status; none touches Python. */
@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "zarrbolt/pipeline.h"
+#include "zarrbolt/pool.h"
 #include "zarrbolt/status.h"
 
 #ifdef __cplusplus
@@ -78,36 +79,41 @@ size_t zb_eplan_work_bytes(const zb_eplan *plan);
 zb_status zb_encode_chunk(const zb_eplan *plan, const uint8_t *src, const int64_t *src_strides,
                           const int64_t *shape, uint8_t *work, const uint8_t **out, size_t *out_n, int *is_fill);
 
-enum { ZB_ENC_PENDING = 0, ZB_ENC_WRITTEN = 1, ZB_ENC_FILL = 2 };
-
 typedef struct {
     int64_t src_offset;            /* bytes from the source base to the chunk's first element */
     int64_t shape[ZB_ENC_MAXDIM];  /* the part of the chunk inside the array */
-    const char *path;              /* the chunk's file */
-    const char *tmp;               /* a temporary file name next to it (must not exist) */
-    int result;                    /* out: ZB_ENC_WRITTEN, ZB_ENC_FILL (not written: the caller
-                                      removes any file at path), ZB_ENC_PENDING (not reached) */
 } zb_enc_task;
 
-/* Encode and write tasks in order with one work buffer.  On an error *failed is the failing
- * task; file errors are ZB_EIO with *os_error / *stage as zb_write_file_atomic reports them. */
-zb_status zb_encode_write(const zb_eplan *plan, zb_enc_task *tasks, size_t ntasks, const uint8_t *src,
-                          const int64_t *src_strides, uint8_t *work, int do_fsync, size_t *failed, int *os_error,
-                          int *stage);
+/* Encoding the tasks of a batch one after another with one work buffer (zb_eplan_work_bytes):
+ * whole chunks that follow one another along the last axis are gathered a row at a time.
+ * zb_encoder_next(e, i, ...) encodes task i (i increasing from call to call) as
+ * zb_encode_chunk does; *out points into work and is valid until the next call.  The fields
+ * are private. */
+typedef struct {
+    const zb_eplan *plan;
+    const zb_enc_task *tasks;
+    size_t ntasks;
+    const uint8_t *src;
+    const int64_t *src_strides;
+    uint8_t *work, *row;
+    size_t row_lo, row_hi; /* tasks [row_lo, row_hi) are in the row buffer */
+} zb_encoder;
 
-/* The same on up to nworkers pool threads: batch k is tasks [bounds[k], bounds[k+1]); worker w
- * uses work[w] (NULL: a buffer allocated for the call).  After a failure no new batch starts,
- * and the error reported is the lowest failing batch's: every task before *failed is done. */
-zb_status zb_encode_write_par(const zb_eplan *plan, zb_enc_task *tasks, size_t ntasks, const uint8_t *src,
-                              const int64_t *src_strides, const size_t *bounds, size_t nbatches,
-                              uint8_t *const *work, int nworkers, int do_fsync, size_t *failed, int *os_error,
-                              int *stage);
+zb_status zb_encoder_init(zb_encoder *e, const zb_eplan *plan, const zb_enc_task *tasks, size_t ntasks,
+                          const uint8_t *src, const int64_t *src_strides, uint8_t *work);
+zb_status zb_encoder_next(zb_encoder *e, size_t i, const uint8_t **out, size_t *out_n, int *is_fill);
+
+/* Worker w's work buffer in a zb_pool_batches job: work[w] when work and work[w] are not NULL,
+ * else one allocated at the worker's first batch into *state (the job frees it), or NULL when
+ * that fails. */
+uint8_t *zb_encode_worker_buffer(const zb_eplan *plan, uint8_t *const *work, int w, void **state);
 
 /* Encode chunks into memory instead of files (the inner chunks of a shard): batch k of the
  * tasks [bounds[k], bounds[k+1]) packs its chunks one after another into out[out_lo[k],
  * out_lo[k+1]).  where[2i], where[2i+1]: the offset in out and size of chunk i, or offset
  * ZB_ENC_SKIPPED_FILL (all fill, not encoded) or ZB_ENC_SKIPPED_ROOM (did not fit its batch's
- * room: the caller encodes it).  Task paths are not used. */
+ * room: the caller encodes it).  On an error *failed is the failing task (the lowest failing
+ * batch's), else ntasks. */
 #define ZB_ENC_SKIPPED_FILL (-1)
 #define ZB_ENC_SKIPPED_ROOM (-2)
 zb_status zb_encode_chunks_par(const zb_eplan *plan, const zb_enc_task *tasks, size_t ntasks, const uint8_t *src,

@@ -22,7 +22,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "zarrbolt/fileio.h"
 #include "zarrbolt/numeric.h"
 #include "zarrbolt/stage.h"
 #include "zarrbolt/status.h"
@@ -110,82 +109,50 @@ zb_status zb_plan_decode(const zb_plan *plan, const zb_decode_task *tasks, size_
                          const int64_t *out_strides, const zb_scratch *scratch, unsigned copy_flags,
                          size_t *failed);
 
-#define ZB_SKIPPED_MISSING 1   /* no such file: the caller fills the region */
-#define ZB_SKIPPED_TOO_LARGE 2 /* larger than the arena: the caller reads and decodes it */
-
-/* Read the chunk files files[i].path into arena (as many per round as fit, see zb_read_files)
- * and decode each into out as zb_plan_decode does for tasks[i] (whose src/n this sets), all in
- * one call.  skipped[i]: 0 (decoded) or a ZB_SKIPPED_* value.  On error *failed is the index
- * of the failing task, and for ZB_EIO *os_error the operating system's error code. */
-zb_status zb_plan_read_decode(const zb_plan *plan, zb_file_read *files, zb_decode_task *tasks, size_t ntasks,
-                              uint8_t *arena, size_t arena_cap, uint8_t *out, const int64_t *out_strides,
-                              const zb_scratch *scratch, unsigned copy_flags, uint8_t *skipped, size_t *failed,
-                              int *os_error);
-
-/* The buffers of one worker of zb_plan_read_decode_par.  scratch.base NULL: the worker allocates
- * 2 * scratch.cap * scratch.nslots bytes for the call. */
-typedef struct {
-    uint8_t *arena;
-    size_t arena_cap;
-    zb_scratch scratch;
-} zb_worker_bufs;
-
-/* zb_plan_read_decode over the batches [bounds[b], bounds[b + 1]) of the tasks (b < nbatches,
- * bounds[0] = 0, bounds[nbatches] = ntasks), run by up to nworkers threads of the native pool
- * (zarrbolt/pool.h) with the GIL released once: worker w reads and decodes the batches it takes
- * with bufs[w].  After a batch fails no new batch starts; the error returned is the one of the
- * lowest failing batch (the one a run in order would report), *failed its task. */
-zb_status zb_plan_read_decode_par(const zb_plan *plan, zb_file_read *files, zb_decode_task *tasks, size_t ntasks,
-                                  const size_t *bounds, size_t nbatches, const zb_worker_bufs *bufs, int nworkers,
-                                  uint8_t *out, const int64_t *out_strides, unsigned copy_flags, uint8_t *skipped,
-                                  size_t *failed, int *os_error);
+/* Checks a plan and a scratch for it: ZB_OK or ZB_EINVAL. */
+zb_status zb_plan_check(const zb_plan *plan, const zb_scratch *scratch);
 
 /* Testing hook: whether cast_value + scale_offset decoding that has a one-pass form
  * (zb_cso_fast) converts on the way into the output (default) or through a scratch buffer
  * first.  Returns the previous setting.  Not synchronised: not while reads run. */
 int zb_plan_set_fused_convert(int on);
 
-/* Sharded local stores: inner chunks read straight from shard files. */
-#define ZB_SKIPPED_RETRY 3 /* the shard's index is damaged, or the shard changed while it was read:
-                              the caller redoes its tasks its own way (and reports the error) */
+/* ------------------------------------------------------------ decoding tasks one at a time
+ * What zb_plan_decode does, for callers that get each task's bytes as they go (the file batches
+ * of zarrbolt/local_io.h): zb_decoder_init, then zb_decoder_put for each task in turn, then
+ * zb_decoder_finish (the copies into out that still wait to be grouped).  A task's bytes (src)
+ * are no longer needed once zb_decoder_put returns (waiting copies read the scratch only).  One
+ * thread per decoder; a decoder must not be copied (it points into itself). */
+/* Copies into out waiting to be written as one group (see zb_scratch): member i copies
+ * src0 + i * dsrc to dst0 + i * ddst, all with the same shape and strides. */
+typedef struct {
+    const zb_scratch *sc;
+    int n, slot0, ndim;
+    size_t itemsize;
+    unsigned flags;
+    const zb_cso_fast *cso; /* not NULL: convert the stored elements (see convert_copy) */
+    zb_cso_fast cso_store;
+    const zb_cso_fast *cso_plan; /* &cso_store when the plan's elementwise steps have a one-pass form */
+    uint8_t *dst0;
+    const uint8_t *src0;
+    ptrdiff_t ddst, dsrc;
+    int64_t shape[ZB_PLAN_MAXDIM], dst_strides[ZB_PLAN_MAXDIM], src_strides[ZB_PLAN_MAXDIM];
+} zb_copy_group;
 
 typedef struct {
-    size_t nentries;    /* inner chunks per shard (index entries) */
-    int index_at_end;   /* index_location "end" (else "start") */
-    int index_crc;      /* index codecs [bytes(little), crc32c] (else [bytes(little)]) */
-    uint64_t max_gap;   /* neighbouring inner chunks at most this many bytes apart are read together */
-} zb_shard_spec;
+    const zb_plan *plan;
+    zb_scratch scratch;
+    uint8_t *out;
+    const int64_t *out_strides;
+    unsigned copy_flags;
+    int64_t dec_strides[ZB_PLAN_MAXDIM];
+    zb_copy_group group;
+} zb_decoder;
 
-typedef struct {
-    const char *path;   /* the shard file (see zb_file_read) */
-    size_t first;       /* its tasks: tasks[first, first + count), inner chunk entries[first, ...] */
-    size_t count;
-} zb_shard_read;
-
-/* For each shard: open it, read and validate its index, then read the inner chunks of its
- * tasks into arena and decode each into out as zb_plan_decode does: in windows of the tasks in
- * task order whose chunks fit the arena together, each read in file order (neighbours coalesced
- * into one read) and decoded in task order, so that copies along rows of the output group.  entries[i]: task i's inner chunk (0..nentries-1), each
- * at most once per shard.  skipped[i]: 0 (decoded), ZB_SKIPPED_MISSING (no shard file, or an
- * empty inner chunk: the caller fills the region), ZB_SKIPPED_TOO_LARGE (the inner chunk is
- * larger than the arena) or ZB_SKIPPED_RETRY.  pairs: room for 2 * nentries uint64; work:
- * room for nentries + 6 * (largest count) int64.  Errors: ZB_EIO (*os_error), a decode error, or
- * ZB_EINVAL (bad arguments); *failed is the failing task. */
-zb_status zb_plan_read_shards(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *shards,
-                              size_t nshards, const int64_t *entries, zb_decode_task *tasks, size_t ntasks,
-                              uint8_t *arena, size_t arena_cap, uint64_t *pairs, int64_t *work, uint8_t *out,
-                              const int64_t *out_strides, const zb_scratch *scratch, unsigned copy_flags, uint8_t *skipped,
-                              size_t *failed, int *os_error);
-
-/* zb_plan_read_shards over the batches [bounds[b], bounds[b + 1]) of the shard reads (b <
- * nbatches, bounds[0] = 0, bounds[nbatches] = nshards) on up to nworkers threads of the native
- * pool, as zb_plan_read_decode_par does for chunk files: worker w reads with bufs[w] (and index
- * and work arrays of its own, for shards of at most `most` tasks).  Errors as there. */
-zb_status zb_plan_read_shards_par(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *shards,
-                                  size_t nshards, const size_t *bounds, size_t nbatches, const int64_t *entries,
-                                  zb_decode_task *tasks, size_t ntasks, size_t most, const zb_worker_bufs *bufs,
-                                  int nworkers, uint8_t *out, const int64_t *out_strides, unsigned copy_flags,
-                                  uint8_t *skipped, size_t *failed, int *os_error);
+zb_status zb_decoder_init(zb_decoder *d, const zb_plan *plan, const zb_scratch *scratch, uint8_t *out,
+                          const int64_t *out_strides, unsigned copy_flags);
+zb_status zb_decoder_put(zb_decoder *d, const zb_decode_task *t);
+zb_status zb_decoder_finish(zb_decoder *d);
 
 #ifdef __cplusplus
 }

@@ -18,11 +18,7 @@ from codecs cimport (zb_blosc2_cbuffer_sizes, zb_blosc2_decompress, zb_blosc2_ge
                     zb_blosc2_version, zb_blosc2_set_fast_bitshuffle, zb_blosc2_set_fast_lz4,
                     zb_blosc2_partial_sizes, zb_blosc2_decode_step)
 
-cdef extern from "zarrbolt/bitshuffle.h" nogil:
-    zb_status zb_bitunshuffle(const unsigned char *src, unsigned char *dst, size_t nelem, size_t typesize,
-                              unsigned char *tmp)
-    int zb_bitunshuffle_isa_available()
-    int zb_bitunshuffle_set_isa_limit(int limit)
+from bitshuffle cimport zb_bitunshuffle, zb_bitunshuffle_isa_available, zb_bitunshuffle_set_isa_limit
 
 include "buffers.pxi"
 
@@ -192,7 +188,7 @@ def _bitunshuffle(data, size_t typesize):
     cdef bytearray tmp = bytearray(n)
     cdef unsigned char *op = out
     cdef unsigned char *tp = tmp
-    cdef zb_status st
+    cdef int st
     try:
         if typesize == 0 or n % (8 * typesize):
             raise ValueError("the block must hold a multiple of 8 elements")

@@ -11,11 +11,10 @@ cimport numpy as cnp
 import numpy as np
 import operator
 
-from kernels cimport (
-    zb_crc32c_impl, zb_crc32c_available, zb_crc32c_selected, zb_crc32c_impl_name,
-    ZB_CRC32C_AUTO, ZB_CRC32C_NIMPL, zb_strided_copy, zb_strided_copy_ex, ZB_COPY_STREAM, ZB_COPY_SRC_ORDER, ZB_STRIDED_MAXDIM,
-    zb_strided_isa_available, zb_strided_set_isa_limit,
-)
+from crc32c cimport (zb_crc32c_impl, zb_crc32c_available, zb_crc32c_selected, zb_crc32c_impl_name, ZB_CRC32C_AUTO,
+                    ZB_CRC32C_NIMPL)
+from strided cimport (zb_strided_copy, zb_strided_copy_ex, ZB_COPY_STREAM, ZB_COPY_SRC_ORDER, ZB_STRIDED_MAXDIM,
+                     zb_strided_isa_available, zb_strided_set_isa_limit)
 
 include "status.pxi"
 

@@ -16,79 +16,29 @@ from libc.string cimport memcpy, memset
 
 import numpy as np
 
-from kernels cimport zb_cast_opts
+from numeric cimport zb_cast_opts
 
 include "status.pxi"
 
-cdef extern from "zarrbolt/strided.h" nogil:
-    unsigned ZB_COPY_STREAM
+from strided cimport ZB_COPY_STREAM
 
 from stage cimport (zb_step, zb_aa_stage, zb_bb_fn, zb_bb_inplace_fn, zb_aa_fn, zb_getitem_fn, zb_sizes_fn,
                    zb_prefix_fn, ZB_STEP_PARAMS_MAX, ZB_PLAN_MAXKERNELS, ZB_STEP_TRANSFORM, ZB_STEP_INPLACE)
 from pipeline cimport (zb_plan, zb_elem, zb_decode_task, zb_scratch, zb_plan_decode, zb_plan_set_fused_convert,
                       ZB_PLAN_MAXDIM, ZB_PLAN_MAXSTEPS, ZB_ELEM_NONE, ZB_ELEM_CAST, ZB_ELEM_SCALE_OFFSET,
                       ZB_ELEM_CAST_SCALE_OFFSET)
-from encode cimport (zb_eplan, zb_enc_task, zb_eplan_check, zb_eplan_work_bytes, zb_encode_write_par,
-                    zb_encode_chunks_par, ZB_ENC_MAXDIM, ZB_ENC_MAXSTEPS, ZB_ENC_MAXITEM, ZB_ENC_PENDING,
-                    ZB_ENC_WRITTEN, ZB_ENC_FILL, ZB_ENC_SKIPPED_FILL, ZB_ENC_SKIPPED_ROOM)
-
-cdef extern from "zarrbolt/pipeline.h" nogil:
-    ctypedef struct zb_file_read:
-        const char *path
-        int64_t size
-        size_t offset
-    enum:
-        ZB_SKIPPED_MISSING
-        ZB_SKIPPED_TOO_LARGE
-        ZB_SKIPPED_RETRY
-    ctypedef struct zb_shard_spec:
-        size_t nentries
-        int index_at_end
-        int index_crc
-        uint64_t max_gap
-    ctypedef struct zb_shard_read:
-        const char *path
-        size_t first
-        size_t count
-    zb_status zb_plan_read_shards(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *shards,
-                                  size_t nshards, const int64_t *entries, zb_decode_task *tasks, size_t ntasks,
-                                  uint8_t *arena, size_t arena_cap, uint64_t *pairs, int64_t *work, uint8_t *out,
-                                  const int64_t *out_strides, const zb_scratch *scratch, unsigned copy_flags,
-                                  uint8_t *skipped, size_t *failed, int *os_error)
-    zb_status zb_plan_read_decode(const zb_plan *plan, zb_file_read *files, zb_decode_task *tasks, size_t ntasks,
-                                  uint8_t *arena, size_t arena_cap, uint8_t *out, const int64_t *out_strides,
-                                  const zb_scratch *scratch, unsigned copy_flags, uint8_t *skipped, size_t *failed,
-                                  int *os_error)
-
-    ctypedef struct zb_worker_bufs:
-        uint8_t *arena
-        size_t arena_cap
-        zb_scratch scratch
-    zb_status zb_plan_read_shards_par(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *shards,
-                                      size_t nshards, const size_t *bounds, size_t nbatches, const int64_t *entries,
-                                      zb_decode_task *tasks, size_t ntasks, size_t most, const zb_worker_bufs *bufs,
-                                      int nworkers, uint8_t *out, const int64_t *out_strides, unsigned copy_flags,
-                                      uint8_t *skipped, size_t *failed, int *os_error)
-    zb_status zb_plan_read_decode_par(const zb_plan *plan, zb_file_read *files, zb_decode_task *tasks,
-                                      size_t ntasks, const size_t *bounds, size_t nbatches,
-                                      const zb_worker_bufs *bufs, int nworkers, uint8_t *out,
-                                      const int64_t *out_strides, unsigned copy_flags, uint8_t *skipped,
-                                      size_t *failed, int *os_error)
-
-    enum:
-        ZB_FILE_CHANGED
-
+from encode cimport (zb_eplan, zb_enc_task, zb_eplan_check, zb_eplan_work_bytes, zb_encode_chunks_par,
+                    ZB_ENC_MAXDIM, ZB_ENC_MAXSTEPS, ZB_ENC_MAXITEM, ZB_ENC_SKIPPED_FILL, ZB_ENC_SKIPPED_ROOM)
+from fileio cimport zb_file_read, ZB_FILE_CHANGED, ZB_WRITE_CREATE, ZB_WRITE_DATA, ZB_WRITE_RENAME
+from local_io cimport (zb_worker_bufs, zb_shard_spec, zb_shard_read, zb_chunk_file, zb_plan_read_decode_par,
+                      zb_plan_read_shards_par, zb_encode_write_par, ZB_SKIPPED_MISSING, ZB_SKIPPED_TOO_LARGE,
+                      ZB_SKIPPED_RETRY, ZB_ENC_PENDING, ZB_ENC_WRITTEN, ZB_ENC_FILL)
+from pool cimport ZB_POOL_MAX, zb_pool_threads, zb_batch_bounds_check
 
 def _set_fused_convert(on):
     """Testing hook: convert cast_value + scale_offset chains on the way into the output (True,
     the default) or through a scratch buffer first; returns the previous setting."""
     return bool(zb_plan_set_fused_convert(1 if on else 0))
-
-
-cdef extern from "zarrbolt/pool.h" nogil:
-    enum:
-        ZB_POOL_MAX
-    int zb_pool_threads()
 
 
 def pool_threads():
@@ -290,7 +240,7 @@ cdef class Plan:
         of at least ``scratch_bytes(nslots)`` bytes to decode in (else one is allocated);
         ``nslots`` > 1 groups the copies of neighbouring chunks (see ``zb_scratch`` in
         pipeline.h).  Returns None; raises CorruptChunkError / ChecksumError with the failing
-        task's index in ``exc.args[1]``."""
+        task's index as ``exc.task_index``."""
         cdef Py_ssize_t ntasks = len(buffers)
         cdef int64_t out_strides[ZB_PLAN_MAXDIM]
         cdef uint8_t *base = self._check_out(ntasks, starts, shapes, out_offsets, out, out_strides)
@@ -323,7 +273,7 @@ cdef class Plan:
             free(views)
             free(tasks)
             self._release_scratch(have_sv, &sc, &sv)
-        _raise_task(st, failed)
+        zb_raise_at(st, f"chunk {failed}", failed)
 
     def read_decode_par(self, list paths, list bufs, bounds, int64_t[:, ::1] starts, int64_t[:, ::1] shapes,
                         int64_t[::1] out_offsets, out, bint stream=False, int nslots=1):
@@ -335,7 +285,7 @@ cdef class Plan:
         :meth:`decode` (None: one is allocated per call).  Returns ``(missing, too_large)``: the
         task indices whose file does not exist (the caller fills them) and those larger than
         their worker's arena (the caller reads and decodes them).  Errors: StoreError (with the
-        OS error and the task index in ``args[1]``) or, like :meth:`decode`, CorruptChunkError /
+        OS error; the task index as ``exc.task_index``) or, like :meth:`decode`, CorruptChunkError /
         ChecksumError; of the lowest failing batch, the one a single thread would report."""
         cdef Py_ssize_t ntasks = len(paths)
         cdef int64_t out_strides[ZB_PLAN_MAXDIM]
@@ -344,23 +294,20 @@ cdef class Plan:
             if not isinstance(p, bytes) or b"\0" in p:
                 raise ValueError("paths must be bytes without NUL characters")
         cdef Py_ssize_t nworkers = len(bufs), nbatches = len(bounds) - 1
-        _check_par(nworkers, bounds, ntasks)
+        cdef size_t *cb = _batch_bounds(bounds, ntasks, nworkers)
         cdef Py_buffer *views = <Py_buffer *>malloc(sizeof(Py_buffer) * 2 * nworkers)
         cdef zb_worker_bufs *wb = <zb_worker_bufs *>malloc(sizeof(zb_worker_bufs) * nworkers)
-        cdef size_t *cb = <size_t *>malloc(sizeof(size_t) * (nbatches + 1))
         cdef zb_file_read *files = <zb_file_read *>malloc(sizeof(zb_file_read) * max(ntasks, 1))
         cdef zb_decode_task *tasks = <zb_decode_task *>malloc(sizeof(zb_decode_task) * max(ntasks, 1))
         cdef uint8_t *skipped = <uint8_t *>malloc(max(ntasks, 1))
         cdef Py_ssize_t i, nviews = 0
         cdef size_t failed = 0
         cdef int os_error = 0
-        cdef zb_status st = ZB_OK
+        cdef int st = ZB_OK
         try:
             if views == NULL or wb == NULL or cb == NULL or files == NULL or tasks == NULL or skipped == NULL:
                 raise MemoryError()
             self._worker_bufs(bufs, nslots, wb, views, &nviews)
-            for i in range(nbatches + 1):
-                cb[i] = <size_t>bounds[i]
             for i in range(ntasks):
                 files[i].path = <const char *>(<bytes>paths[i])  # paths (a list) keeps them alive
                 skipped[i] = 0
@@ -382,11 +329,9 @@ cdef class Plan:
             free(tasks)
             free(skipped)
         if st == ZB_EIO:
-            e = _zb_errors.StoreError(f"cannot read {paths[failed].decode(errors='replace')!r}: "
-                                      f"{_os_error_text(os_error)}")
-            e.args = (e.args[0], int(failed))
-            raise e
-        _raise_task(st, failed)
+            zb_raise_at(st, "", failed, f"cannot read {paths[failed].decode(errors='replace')!r}: "
+                                        f"{_os_error_text(os_error)}")
+        zb_raise_at(st, f"chunk {failed}", failed)
         return missing, too_large
 
     def read_shards_par(self, list paths, counts, int64_t[::1] entries, list bufs, bounds, int64_t[:, ::1] starts,
@@ -403,7 +348,7 @@ cdef class Plan:
         missing shard or an empty inner chunk (the caller fills them), inner chunks larger than
         the worker's arena, and the tasks of shards whose index is damaged or that changed while
         being read (the caller redoes them its own way, which reports the damage).  Errors:
-        StoreError (OS error; the task index in ``args[1]``) or, like :meth:`decode`,
+        StoreError (OS error; the task index as ``exc.task_index``) or, like :meth:`decode`,
         CorruptChunkError / ChecksumError; of the lowest failing batch."""
         cdef Py_ssize_t ntasks = entries.shape[0]
         cdef Py_ssize_t nshards = len(paths)
@@ -424,7 +369,7 @@ cdef class Plan:
         if total != ntasks:
             raise ValueError("the counts must add up to the number of tasks")
         cdef Py_ssize_t nworkers = len(bufs), nbatches = len(bounds) - 1
-        _check_par(nworkers, bounds, nshards)
+        cdef size_t *cb = _batch_bounds(bounds, nshards, nworkers)
         cdef zb_shard_spec spec
         spec.nentries = nentries
         spec.index_at_end = index_at_end
@@ -432,20 +377,17 @@ cdef class Plan:
         spec.max_gap = max_gap
         cdef Py_buffer *views = <Py_buffer *>malloc(sizeof(Py_buffer) * 2 * nworkers)
         cdef zb_worker_bufs *wb = <zb_worker_bufs *>malloc(sizeof(zb_worker_bufs) * nworkers)
-        cdef size_t *cb = <size_t *>malloc(sizeof(size_t) * (nbatches + 1))
         cdef zb_shard_read *shards = <zb_shard_read *>malloc(sizeof(zb_shard_read) * max(nshards, 1))
         cdef zb_decode_task *tasks = <zb_decode_task *>malloc(sizeof(zb_decode_task) * max(ntasks, 1))
         cdef uint8_t *skipped = <uint8_t *>malloc(max(ntasks, 1))
         cdef Py_ssize_t i, s, nviews = 0
         cdef size_t failed = 0, pos = 0
         cdef int os_error = 0
-        cdef zb_status st = ZB_OK
+        cdef int st = ZB_OK
         try:
             if views == NULL or wb == NULL or cb == NULL or shards == NULL or tasks == NULL or skipped == NULL:
                 raise MemoryError()
             self._worker_bufs(bufs, nslots, wb, views, &nviews)
-            for i in range(nbatches + 1):
-                cb[i] = <size_t>bounds[i]
             for s in range(nshards):
                 shards[s].path = <const char *>(<bytes>paths[s])  # paths (a list) keeps them alive
                 shards[s].first = pos
@@ -473,10 +415,8 @@ cdef class Plan:
             free(tasks)
             free(skipped)
         if st == ZB_EIO:
-            e = _zb_errors.StoreError(f"read failed: {_os_error_text(os_error)}")
-            e.args = (e.args[0], int(failed))
-            raise e
-        _raise_task(st, failed)
+            zb_raise_at(st, "", failed, f"read failed: {_os_error_text(os_error)}")
+        zb_raise_at(st, f"chunk {failed}", failed)
         return missing, too_large, retry
 
     @property
@@ -567,13 +507,23 @@ cdef class Plan:
                 tasks[i].shape[d] = shapes[i, d]
 
 
-cdef _check_par(Py_ssize_t nworkers, bounds, Py_ssize_t nitems):
+cdef size_t *_batch_bounds(bounds, Py_ssize_t nitems, Py_ssize_t nworkers) except NULL:
+    """``bounds`` (batch b: items ``[bounds[b], bounds[b + 1])``) as a C array to free, checked
+    by zb_batch_bounds_check together with the number of workers."""
+    cdef Py_ssize_t i, nbatches = len(bounds) - 1
     if nworkers < 1 or nworkers > ZB_POOL_MAX:
         raise ValueError(f"between 1 and {ZB_POOL_MAX} workers")
-    cdef Py_ssize_t nbatches = len(bounds) - 1
-    if nbatches < 1 or bounds[0] != 0 or bounds[nbatches] != nitems or any(
-            bounds[k + 1] < bounds[k] for k in range(nbatches)):
+    if nbatches < 1 or any(b < 0 for b in bounds):
         raise ValueError("bounds must rise from 0 to the number of items")
+    cdef size_t *cb = <size_t *>malloc(sizeof(size_t) * (nbatches + 1))
+    if cb == NULL:
+        raise MemoryError()
+    for i in range(nbatches + 1):
+        cb[i] = <size_t>bounds[i]
+    if zb_batch_bounds_check(cb, <size_t>nbatches, <size_t>nitems, <int>nworkers) != ZB_OK:
+        free(cb)
+        raise ValueError("bounds must rise from 0 to the number of items")
+    return cb
 
 
 cdef tuple _skipped_tasks(const uint8_t *skipped, Py_ssize_t ntasks, tuple codes):
@@ -588,25 +538,8 @@ cdef tuple _skipped_tasks(const uint8_t *skipped, Py_ssize_t ntasks, tuple codes
     return lists
 
 
-cdef int _raise_task(int st, size_t failed) except -1:
-    """The exception of a failed batch, with the failing task's index in ``args[1]``."""
-    if st == ZB_OK:
-        return 0
-    try:
-        zb_raise(st, f"chunk {failed}")
-    except Exception as e:
-        e.args = (e.args[0], int(failed))
-        raise
-
-
 # ----------------------------------------------------------------------------------- encoding
 from cpython.buffer cimport PyBUF_RECORDS_RO
-
-cdef extern from "zarrbolt/fileio.h" nogil:
-    enum:
-        ZB_WRITE_CREATE
-        ZB_WRITE_DATA
-        ZB_WRITE_RENAME
 
 ENC_WRITTEN = ZB_ENC_WRITTEN
 ENC_FILL = ZB_ENC_FILL
@@ -686,7 +619,7 @@ cdef class EncodePlan:
         encoded bytes' ``(offset, size)`` in it, or offset ENC_SKIPPED_FILL (all fill: not
         encoded) or ENC_SKIPPED_ROOM (larger than its batch had room for: encode it another
         way).  ``out``: a writable uint8 array of at least :attr:`pack_room` bytes per task to
-        use (default: a new one).  Codec errors raise, with the task index in ``args[1]``."""
+        use (default: a new one).  Codec errors raise, with the task index as ``exc.task_index``."""
         cdef _EncodeCall c = _EncodeCall(self, src, offsets, shapes, bounds, work)
         cdef Py_ssize_t ntasks = c.ntasks
         # room per chunk: its bytes plus what a stored (incompressible) form adds
@@ -706,12 +639,7 @@ cdef class EncodePlan:
             st = zb_encode_chunks_par(&self.plan, c.tasks, <size_t>ntasks, c.src, c.strides, c.bounds, c.nbatches,
                                       &out_v[0], &lo_v[0], &where_v[0, 0] if ntasks else NULL, c.wptr, c.nworkers,
                                       &failed)
-        if st != ZB_OK:
-            try:
-                zb_raise(st, "encode")
-            except Exception as e:
-                e.args = (e.args[0], int(failed))
-                raise
+        zb_raise_at(st, "encode", failed)
         return out, where
 
     def write_par(self, src, list paths, list tmps, int64_t[::1] offsets, int64_t[:, ::1] shapes, bounds,
@@ -732,16 +660,21 @@ cdef class EncodePlan:
             if not isinstance(p, bytes) or b"\0" in p:
                 raise ValueError("paths must be bytes without NUL characters")
         cdef _EncodeCall c = _EncodeCall(self, src, offsets, shapes, bounds, work)
+        cdef zb_chunk_file *files = <zb_chunk_file *>malloc(sizeof(zb_chunk_file) * max(ntasks, 1))
+        if files == NULL:
+            raise MemoryError()
         for i in range(ntasks):
-            c.tasks[i].path = <const char *>(<bytes>paths[i])  # paths and tmps keep them alive
-            c.tasks[i].tmp = <const char *>(<bytes>tmps[i])
+            files[i].path = <const char *>(<bytes>paths[i])  # paths and tmps keep them alive
+            files[i].tmp = <const char *>(<bytes>tmps[i])
+            files[i].result = ZB_ENC_PENDING
         cdef size_t failed = 0
         cdef int os_error = 0, stage = 0
         cdef int st
         with nogil:
-            st = zb_encode_write_par(&self.plan, c.tasks, <size_t>ntasks, c.src, c.strides, c.bounds, c.nbatches,
-                                     c.wptr, c.nworkers, fsync, &failed, &os_error, &stage)
-        results = bytes([c.tasks[i].result for i in range(ntasks)])
+            st = zb_encode_write_par(&self.plan, c.tasks, files, <size_t>ntasks, c.src, c.strides, c.bounds,
+                                     c.nbatches, c.wptr, c.nworkers, fsync, &failed, &os_error, &stage)
+        results = bytes([files[i].result for i in range(ntasks)])
+        free(files)
         return int(st), int(failed), int(os_error), int(stage), results
 
 
@@ -764,7 +697,7 @@ cdef class _EncodeCall:
 
     def __cinit__(self, EncodePlan plan, src, int64_t[::1] offsets, int64_t[:, ::1] shapes, bounds, list work):
         cdef Py_ssize_t i, d, ntasks = offsets.shape[0], nworkers = len(work), nbatches = len(bounds) - 1
-        _check_par(nworkers, bounds, ntasks)
+        self.bounds = _batch_bounds(bounds, ntasks, nworkers)
         self.ntasks = ntasks
         self.nworkers = <int>nworkers
         self.nbatches = <size_t>nbatches
@@ -772,9 +705,8 @@ cdef class _EncodeCall:
         self.have_src = True
         self.wviews = <Py_buffer *>malloc(sizeof(Py_buffer) * nworkers)
         self.wptr = <uint8_t **>malloc(sizeof(uint8_t *) * nworkers)
-        self.bounds = <size_t *>malloc(sizeof(size_t) * (nbatches + 1))
         self.tasks = <zb_enc_task *>malloc(sizeof(zb_enc_task) * max(ntasks, 1))
-        if self.wviews == NULL or self.wptr == NULL or self.bounds == NULL or self.tasks == NULL:
+        if self.wviews == NULL or self.wptr == NULL or self.tasks == NULL:
             raise MemoryError()
         self._fill_tasks(&plan.plan, offsets, shapes)
         cdef size_t need = zb_eplan_work_bytes(&plan.plan)
@@ -787,8 +719,6 @@ cdef class _EncodeCall:
             if <size_t>self.wviews[self.nviews - 1].len < need:
                 raise ValueError(f"work buffer {i} is smaller than {need} bytes")
             self.wptr[i] = <uint8_t *>self.wviews[self.nviews - 1].buf
-        for i in range(nbatches + 1):
-            self.bounds[i] = <size_t>bounds[i]
         for d in range(self.sview.ndim):
             self.strides[d] = self.sview.strides[d]
         self.src = <const uint8_t *>self.sview.buf
@@ -826,9 +756,6 @@ cdef class _EncodeCall:
                 hi_ext += step
         for i in range(self.ntasks):
             self.tasks[i].src_offset = offsets[i]
-            self.tasks[i].path = NULL
-            self.tasks[i].tmp = NULL
-            self.tasks[i].result = ZB_ENC_PENDING
             lo = hi = offsets[i]
             empty = False
             for d in range(nd):

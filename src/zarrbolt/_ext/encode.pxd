@@ -9,9 +9,6 @@ cdef extern from "zarrbolt/encode.h" nogil:
         ZB_ENC_MAXDIM
         ZB_ENC_MAXSTEPS
         ZB_ENC_MAXITEM
-        ZB_ENC_PENDING
-        ZB_ENC_WRITTEN
-        ZB_ENC_FILL
         ZB_ENC_SKIPPED_FILL
         ZB_ENC_SKIPPED_ROOM
     ctypedef struct zb_eplan:
@@ -34,19 +31,10 @@ cdef extern from "zarrbolt/encode.h" nogil:
     ctypedef struct zb_enc_task:
         int64_t src_offset
         int64_t shape[ZB_ENC_MAXDIM]
-        const char *path
-        const char *tmp
-        int result
     int zb_eplan_check(zb_eplan *plan)
     size_t zb_eplan_work_bytes(const zb_eplan *plan)
     int zb_encode_chunk(const zb_eplan *plan, const uint8_t *src, const int64_t *src_strides, const int64_t *shape,
                         uint8_t *work, const uint8_t **out, size_t *out_n, int *is_fill)
-    int zb_encode_write(const zb_eplan *plan, zb_enc_task *tasks, size_t ntasks, const uint8_t *src,
-                        const int64_t *src_strides, uint8_t *work, int do_fsync, size_t *failed, int *os_error,
-                        int *stage)
-    int zb_encode_write_par(const zb_eplan *plan, zb_enc_task *tasks, size_t ntasks, const uint8_t *src,
-                            const int64_t *src_strides, const size_t *bounds, size_t nbatches, uint8_t *const *work,
-                            int nworkers, int do_fsync, size_t *failed, int *os_error, int *stage)
     int zb_encode_chunks_par(const zb_eplan *plan, const zb_enc_task *tasks, size_t ntasks, const uint8_t *src,
                              const int64_t *src_strides, const size_t *bounds, size_t nbatches, uint8_t *out,
                              const size_t *out_lo, int64_t *where, uint8_t *const *work, int nworkers,

@@ -2,7 +2,7 @@
 # step, tasks, scratch and zb_plan_decode).  Status codes are returned as int.
 from libc.stdint cimport int64_t, uint8_t
 
-from kernels cimport zb_cast_opts
+from numeric cimport zb_cast_opts
 from stage cimport zb_step, zb_aa_stage, zb_getitem_fn, zb_sizes_fn, zb_prefix_fn, ZB_PLAN_MAXKERNELS
 
 cdef extern from "zarrbolt/pipeline.h" nogil:
@@ -52,3 +52,4 @@ cdef extern from "zarrbolt/pipeline.h" nogil:
     int zb_plan_decode(const zb_plan *plan, const zb_decode_task *tasks, size_t ntasks, uint8_t *out,
                        const int64_t *out_strides, const zb_scratch *scratch, unsigned copy_flags, size_t *failed)
     int zb_plan_set_fused_convert(int on)
+    int zb_plan_check(const zb_plan *plan, const zb_scratch *scratch)
