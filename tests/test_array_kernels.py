@@ -194,4 +194,4 @@ def test_kernel_errors_name_the_chunk():
     out = np.zeros(4, "int32")
     with pytest.raises(ValueError) as e:
         plan.decode([bytes(16)], np.zeros((1, 1), np.int64), np.full((1, 1), 4, np.int64), np.zeros(1, np.int64), out)
-    assert e.value.args[1] == 0
+    assert e.value.task_index == 0
