@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import zarrbolt as zarr
-from zarrbolt._ext import _pipeline
+from zarrbolt._ext import _kernels, _pipeline
 from zarrbolt.errors import ChecksumError, CorruptChunkError
 from zarrbolt.storage import LocalStore, MemoryStore
 
@@ -381,7 +381,7 @@ def test_batch_runner_lowest_failing_batch_wins(workers):
     for _ in range(80):
         n = int(rng.integers(1, 40))
         fail = rng.random(n) < rng.choice([0.0, 0.05, 0.3, 1.0])
-        st, failed, os_error, ran, allocs, frees = _pipeline._test_batches(fail.tolist(), workers,
+        st, failed, os_error, ran, allocs, frees = _kernels._test_batches(fail.tolist(), workers,
                                                                            int(rng.integers(0, 3000)))
         assert 1 <= allocs == frees <= workers
         if fail.any():
@@ -393,10 +393,10 @@ def test_batch_runner_lowest_failing_batch_wins(workers):
 
 
 def test_batch_runner_edge_cases():
-    assert _pipeline._test_batches([], 3) == (0, 0, 0, b"", 0, 0)
-    st, *_ = _pipeline._test_batches([False], 0)
+    assert _kernels._test_batches([], 3) == (0, 0, 0, b"", 0, 0)
+    st, *_ = _kernels._test_batches([False], 0)
     assert st < 0  # no worker: ZB_EINVAL, nothing ran
-    st, failed, _, ran, _, _ = _pipeline._test_batches([True] * 5, _pipeline.POOL_MAX + 10)
+    st, failed, _, ran, _, _ = _kernels._test_batches([True] * 5, _pipeline.POOL_MAX + 10)
     assert st < 0 and failed == 0 and ran[0] == 1
 
 

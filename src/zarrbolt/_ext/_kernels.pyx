@@ -300,3 +300,62 @@ _TEST_DELTA_DECODE = PyCapsule_New(<void *>_test_delta_decode, b"zarrbolt.aa_fn"
 def _test_delta_params(int decoded_itemsize, int encoded_itemsize):
     """TEST ONLY: the parameter block of _TEST_DELTA_ENCODE / _TEST_DELTA_DECODE."""
     return bytes([decoded_itemsize, encoded_itemsize])
+
+
+# ------------------------------------------------------------------------------------------
+# Testing aid: the one batch runner (zarrbolt/pool.h) driven by a C batch function
+from libc.stdlib cimport malloc, free
+from pool cimport zb_pool_batches, zb_pool_next, zb_batch_error
+
+
+ctypedef struct _test_job:
+    const uint8_t *fail   # per batch: 1 fails
+    uint8_t *ran          # per batch: set when it ran
+    long spin             # busy-work per batch, to vary the order in which batches end
+    long allocs           # worker states allocated
+    long frees            # and freed
+
+
+cdef int _test_batch(void *ctx, size_t batch, int worker, void **state, zb_batch_error *err) noexcept nogil:
+    cdef _test_job *j = <_test_job *>ctx
+    cdef volatile long x = 0
+    cdef long i
+    if state[0] == NULL:
+        state[0] = malloc(16)
+        zb_pool_next(&j.allocs)
+    j.ran[batch] = 1
+    for i in range(j.spin * <long>((batch * 7919) % 5)):
+        x += i
+    if j.fail[batch]:
+        err.failed = 10 * batch
+        err.os_error = <int>batch
+        return ZB_EINVAL
+    return ZB_OK
+
+
+cdef void _test_free(void *ctx, void *state) noexcept nogil:
+    cdef _test_job *j = <_test_job *>ctx
+    free(state)
+    zb_pool_next(&j.frees)
+
+
+def _test_batches(fail, int nworkers, long spin=0):
+    """Testing aid: run len(fail) batches on the pool through zb_pool_batches, batch k failing
+    (task 10 * k, os_error k) when fail[k].  Returns ``(status, failed, os_error, ran, allocs,
+    frees)``: the runner's report, which batches ran (bytes) and the worker states allocated and
+    freed."""
+    cdef bytes f = bytes([1 if x else 0 for x in fail])
+    cdef Py_ssize_t n = len(f)
+    ran = bytearray(max(n, 1))
+    cdef uint8_t[::1] rv = ran
+    cdef _test_job j
+    j.fail = <const uint8_t *>f
+    j.ran = &rv[0]
+    j.spin = spin
+    j.allocs = 0
+    j.frees = 0
+    cdef zb_batch_error err
+    cdef int st
+    with nogil:
+        st = zb_pool_batches(<size_t>n, nworkers, _test_batch, _test_free, &j, &err)
+    return st, err.failed, err.os_error, bytes(ran[:n]), j.allocs, j.frees
