@@ -25,7 +25,6 @@
 #include <stdint.h>
 
 #include "zarrbolt/pipeline.h"
-#include "zarrbolt/pool.h"
 #include "zarrbolt/status.h"
 
 #ifdef __cplusplus
