@@ -4,8 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zarrbolt/crc32c.h"
-#include "zarrbolt/fileio.h"
 #include "zarrbolt/numeric.h"
 #include "zarrbolt/pipeline.h"
 #include "zarrbolt/pool.h"
@@ -23,7 +21,6 @@ zb_status zb_eplan_check(zb_eplan *plan) {
     if (e->kind < ZB_ELEM_NONE || e->kind > ZB_ELEM_CAST_SCALE_OFFSET) return ZB_EINVAL;
     size_t stored = e->kind == ZB_ELEM_NONE ? plan->itemsize : e->dst_itemsize;
     if (stored < 1 || stored > ZB_ENC_MAXITEM) return ZB_EINVAL;
-    if (plan->byteswap && (plan->byteswap > stored || stored % plan->byteswap)) return ZB_EINVAL;
     size_t n = plan->itemsize;
     int seen[ZB_ENC_MAXDIM] = {0};
     for (int d = 0; d < plan->ndim; d++) {
@@ -37,11 +34,21 @@ zb_status zb_eplan_check(zb_eplan *plan) {
         }
     }
     for (int s = 0; s < plan->nsteps; s++) {
-        const zb_enc_step *st = &plan->steps[s];
-        if (st->kind == ZB_ESTEP_COMPRESS ? st->fn == NULL : st->kind != ZB_ESTEP_CRC32C) return ZB_EINVAL;
+        const zb_step *st = &plan->steps[s];
+        if (st->kind == ZB_STEP_TRANSFORM ? st->fn == NULL : (st->kind != ZB_STEP_INPLACE || st->inplace == NULL))
+            return ZB_EINVAL;
     }
     if (plan->buf_cap < n || plan->buf_cap / stored < n / plan->itemsize || plan->buf_cap > SIZE_MAX / 4)
         return ZB_EINVAL;
+    if (plan->naa < 0 || plan->naa > ZB_PLAN_MAXKERNELS) return ZB_EINVAL;
+    for (int k = 0; k < plan->naa; k++) { /* chain order: each kernel's encoded side feeds the next */
+        const zb_aa_stage *a = &plan->aa[k];
+        if (!a->fn || a->dec_itemsize != stored || a->enc_itemsize < 1 || a->enc_itemsize > ZB_ENC_MAXITEM ||
+            plan->buf_cap / a->enc_itemsize < n / plan->itemsize)
+            return ZB_EINVAL;
+        stored = a->enc_itemsize;
+    }
+    if (plan->byteswap && (plan->byteswap > stored || stored % plan->byteswap)) return ZB_EINVAL;
     plan->chunk_nbytes = n;
     plan->row_slots = 0;
     if (!plan->transposed && plan->ndim >= 1 && n && n <= ZB_ENC_ROW_BYTES / 2)
@@ -141,33 +148,34 @@ static zb_status encode_gathered(const zb_eplan *plan, uint8_t *data, uint8_t *w
         cur = 1;
         n = nelem * e->dst_itemsize;
     }
+    for (int k = 0; k < plan->naa; k++) {
+        const zb_aa_stage *a = &plan->aa[k];
+        size_t nelem = n / a->dec_itemsize;
+        int next = (cur != 0 && a->enc_itemsize == a->dec_itemsize) ? cur : (cur == 1 ? 2 : 1);
+        zb_status st = a->fn(a->params, bufs[cur], bufs[next], nelem);
+        if (st != ZB_OK) return st;
+        cur = next;
+        n = nelem * a->enc_itemsize;
+    }
     if (plan->byteswap) zb_byteswap_inplace(bufs[cur], n, plan->byteswap);
     for (int i = 0; i < plan->nsteps; i++) {
-        const zb_enc_step *step = &plan->steps[i];
-        if (step->kind == ZB_ESTEP_CRC32C) {
-            if (cur == 0 && data != work) { /* a row slot: no room for the checksum after it */
+        const zb_step *step = &plan->steps[i];
+        size_t m = 0;
+        zb_status st;
+        if (step->kind == ZB_STEP_INPLACE) {
+            if (cur == 0 && data != work) { /* a row slot: no room after it */
                 memcpy(bufs[1], data, n);
                 cur = 1;
             }
-            if (n > cap || cap - n < 4) return ZB_ETOOSMALL;
-            uint32_t crc = 0;
-            zb_status st = zb_crc32c(&crc, bufs[cur], n);
-            if (st != ZB_OK) return st;
-            uint8_t *t = bufs[cur] + n;
-            t[0] = (uint8_t)crc;
-            t[1] = (uint8_t)(crc >> 8);
-            t[2] = (uint8_t)(crc >> 16);
-            t[3] = (uint8_t)(crc >> 24);
-            n += 4;
+            st = step->inplace(step->params, bufs[cur], n, cap, &m);
         } else {
             int next = cur == 1 ? 2 : 1;
-            size_t m = 0;
-            zb_status st = step->fn(&step->params, bufs[cur], n, bufs[next], cap, &m);
-            if (st != ZB_OK) return st;
-            if (m > cap) return ZB_ETOOSMALL;
-            n = m;
+            st = step->fn(step->params, bufs[cur], n, bufs[next], cap, &m);
             cur = next;
         }
+        if (st != ZB_OK) return st;
+        if (m > cap) return ZB_ETOOSMALL;
+        n = m;
     }
     *out = bufs[cur];
     *out_n = n;
@@ -185,17 +193,7 @@ zb_status zb_encode_chunk(const zb_eplan *plan, const uint8_t *src, const int64_
     return encode_gathered(plan, work, work, out, out_n, is_fill);
 }
 
-/* Gathered chunks of a batch, taken in order: rows of whole chunks that follow one another
- * along the last axis are gathered together into the row buffer. */
-typedef struct {
-    const zb_eplan *plan;
-    const zb_enc_task *tasks;
-    size_t ntasks;
-    const uint8_t *src;
-    const int64_t *src_strides;
-    uint8_t *work, *row;
-    size_t row_lo, row_hi; /* tasks [row_lo, row_hi) are in the row buffer */
-} chunk_source;
+typedef zb_encoder chunk_source; /* see zarrbolt/encode.h */
 
 static void source_init(chunk_source *c, const zb_eplan *plan, const zb_enc_task *tasks, size_t ntasks,
                         const uint8_t *src, const int64_t *src_strides, uint8_t *work) {
@@ -258,80 +256,63 @@ static zb_status source_get(chunk_source *c, size_t i, uint8_t **data) {
     return ZB_OK;
 }
 
-zb_status zb_encode_write(const zb_eplan *plan, zb_enc_task *tasks, size_t ntasks, const uint8_t *src,
-                          const int64_t *src_strides, uint8_t *work, int do_fsync, size_t *failed, int *os_error,
-                          int *stage) {
-    if (!failed || !os_error || !stage) return ZB_EINVAL;
-    *failed = 0;
-    *os_error = 0;
-    *stage = 0;
+zb_status zb_encoder_init(zb_encoder *e, const zb_eplan *plan, const zb_enc_task *tasks, size_t ntasks,
+                          const uint8_t *src, const int64_t *src_strides, uint8_t *work) {
     if (!plan || !work || (ntasks && !tasks) || (plan->ndim && ntasks && !src_strides)) return ZB_EINVAL;
-    chunk_source cs;
-    source_init(&cs, plan, tasks, ntasks, src, src_strides, work);
-    for (size_t i = 0; i < ntasks; i++) {
-        zb_enc_task *t = &tasks[i];
-        *failed = i;
-        uint8_t *chunk;
-        const uint8_t *data;
-        size_t n;
-        int is_fill;
-        zb_status st = source_get(&cs, i, &chunk);
-        if (st == ZB_OK) st = encode_gathered(plan, chunk, work, &data, &n, &is_fill);
-        if (st != ZB_OK) return st;
-        if (is_fill) {
-            t->result = ZB_ENC_FILL;
-            continue;
-        }
-        st = zb_write_file_atomic(t->path, t->tmp, data, n, do_fsync, os_error, stage);
-        if (st != ZB_OK) return st;
-        t->result = ZB_ENC_WRITTEN;
-    }
-    *failed = ntasks;
+    source_init(e, plan, tasks, ntasks, src, src_strides, work);
     return ZB_OK;
+}
+
+zb_status zb_encoder_next(zb_encoder *e, size_t i, const uint8_t **out, size_t *out_n, int *is_fill) {
+    uint8_t *chunk;
+    if (i >= e->ntasks) return ZB_EINVAL;
+    zb_status st = source_get(e, i, &chunk);
+    if (st != ZB_OK) return st;
+    return encode_gathered(e->plan, chunk, e->work, out, out_n, is_fill);
 }
 
 /* ------------------------------------------------------------------------ on the native pool */
 typedef struct {
-    zb_status st;
-    size_t failed;
-    int os_error;
-    int stage;
-} enc_result;
-
-typedef struct {
     const zb_eplan *plan;
-    zb_enc_task *tasks;
+    const zb_enc_task *tasks;
     const uint8_t *src;
     const int64_t *src_strides;
     const size_t *bounds;
-    size_t nbatches;
     uint8_t *const *work;
-    int do_fsync;
-    uint8_t *out;          /* zb_encode_chunks_par: the packed output, its batches' starts */
+    uint8_t *out;          /* the packed output, its batches' starts */
     const size_t *out_lo;  /* and where each chunk went */
     int64_t *where;
-    int pack;              /* zb_encode_chunks_par's job */
-    long next; /* the next batch (zb_pool_next) */
-    long stop; /* nonzero once a batch failed */
-    enc_result *res;
-} enc_job;
+} pack_job;
 
-/* Batch k of zb_encode_chunks_par; *failed relative to the batch. */
-static zb_status pack_batch(enc_job *j, size_t k, uint8_t *work, size_t *failed) {
+/* The work buffer of worker w: its own, else one allocated once for the call (*state). */
+uint8_t *zb_encode_worker_buffer(const zb_eplan *plan, uint8_t *const *work, int w, void **state) {
+    if (work && work[w]) return work[w];
+    if (*state == NULL) *state = malloc(zb_eplan_work_bytes(plan));
+    return (uint8_t *)*state;
+}
+
+static void free_state(void *ctx, void *state) {
+    (void)ctx;
+    free(state);
+}
+
+/* Batch k of zb_encode_chunks_par. */
+static zb_status pack_batch(void *ctx, size_t k, int w, void **state, zb_batch_error *err) {
+    pack_job *j = (pack_job *)ctx;
     size_t lo = j->bounds[k], hi = j->bounds[k + 1];
     size_t pos = j->out_lo[k], end = j->out_lo[k + 1];
-    if (j->plan->ndim && hi > lo && !j->src_strides) return ZB_EINVAL;
-    chunk_source cs;
-    source_init(&cs, j->plan, j->tasks + lo, hi - lo, j->src, j->src_strides, work);
-    for (size_t i = lo; i < hi; i++) {
-        uint8_t *chunk;
+    err->failed = lo;
+    uint8_t *work = zb_encode_worker_buffer(j->plan, j->work, w, state);
+    if (work == NULL) return ZB_ENOMEM;
+    zb_encoder enc;
+    zb_status st = zb_encoder_init(&enc, j->plan, j->tasks + lo, hi - lo, j->src, j->src_strides, work);
+    for (size_t i = lo; st == ZB_OK && i < hi; i++) {
         const uint8_t *data;
         size_t n;
         int is_fill;
-        *failed = i - lo;
-        zb_status st = source_get(&cs, i - lo, &chunk);
-        if (st == ZB_OK) st = encode_gathered(j->plan, chunk, work, &data, &n, &is_fill);
-        if (st != ZB_OK) return st;
+        err->failed = i;
+        st = zb_encoder_next(&enc, i - lo, &data, &n, &is_fill);
+        if (st != ZB_OK) break;
         if (is_fill) {
             j->where[2 * i] = ZB_ENC_SKIPPED_FILL;
             j->where[2 * i + 1] = 0;
@@ -345,95 +326,7 @@ static zb_status pack_batch(enc_job *j, size_t k, uint8_t *work, size_t *failed)
             pos += n;
         }
     }
-    *failed = hi - lo;
-    return ZB_OK;
-}
-
-static void enc_worker(void *arg, int w) {
-    enc_job *j = (enc_job *)arg;
-    uint8_t *work = j->work ? j->work[w] : NULL, *own = NULL;
-    while (!zb_pool_load(&j->stop)) {
-        long k = zb_pool_next(&j->next);
-        if (k < 0 || (size_t)k >= j->nbatches) break;
-        enc_result *r = &j->res[k];
-        if (work == NULL) work = own = (uint8_t *)malloc(zb_eplan_work_bytes(j->plan));
-        size_t lo = j->bounds[k], hi = j->bounds[k + 1];
-        if (work == NULL) {
-            r->st = ZB_ENOMEM;
-            r->failed = lo;
-        } else {
-            if (j->pack)
-                r->st = pack_batch(j, k, work, &r->failed);
-            else
-                r->st = zb_encode_write(j->plan, j->tasks + lo, hi - lo, j->src, j->src_strides, work, j->do_fsync,
-                                        &r->failed, &r->os_error, &r->stage);
-            r->failed += lo;
-        }
-        if (r->st != ZB_OK) {
-            zb_pool_next(&j->stop);
-            break;
-        }
-    }
-    free(own);
-}
-
-static zb_status check_bounds(const size_t *bounds, size_t nbatches, size_t ntasks, int nworkers) {
-    if (!bounds || nworkers < 1 || bounds[0] != 0 || bounds[nbatches] != ntasks) return ZB_EINVAL;
-    for (size_t k = 0; k < nbatches; k++)
-        if (bounds[k + 1] < bounds[k]) return ZB_EINVAL;
-    return ZB_OK;
-}
-
-static void job_init(enc_job *j, const zb_eplan *plan, zb_enc_task *tasks, const uint8_t *src,
-                     const int64_t *src_strides, const size_t *bounds, size_t nbatches, uint8_t *const *work) {
-    memset(j, 0, sizeof *j);
-    j->plan = plan;
-    j->tasks = tasks;
-    j->src = src;
-    j->src_strides = src_strides;
-    j->bounds = bounds;
-    j->nbatches = nbatches;
-    j->work = work;
-}
-
-/* Run j's batches on up to nworkers threads: the error of the lowest failing batch. */
-static zb_status run_job(enc_job *j, size_t ntasks, int nworkers, size_t *failed, int *os_error, int *stage) {
-    *failed = ntasks;
-    if (j->nbatches == 0) return ZB_OK;
-    j->res = (enc_result *)calloc(j->nbatches, sizeof *j->res);
-    if (j->res == NULL) {
-        *failed = 0;
-        return ZB_ENOMEM;
-    }
-    zb_pool_run((size_t)nworkers > j->nbatches ? (int)j->nbatches : nworkers, enc_worker, j);
-    zb_status st = ZB_OK;
-    for (size_t k = 0; k < j->nbatches; k++) {
-        if (j->res[k].st != ZB_OK) {
-            st = j->res[k].st;
-            *failed = j->res[k].failed;
-            *os_error = j->res[k].os_error;
-            *stage = j->res[k].stage;
-            break;
-        }
-    }
-    free(j->res);
-    j->res = NULL;
     return st;
-}
-
-zb_status zb_encode_write_par(const zb_eplan *plan, zb_enc_task *tasks, size_t ntasks, const uint8_t *src,
-                              const int64_t *src_strides, const size_t *bounds, size_t nbatches,
-                              uint8_t *const *work, int nworkers, int do_fsync, size_t *failed, int *os_error,
-                              int *stage) {
-    if (!failed || !os_error || !stage) return ZB_EINVAL;
-    *failed = 0;
-    *os_error = 0;
-    *stage = 0;
-    if (!plan || (ntasks && !tasks) || check_bounds(bounds, nbatches, ntasks, nworkers) != ZB_OK) return ZB_EINVAL;
-    enc_job j;
-    job_init(&j, plan, tasks, src, src_strides, bounds, nbatches, work);
-    j.do_fsync = do_fsync;
-    return run_job(&j, ntasks, nworkers, failed, os_error, stage);
 }
 
 zb_status zb_encode_chunks_par(const zb_eplan *plan, const zb_enc_task *tasks, size_t ntasks, const uint8_t *src,
@@ -442,17 +335,14 @@ zb_status zb_encode_chunks_par(const zb_eplan *plan, const zb_enc_task *tasks, s
                                size_t *failed) {
     if (!failed) return ZB_EINVAL;
     *failed = 0;
-    if (!plan || (ntasks && (!tasks || !where)) || !out_lo || check_bounds(bounds, nbatches, ntasks, nworkers) != ZB_OK ||
-        (!out && out_lo[nbatches]))
+    if (!plan || (ntasks && (!tasks || !where)) || !out_lo ||
+        zb_batch_bounds_check(bounds, nbatches, ntasks, nworkers) != ZB_OK || (!out && out_lo[nbatches]))
         return ZB_EINVAL;
     for (size_t k = 0; k < nbatches; k++)
         if (out_lo[k + 1] < out_lo[k]) return ZB_EINVAL;
-    enc_job j;
-    job_init(&j, plan, (zb_enc_task *)tasks /* only read */, src, src_strides, bounds, nbatches, work);
-    j.out = out;
-    j.out_lo = out_lo;
-    j.where = where;
-    j.pack = 1;
-    int os_error, stage;
-    return run_job(&j, ntasks, nworkers, failed, &os_error, &stage);
+    pack_job j = {plan, tasks, src, src_strides, bounds, work, out, out_lo, where};
+    zb_batch_error err;
+    zb_status st = zb_pool_batches(nbatches, nworkers, pack_batch, free_state, &j, &err);
+    *failed = st == ZB_OK ? ntasks : err.failed;
+    return st;
 }

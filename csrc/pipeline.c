@@ -6,8 +6,6 @@
 
 #include "zarrbolt/crc32c.h"
 #include "zarrbolt/numeric.h"
-#include "zarrbolt/pool.h"
-#include "zarrbolt/shard_index.h"
 #include "zarrbolt/strided.h"
 
 void zb_byteswap_inplace(uint8_t *p, size_t nbytes, size_t itemsize) {
@@ -72,7 +70,7 @@ static void source_strides(const zb_plan *plan, int64_t *dec_strides) {
 
 /* True when the whole chunk lands in one C-contiguous run of the output. */
 static int direct_target(const zb_plan *plan, const zb_decode_task *t, const int64_t *out_strides) {
-    if (plan->transposed || plan->byteswap || plan->elem.kind != ZB_ELEM_NONE) return 0;
+    if (plan->transposed || plan->byteswap || plan->naa || plan->elem.kind != ZB_ELEM_NONE) return 0;
     int64_t expect = (int64_t)plan->itemsize;
     for (int d = plan->ndim - 1; d >= 0; d--) {
         if (t->chunk_start[d] != 0 || t->shape[d] != plan->chunk_shape[d]) return 0;
@@ -94,21 +92,7 @@ static zb_status elem_convert(const zb_elem *e, const uint8_t *src, uint8_t *dst
     }
 }
 
-/* Copies into out waiting to be written as one group (see zb_scratch): member i copies
- * src0 + i * dsrc to dst0 + i * ddst, all with the same shape and strides. */
-typedef struct {
-    const zb_scratch *sc;
-    int n, slot0, ndim;
-    size_t itemsize;
-    unsigned flags;
-    const zb_cso_fast *cso; /* not NULL: convert the stored elements (see convert_copy) */
-    zb_cso_fast cso_store;
-    const zb_cso_fast *cso_plan; /* &cso_store when the plan's elementwise steps have a one-pass form */
-    uint8_t *dst0;
-    const uint8_t *src0;
-    ptrdiff_t ddst, dsrc;
-    int64_t shape[ZB_PLAN_MAXDIM], dst_strides[ZB_PLAN_MAXDIM], src_strides[ZB_PLAN_MAXDIM];
-} copy_group;
+typedef zb_copy_group copy_group; /* see zarrbolt/pipeline.h */
 
 static int g_fused_convert = 1;
 
@@ -366,6 +350,63 @@ static zb_status decode_part(const zb_plan *plan, const zb_decode_task *t, size_
     return ZB_OK;
 }
 
+/* The bytes->bytes steps of a chunk, last to first: *data / *n = the stored chunk's bytes, at
+ * target (not NULL: the output, which the last transform writes directly), in one of the two
+ * scratch buffers, or at t->src itself (in-place steps only read when decoding). */
+static zb_status run_steps(const zb_plan *plan, const zb_decode_task *t, uint8_t *target, uint8_t *scratch_a,
+                           uint8_t *scratch_b, size_t scratch_cap, const uint8_t **data, size_t *n) {
+    const uint8_t *cur = t->src;
+    size_t len = t->n;
+    uint8_t *bufs[2] = {scratch_a, scratch_b};
+    int which = 0;
+    for (int s = plan->nsteps - 1; s >= 0; s--) {
+        const zb_step *step = &plan->steps[s];
+        size_t outn = 0;
+        zb_status st;
+        if (step->kind == ZB_STEP_INPLACE && step->inplace != NULL) {
+            st = step->inplace(step->params, (uint8_t *)cur, len, len, &outn);
+            if (st == ZB_OK && outn > len) st = ZB_EINVAL;
+        } else if (step->kind == ZB_STEP_TRANSFORM && step->fn != NULL) {
+            int final = (s == 0); /* the first codec's decoded output is the stored chunk itself */
+            uint8_t *dst = (final && target) ? target : bufs[which];
+            size_t cap = final ? plan->chunk_nbytes : scratch_cap;
+            if (cap > scratch_cap && dst != target) return ZB_EINVAL;
+            st = step->fn(step->params, cur, len, dst, cap, &outn);
+            cur = dst;
+            which ^= 1;
+        } else {
+            return ZB_EINVAL;
+        }
+        if (st != ZB_OK) return st;
+        len = outn;
+    }
+    *data = cur;
+    *n = len;
+    return ZB_OK;
+}
+
+/* The array kernels, last to first, over the whole stored chunk at *data (chunk_nbytes bytes,
+ * in scratch_a or scratch_b after the byte swap, or elsewhere): *data = their output, in one of
+ * the scratch buffers (in place where the item sizes allow). */
+static zb_status run_kernels(const zb_plan *plan, const uint8_t **data, uint8_t *scratch_a, uint8_t *scratch_b,
+                             size_t scratch_cap) {
+    size_t nelem = 1;
+    for (int d = 0; d < plan->ndim; d++) nelem *= (size_t)plan->chunk_shape[d];
+    const uint8_t *cur = *data;
+    for (int k = plan->naa - 1; k >= 0; k--) {
+        const zb_aa_stage *a = &plan->aa[k];
+        int own = cur == scratch_a || cur == scratch_b;
+        uint8_t *dst = (own && a->enc_itemsize == a->dec_itemsize) ? (uint8_t *)cur
+                                                                  : (cur == scratch_a ? scratch_b : scratch_a);
+        if (nelem && a->dec_itemsize > scratch_cap / nelem) return ZB_EINVAL;
+        zb_status st = a->fn(a->params, cur, dst, nelem);
+        if (st != ZB_OK) return st;
+        cur = dst;
+    }
+    *data = cur;
+    return ZB_OK;
+}
+
 static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_t *out, const int64_t *out_strides,
                             const int64_t *dec_strides, copy_group *q, unsigned copy_flags) {
     for (int d = 0; d < plan->ndim; d++) {
@@ -380,7 +421,7 @@ static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_
     if (st != ZB_OK) return st;
     const size_t scratch_cap = q->sc->cap;
     uint8_t *scratch_a = slot_buffer(q->sc, slot), *scratch_b = scratch_a + scratch_cap;
-    if ((plan->getitem || plan->prefix) && plan->nsteps == 1) {
+    if ((plan->getitem || plan->prefix) && plan->nsteps == 1 && plan->naa == 0) {
         /* The byte span [first, last) of the region inside the stored (C-order, possibly
          * transposed) chunk: all dec_strides are positive. */
         int64_t first = 0, last = 0;
@@ -398,38 +439,12 @@ static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_
                                t->shape, scratch_b, scratch_cap, copy_flags, q, slot);
         }
     }
-    const uint8_t *data = t->src;
-    size_t n = t->n;
-    uint8_t *bufs[2] = {scratch_a, scratch_b};
-    int which = 0;
+    const uint8_t *data = NULL;
+    size_t n = 0;
     int direct = direct_target(plan, t, out_strides);
     uint8_t *target = out + t->out_offset;
-    for (int s = plan->nsteps - 1; s >= 0; s--) {
-        const zb_plan_step *step = &plan->steps[s];
-        if (step->kind == ZB_STEP_CRC32C) {
-            if (n < 4) return ZB_ECORRUPT;
-            n -= 4;
-            uint32_t crc = 0;
-            st = zb_crc32c(&crc, data, n);
-            if (st != ZB_OK) return st;
-            uint32_t stored = (uint32_t)data[n] | ((uint32_t)data[n + 1] << 8) | ((uint32_t)data[n + 2] << 16) |
-                              ((uint32_t)data[n + 3] << 24);
-            if (stored != crc) return ZB_ECHECKSUM;
-        } else if (step->kind == ZB_STEP_DECOMPRESS && step->fn != NULL) {
-            int final = (s == 0); /* the first codec's decoded output is the array itself */
-            uint8_t *dst = (final && direct) ? target : bufs[which];
-            size_t cap = final ? plan->chunk_nbytes : scratch_cap;
-            if (!final && cap > scratch_cap) return ZB_EINVAL;
-            size_t outn = 0;
-            st = step->fn(data, n, dst, cap, &outn);
-            if (st != ZB_OK) return st;
-            data = dst;
-            n = outn;
-            which ^= 1;
-        } else {
-            return ZB_EINVAL;
-        }
-    }
+    st = run_steps(plan, t, direct ? target : NULL, scratch_a, scratch_b, scratch_cap, &data, &n);
+    if (st != ZB_OK) return st;
     if (n != plan->chunk_nbytes) return ZB_ECORRUPT;
     if (data == target) return ZB_OK;
     if (plan->byteswap) {
@@ -439,6 +454,10 @@ static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_
             data = scratch_a;
         }
         zb_byteswap_inplace((uint8_t *)data, n, (size_t)plan->byteswap);
+    }
+    if (plan->naa) {
+        st = run_kernels(plan, &data, scratch_a, scratch_b, scratch_cap);
+        if (st != ZB_OK) return st;
     }
     const uint8_t *src = data;
     for (int d = 0; d < plan->ndim; d++) src += t->chunk_start[d] * dec_strides[d];
@@ -454,428 +473,64 @@ static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_
                        copy_flags, q, slot);
 }
 
-static zb_status check_plan(const zb_plan *plan, const zb_scratch *scratch) {
+zb_status zb_plan_check(const zb_plan *plan, const zb_scratch *scratch) {
     if (!plan || plan->ndim < 0 || plan->ndim > ZB_PLAN_MAXDIM || plan->itemsize == 0 || plan->nsteps < 0 ||
         plan->nsteps > ZB_PLAN_MAXSTEPS)
         return ZB_EINVAL;
     if (!scratch || !scratch->base || scratch->nslots < 1 || scratch->cap < plan->chunk_nbytes) return ZB_EINVAL;
+    for (int s = 0; s < plan->nsteps; s++) {
+        const zb_step *st = &plan->steps[s];
+        if (st->kind == ZB_STEP_TRANSFORM ? st->fn == NULL : (st->kind != ZB_STEP_INPLACE || st->inplace == NULL))
+            return ZB_EINVAL;
+    }
+    if (plan->naa < 0 || plan->naa > ZB_PLAN_MAXKERNELS) return ZB_EINVAL;
+    if (plan->naa) {
+        size_t nelem = 1, cap = scratch->cap, sz = plan->itemsize;
+        for (int d = 0; d < plan->ndim; d++) nelem *= (size_t)plan->chunk_shape[d];
+        for (int k = 0; k < plan->naa; k++) { /* chain order: each kernel's decoded side feeds the one before */
+            const zb_aa_stage *a = &plan->aa[k];
+            if (!a->fn || a->dec_itemsize != sz || !a->enc_itemsize) return ZB_EINVAL;
+            if (nelem && (a->dec_itemsize > cap / nelem || a->enc_itemsize > cap / nelem)) return ZB_EINVAL;
+            sz = a->enc_itemsize;
+        }
+        if (nelem && sz > SIZE_MAX / nelem) return ZB_EINVAL;
+        if (sz * nelem != plan->chunk_nbytes) return ZB_EINVAL;
+    }
     return ZB_OK;
 }
 
+zb_status zb_decoder_init(zb_decoder *d, const zb_plan *plan, const zb_scratch *scratch, uint8_t *out,
+                          const int64_t *out_strides, unsigned copy_flags) {
+    if (zb_plan_check(plan, scratch) != ZB_OK || (plan->ndim && !out_strides)) return ZB_EINVAL;
+    d->plan = plan;
+    d->scratch = *scratch;
+    d->out = out;
+    d->out_strides = out_strides;
+    d->copy_flags = copy_flags;
+    source_strides(plan, d->dec_strides);
+    group_init(&d->group, &d->scratch, plan);
+    return ZB_OK;
+}
+
+zb_status zb_decoder_put(zb_decoder *d, const zb_decode_task *t) {
+    return decode_one(d->plan, t, d->out, d->out_strides, d->dec_strides, &d->group, d->copy_flags);
+}
+
+zb_status zb_decoder_finish(zb_decoder *d) { return group_flush(&d->group); }
+
 zb_status zb_plan_decode(const zb_plan *plan, const zb_decode_task *tasks, size_t ntasks, uint8_t *out,
                          const int64_t *out_strides, const zb_scratch *scratch, unsigned copy_flags, size_t *failed) {
-    zb_status st = check_plan(plan, scratch);
+    zb_decoder d;
+    zb_status st = zb_decoder_init(&d, plan, scratch, out, out_strides, copy_flags);
     if (st != ZB_OK || (!tasks && ntasks)) return ZB_EINVAL;
-    int64_t dec_strides[ZB_PLAN_MAXDIM];
-    source_strides(plan, dec_strides);
-    copy_group q;
-    group_init(&q, scratch, plan);
     for (size_t i = 0; i < ntasks; i++) {
-        st = decode_one(plan, &tasks[i], out, out_strides, dec_strides, &q, copy_flags);
+        st = zb_decoder_put(&d, &tasks[i]);
         if (st != ZB_OK) {
             if (failed) *failed = i;
             return st;
         }
     }
-    st = group_flush(&q);
+    st = zb_decoder_finish(&d);
     if (st != ZB_OK && failed) *failed = ntasks ? ntasks - 1 : 0;
     return st;
-}
-
-zb_status zb_plan_read_decode(const zb_plan *plan, zb_file_read *files, zb_decode_task *tasks, size_t ntasks,
-                              uint8_t *arena, size_t arena_cap, uint8_t *out, const int64_t *out_strides,
-                              const zb_scratch *scratch, unsigned copy_flags, uint8_t *skipped, size_t *failed,
-                              int *os_error) {
-    if (check_plan(plan, scratch) != ZB_OK || (!files && ntasks) || (!tasks && ntasks) || (!skipped && ntasks) ||
-        !failed || !os_error)
-        return ZB_EINVAL;
-    *failed = 0;
-    *os_error = 0;
-    int64_t dec_strides[ZB_PLAN_MAXDIM];
-    source_strides(plan, dec_strides);
-    copy_group q; /* only ever holds copies out of the scratch slots, never out of the arena */
-    group_init(&q, scratch, plan);
-    size_t i = 0;
-    zb_status st = ZB_OK;
-    while (i < ntasks) {
-        size_t done = 0;
-        st = zb_read_files(files + i, ntasks - i, arena, arena_cap, &done, os_error);
-        if (st != ZB_OK) {
-            *failed = i + done;
-            return st;
-        }
-        for (size_t k = i; k < i + done; k++) {
-            if (files[k].size == ZB_FILE_MISSING) {
-                skipped[k] = ZB_SKIPPED_MISSING;
-                continue;
-            }
-            skipped[k] = 0;
-            tasks[k].src = arena + files[k].offset;
-            tasks[k].n = (size_t)files[k].size;
-            st = decode_one(plan, &tasks[k], out, out_strides, dec_strides, &q, copy_flags);
-            if (st != ZB_OK) {
-                *failed = k;
-                return st;
-            }
-        }
-        i += done;
-        if (i < ntasks && done == 0) { /* larger than the whole arena: left to the caller */
-            skipped[i] = ZB_SKIPPED_TOO_LARGE;
-            i++;
-        }
-    }
-    st = group_flush(&q);
-    if (st != ZB_OK) *failed = ntasks ? ntasks - 1 : 0;
-    return st;
-}
-
-typedef struct {
-    zb_status st;
-    size_t failed;
-    int os_error;
-} batch_result;
-
-/* The checks both parallel readers make of their batches and workers' buffers. */
-static zb_status check_par(const zb_plan *plan, const size_t *bounds, size_t nbatches, size_t nitems,
-                           const zb_worker_bufs *bufs, int nworkers) {
-    if (!bounds || !bufs || nworkers < 1 || bounds[0] != 0 || bounds[nbatches] != nitems) return ZB_EINVAL;
-    for (size_t k = 0; k < nbatches; k++)
-        if (bounds[k + 1] < bounds[k]) return ZB_EINVAL;
-    for (int w = 0; w < nworkers; w++) {
-        zb_scratch sc = bufs[w].scratch;
-        if (!bufs[w].arena || sc.nslots < 1 || sc.cap < plan->chunk_nbytes) return ZB_EINVAL;
-        if (!sc.base && sc.cap > SIZE_MAX / 2 / (size_t)sc.nslots) return ZB_EINVAL;
-    }
-    return ZB_OK;
-}
-
-/* The error of the lowest failing batch (ZB_OK when none failed). */
-static zb_status first_error(const batch_result *res, size_t nbatches, size_t *failed, int *os_error) {
-    for (size_t k = 0; k < nbatches; k++) {
-        if (res[k].st != ZB_OK) {
-            *failed = res[k].failed;
-            *os_error = res[k].os_error;
-            return res[k].st;
-        }
-    }
-    return ZB_OK;
-}
-
-/* A worker's scratch: its own buffer, else one allocated for the call (*own, to free). */
-static int worker_scratch(zb_scratch *sc, uint8_t **own) {
-    if (sc->base == NULL) sc->base = *own = (uint8_t *)malloc(2 * sc->cap * (size_t)sc->nslots);
-    return sc->base != NULL;
-}
-
-/* Per-worker arrays of the shard reader (allocated on a worker's first shard batch). */
-typedef struct {
-    uint64_t *pairs;
-    int64_t *work;
-} worker_extra;
-
-struct par_job;
-/* One batch k of a job with worker buffers b, scratch sc and extra arrays x; fills r. */
-typedef zb_status (*batch_fn)(struct par_job *c, size_t k, const zb_worker_bufs *b, zb_scratch *sc,
-                              worker_extra *x, batch_result *r);
-
-/* What both parallel readers' jobs hold (the first member of each job). */
-typedef struct par_job {
-    batch_fn batch;
-    const zb_plan *plan;
-    const size_t *bounds;
-    size_t nbatches;
-    const zb_worker_bufs *bufs;
-    uint8_t *out;
-    const int64_t *out_strides;
-    unsigned copy_flags;
-    uint8_t *skipped;
-    long next; /* the next batch (zb_pool_next) */
-    long stop; /* nonzero once a batch failed (zb_pool_next / zb_pool_load) */
-    batch_result *res;
-} par_job;
-
-/* A worker: takes batches in turn until none is left or one failed. */
-static void par_worker(void *arg, int w) {
-    par_job *c = (par_job *)arg;
-    const zb_worker_bufs *b = &c->bufs[w];
-    zb_scratch sc = b->scratch;
-    uint8_t *own = NULL;
-    worker_extra x = {NULL, NULL};
-    while (!zb_pool_load(&c->stop)) {
-        long k = zb_pool_next(&c->next);
-        if (k < 0 || (size_t)k >= c->nbatches) break;
-        batch_result *r = &c->res[k];
-        r->st = worker_scratch(&sc, &own) ? c->batch(c, (size_t)k, b, &sc, &x, r) : ZB_ENOMEM;
-        if (r->st != ZB_OK) {
-            zb_pool_next(&c->stop);
-            break;
-        }
-    }
-    free(own);
-    free(x.pairs);
-    free(x.work);
-}
-
-/* Run c's batches on up to nworkers threads; the error of the lowest failing batch. */
-static zb_status run_par(par_job *c, int nworkers, size_t *failed, int *os_error) {
-    if (c->nbatches == 0) return ZB_OK;
-    c->res = (batch_result *)calloc(c->nbatches, sizeof *c->res);
-    if (c->res == NULL) return ZB_ENOMEM;
-    zb_pool_run((size_t)nworkers > c->nbatches ? (int)c->nbatches : nworkers, par_worker, c);
-    zb_status st = first_error(c->res, c->nbatches, failed, os_error);
-    free(c->res);
-    c->res = NULL;
-    return st;
-}
-
-static void par_init(par_job *c, batch_fn batch, const zb_plan *plan, const size_t *bounds, size_t nbatches,
-                     const zb_worker_bufs *bufs, uint8_t *out, const int64_t *out_strides, unsigned copy_flags,
-                     uint8_t *skipped) {
-    memset(c, 0, sizeof *c);
-    c->batch = batch;
-    c->plan = plan;
-    c->bounds = bounds;
-    c->nbatches = nbatches;
-    c->bufs = bufs;
-    c->out = out;
-    c->out_strides = out_strides;
-    c->copy_flags = copy_flags;
-    c->skipped = skipped;
-}
-
-typedef struct {
-    par_job c;
-    zb_file_read *files;
-    zb_decode_task *tasks;
-} read_job;
-
-static zb_status read_batch(par_job *c, size_t k, const zb_worker_bufs *b, zb_scratch *sc, worker_extra *x,
-                            batch_result *r) {
-    (void)x;
-    read_job *j = (read_job *)c;
-    size_t lo = c->bounds[k], hi = c->bounds[k + 1];
-    zb_status st = zb_plan_read_decode(c->plan, j->files + lo, j->tasks + lo, hi - lo, b->arena, b->arena_cap, c->out,
-                                       c->out_strides, sc, c->copy_flags, c->skipped + lo, &r->failed, &r->os_error);
-    r->failed += lo;
-    return st;
-}
-
-zb_status zb_plan_read_decode_par(const zb_plan *plan, zb_file_read *files, zb_decode_task *tasks, size_t ntasks,
-                                  const size_t *bounds, size_t nbatches, const zb_worker_bufs *bufs, int nworkers,
-                                  uint8_t *out, const int64_t *out_strides, unsigned copy_flags, uint8_t *skipped,
-                                  size_t *failed, int *os_error) {
-    if (!failed || !os_error || (ntasks && (!files || !tasks || !skipped))) return ZB_EINVAL;
-    *failed = 0;
-    *os_error = 0;
-    if (check_par(plan, bounds, nbatches, ntasks, bufs, nworkers) != ZB_OK) return ZB_EINVAL;
-    read_job j;
-    par_init(&j.c, read_batch, plan, bounds, nbatches, bufs, out, out_strides, copy_flags, skipped);
-    j.files = files;
-    j.tasks = tasks;
-    return run_par(&j.c, nworkers, failed, os_error);
-}
-
-/* The tasks of one shard (see zb_plan_read_shards).  task_of: nentries int64, all -1 on entry
- * and on return; w: 6 * sh->count int64. */
-static zb_status read_shard(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *sh,
-                            const int64_t *entries, zb_decode_task *tasks, uint8_t *arena, size_t arena_cap,
-                            uint64_t *pairs, int64_t *task_of, int64_t *w, uint8_t *out, const int64_t *out_strides,
-                            const int64_t *dec_strides, copy_group *q, unsigned copy_flags, uint8_t *skipped,
-                            size_t *failed, int *os_error) {
-    const size_t first = sh->first, count = sh->count, n = spec->nentries;
-    for (size_t k = 0; k < count; k++) skipped[first + k] = ZB_SKIPPED_RETRY; /* until decoded */
-    if (count == 0) return ZB_OK;
-    zb_file f;
-    int64_t size = 0;
-    int r = zb_file_open(sh->path, &f, &size, os_error);
-    if (r < 0) {
-        *failed = first;
-        return ZB_EIO;
-    }
-    if (r == 0) {
-        for (size_t k = 0; k < count; k++) skipped[first + k] = ZB_SKIPPED_MISSING;
-        return ZB_OK;
-    }
-    zb_status st = ZB_OK;
-    size_t nmarked = 0; /* task_of entries set so far */
-    const uint64_t index_nbytes = 16 * (uint64_t)n + (spec->index_crc ? 4 : 0);
-    /* too small for its index, or an index larger than the arena: the caller's way reports or reads it */
-    if (size < 0 || (uint64_t)size < index_nbytes || index_nbytes > arena_cap) goto done;
-    {
-        const uint64_t total = (uint64_t)size;
-        int64_t got = zb_file_pread(f, arena, (size_t)index_nbytes, spec->index_at_end ? total - index_nbytes : 0,
-                                    os_error);
-        if (got < 0) {
-            *failed = first;
-            st = ZB_EIO;
-            goto done;
-        }
-        if ((uint64_t)got != index_nbytes) goto done; /* shrank while being read */
-        int64_t bad = -1;
-        st = zb_shard_index_parse_crc(arena, n, spec->index_crc, spec->index_at_end ? 0 : index_nbytes,
-                                      spec->index_at_end ? total - index_nbytes : total, pairs, &bad);
-        if (st == ZB_ECORRUPT || st == ZB_ECHECKSUM) { /* damaged index: reported by the caller's way */
-            st = ZB_OK;
-            goto done;
-        }
-        if (st != ZB_OK) {
-            *failed = first;
-            goto done;
-        }
-        /* w: the window's entries, then zb_shard_coalesce's outputs and scratch */
-        int64_t *win = w, *order = w + count, *range_of = w + 2 * count, *cscratch = w + 3 * count;
-        uint64_t *rbegin = (uint64_t *)(w + 4 * count), *rend = (uint64_t *)(w + 5 * count);
-        for (size_t k = 0; k < count; k++) {
-            int64_t e = entries[first + k];
-            if (e < 0 || (uint64_t)e >= n || task_of[e] >= 0) {
-                *failed = first + k;
-                st = ZB_EINVAL;
-                goto done;
-            }
-            task_of[e] = (int64_t)(first + k);
-            nmarked = k + 1;
-            if (pairs[2 * e] == ZB_SHARD_EMPTY) skipped[first + k] = ZB_SKIPPED_MISSING;
-            else if (pairs[2 * e + 1] > arena_cap) skipped[first + k] = ZB_SKIPPED_TOO_LARGE;
-        }
-        /* Windows of the tasks in task order (the caller's C order of the output), each as many
-         * inner chunks as the arena holds: read in file order (neighbours coalesced), then decoded
-         * in task order.  Cut in file order instead, the windows of a shard written in Morton order
-         * (zarr-python's: the first axis varies fastest) would each hold a small cube of chunks, and
-         * neighbours along a row of the output, whose copies are grouped, would fall into different
-         * windows: a full read of a 256x512x512 shard of 64^3 chunks split in two parts got groups
-         * of 2 chunks (256-byte runs of output) instead of 8. */
-        for (size_t k0 = 0, k1; k0 < count; k0 = k1) {
-            size_t m = 0;
-            uint64_t sum = 0;
-            for (k1 = k0; k1 < count; k1++) {
-                if (skipped[first + k1] != ZB_SKIPPED_RETRY) continue; /* empty, or larger than the arena */
-                int64_t e = entries[first + k1];
-                if (sum + pairs[2 * e + 1] > arena_cap) break;
-                sum += pairs[2 * e + 1];
-                win[m++] = e;
-            }
-            if (m == 0) continue;
-            size_t nchunks = 0, nranges = 0;
-            st = zb_shard_coalesce(pairs, n, win, m, spec->max_gap, arena_cap, order, range_of, rbegin, rend,
-                                   &nchunks, &nranges, cscratch);
-            uint64_t total = 0;
-            for (size_t r = 0; st == ZB_OK && r < nranges; r++) total += rend[r] - rbegin[r];
-            if (st == ZB_OK && total > arena_cap) /* the gaps do not fit: chunks alone (at most sum bytes) */
-                st = zb_shard_coalesce(pairs, n, win, m, 0, arena_cap, order, range_of, rbegin, rend, &nchunks,
-                                       &nranges, cscratch);
-            if (st != ZB_OK) {
-                *failed = first + k0;
-                goto done;
-            }
-            size_t pos = 0, i = 0;
-            for (size_t r = 0; r < nranges; r++) {
-                uint64_t b0 = rbegin[r], len = rend[r] - b0;
-                got = zb_file_pread(f, arena + pos, (size_t)len, b0, os_error);
-                if (got < 0) {
-                    *failed = (size_t)task_of[order[i]];
-                    st = ZB_EIO;
-                    goto done;
-                }
-                if ((uint64_t)got != len) goto done; /* shrank: what is not decoded yet is retried */
-                for (; i < nchunks && (size_t)range_of[i] == r; i++) {
-                    int64_t e = order[i];
-                    zb_decode_task *t = &tasks[task_of[e]];
-                    t->src = arena + pos + (pairs[2 * e] - b0);
-                    t->n = (size_t)pairs[2 * e + 1];
-                }
-                pos += (size_t)len;
-            }
-            for (size_t k = k0; k < k1; k++) {
-                if (skipped[first + k] != ZB_SKIPPED_RETRY) continue;
-                st = decode_one(plan, &tasks[first + k], out, out_strides, dec_strides, q, copy_flags);
-                if (st != ZB_OK) {
-                    *failed = first + k;
-                    goto done;
-                }
-                skipped[first + k] = 0;
-            }
-        }
-    }
-done:
-    for (size_t k = 0; k < nmarked; k++) task_of[entries[first + k]] = -1;
-    zb_file_close(f);
-    return st;
-}
-
-zb_status zb_plan_read_shards(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *shards,
-                              size_t nshards, const int64_t *entries, zb_decode_task *tasks, size_t ntasks,
-                              uint8_t *arena, size_t arena_cap, uint64_t *pairs, int64_t *work, uint8_t *out,
-                              const int64_t *out_strides, const zb_scratch *scratch, unsigned copy_flags,
-                              uint8_t *skipped, size_t *failed, int *os_error) {
-    if (check_plan(plan, scratch) != ZB_OK || !spec || (!shards && nshards) || !failed || !os_error ||
-        spec->nentries == 0 || spec->nentries > SIZE_MAX / 32 ||
-        (ntasks && (!entries || !tasks || !skipped || !arena || !pairs || !work)))
-        return ZB_EINVAL;
-    *failed = 0;
-    *os_error = 0;
-    for (size_t s = 0; s < nshards; s++)
-        if (shards[s].path == NULL || shards[s].first > ntasks || shards[s].count > ntasks - shards[s].first)
-            return ZB_EINVAL;
-    int64_t dec_strides[ZB_PLAN_MAXDIM];
-    source_strides(plan, dec_strides);
-    copy_group q; /* only ever holds copies out of the scratch slots, never out of the arena */
-    group_init(&q, scratch, plan);
-    int64_t *task_of = work;
-    for (size_t e = 0; e < spec->nentries; e++) task_of[e] = -1;
-    for (size_t s = 0; s < nshards; s++) {
-        zb_status st = read_shard(plan, spec, &shards[s], entries, tasks, arena, arena_cap, pairs, task_of,
-                                  work + spec->nentries, out, out_strides, dec_strides, &q, copy_flags, skipped,
-                                  failed, os_error);
-        if (st != ZB_OK) return st;
-    }
-    zb_status st = group_flush(&q);
-    if (st != ZB_OK) *failed = ntasks ? ntasks - 1 : 0;
-    return st;
-}
-
-typedef struct {
-    par_job c;
-    const zb_shard_spec *spec;
-    const zb_shard_read *shards;
-    const int64_t *entries;
-    zb_decode_task *tasks;
-    size_t ntasks, most;
-} shards_job;
-
-static zb_status shards_batch(par_job *c, size_t k, const zb_worker_bufs *b, zb_scratch *sc, worker_extra *x,
-                              batch_result *r) {
-    shards_job *j = (shards_job *)c;
-    size_t s0 = c->bounds[k], s1 = c->bounds[k + 1];
-    if (x->pairs == NULL) {
-        x->pairs = (uint64_t *)malloc(sizeof(uint64_t) * 2 * j->spec->nentries);
-        x->work = (int64_t *)malloc(sizeof(int64_t) * (j->spec->nentries + 6 * (j->most ? j->most : 1)));
-    }
-    if (x->pairs == NULL || x->work == NULL) return ZB_ENOMEM;
-    return zb_plan_read_shards(c->plan, j->spec, j->shards + s0, s1 - s0, j->entries, j->tasks, j->ntasks, b->arena,
-                               b->arena_cap, x->pairs, x->work, c->out, c->out_strides, sc, c->copy_flags, c->skipped,
-                               &r->failed, &r->os_error);
-}
-
-zb_status zb_plan_read_shards_par(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *shards,
-                                  size_t nshards, const size_t *bounds, size_t nbatches, const int64_t *entries,
-                                  zb_decode_task *tasks, size_t ntasks, size_t most, const zb_worker_bufs *bufs,
-                                  int nworkers, uint8_t *out, const int64_t *out_strides, unsigned copy_flags,
-                                  uint8_t *skipped, size_t *failed, int *os_error) {
-    if (!failed || !os_error || !spec || (nshards && !shards)) return ZB_EINVAL;
-    *failed = 0;
-    *os_error = 0;
-    if (check_par(plan, bounds, nbatches, nshards, bufs, nworkers) != ZB_OK || spec->nentries == 0 ||
-        spec->nentries > SIZE_MAX / 32 || most > SIZE_MAX / 64)
-        return ZB_EINVAL;
-    for (size_t s = 0; s < nshards; s++)
-        if (shards[s].count > most) return ZB_EINVAL;
-    shards_job j;
-    par_init(&j.c, shards_batch, plan, bounds, nbatches, bufs, out, out_strides, copy_flags, skipped);
-    j.spec = spec;
-    j.shards = shards;
-    j.entries = entries;
-    j.tasks = tasks;
-    j.ntasks = ntasks;
-    j.most = most;
-    return run_par(&j.c, nworkers, failed, os_error);
 }

@@ -236,3 +236,73 @@ int zb_pool_run(int n, zb_pool_fn fn, void *ctx) {
   mu_unlock(&g_busy);
   return n;
 }
+
+/* ------------------------------------------------------------------ the one batch runner */
+typedef struct {
+  zb_batch_fn fn;
+  zb_state_free_fn free_state;
+  void *ctx;
+  size_t nbatches;
+  long next; /* the next batch to take (zb_pool_next) */
+  long stop; /* nonzero once a batch failed */
+  /* per worker: the batch it failed on (nbatches: none) and its report; each worker stops at
+   * its first failure, so the lowest failing batch is the least of these */
+  size_t failed_batch[ZB_POOL_MAX];
+  zb_batch_error err[ZB_POOL_MAX];
+} batch_job;
+
+static void batch_worker(void *arg, int w) {
+  batch_job *j = (batch_job *)arg;
+  void *state = NULL;
+  while (!zb_pool_load(&j->stop)) {
+    long k = zb_pool_next(&j->next);
+    if (k < 0 || (size_t)k >= j->nbatches) break;
+    zb_batch_error e = {ZB_OK, 0, 0, 0};
+    zb_status st = j->fn(j->ctx, (size_t)k, w, &state, &e);
+    if (st != ZB_OK) {
+      e.st = st;
+      j->err[w] = e;
+      j->failed_batch[w] = (size_t)k;
+      zb_pool_next(&j->stop);
+      break;
+    }
+  }
+  if (state != NULL && j->free_state != NULL) j->free_state(j->ctx, state);
+}
+
+zb_status zb_pool_batches(size_t nbatches, int nworkers, zb_batch_fn fn, zb_state_free_fn free_state, void *ctx,
+                          zb_batch_error *err) {
+  zb_batch_error none = {ZB_OK, 0, 0, 0};
+  if (err) *err = none;
+  if (nworkers < 1 || !fn || !err) return ZB_EINVAL;
+  if (nbatches == 0) return ZB_OK;
+  if (nworkers > ZB_POOL_MAX) nworkers = ZB_POOL_MAX;
+  if ((size_t)nworkers > nbatches) nworkers = (int)nbatches;
+  batch_job *j = (batch_job *)malloc(sizeof *j);
+  if (j == NULL) return ZB_ENOMEM;
+  j->fn = fn;
+  j->free_state = free_state;
+  j->ctx = ctx;
+  j->nbatches = nbatches;
+  j->next = 0;
+  j->stop = 0;
+  for (int w = 0; w < nworkers; w++) j->failed_batch[w] = nbatches;
+  zb_pool_run(nworkers, batch_worker, j);
+  size_t low = nbatches;
+  for (int w = 0; w < nworkers; w++) {
+    if (j->failed_batch[w] < low) {
+      low = j->failed_batch[w];
+      *err = j->err[w];
+    }
+  }
+  free(j);
+  return err->st;
+}
+
+zb_status zb_batch_bounds_check(const size_t *bounds, size_t nbatches, size_t nitems, int nworkers) {
+  if (!bounds || nworkers < 1 || nworkers > ZB_POOL_MAX || bounds[0] != 0 || bounds[nbatches] != nitems)
+    return ZB_EINVAL;
+  for (size_t k = 0; k < nbatches; k++)
+    if (bounds[k + 1] < bounds[k]) return ZB_EINVAL;
+  return ZB_OK;
+}

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import zarrbolt as zarr
-from zarrbolt._ext import _pipeline
+from zarrbolt._ext import _kernels, _pipeline
 from zarrbolt.errors import ChecksumError, CorruptChunkError
 from zarrbolt.storage import LocalStore, MemoryStore
 
@@ -370,3 +370,79 @@ def test_shard_reads_in_task_order_windows(tmp_path, layout, monkeypatch):
                 for a in arrays:
                     for sel in sels:
                         assert a[sel].tobytes() == expect[sel].tobytes(), (a.store, arena, threads, sel)
+
+
+# ----------------------------------------------------------------------- the one batch runner
+@pytest.mark.parametrize("workers", [1, 2, 3, 8])
+def test_batch_runner_lowest_failing_batch_wins(workers):
+    """zb_pool_batches: whatever batches fail and however the workers interleave, the error is
+    the lowest failing batch's, every batch below it ran, and each worker's state is freed."""
+    rng = np.random.default_rng(workers)
+    for _ in range(80):
+        n = int(rng.integers(1, 40))
+        fail = rng.random(n) < rng.choice([0.0, 0.05, 0.3, 1.0])
+        st, failed, os_error, ran, allocs, frees = _kernels._test_batches(fail.tolist(), workers,
+                                                                           int(rng.integers(0, 3000)))
+        assert 1 <= allocs == frees <= workers
+        if fail.any():
+            low = int(np.flatnonzero(fail)[0])
+            assert st < 0 and (failed, os_error) == (10 * low, low)
+            assert all(ran[: low + 1])
+        else:
+            assert (st, failed, os_error) == (0, 0, 0) and all(ran)
+
+
+def test_batch_runner_edge_cases():
+    assert _kernels._test_batches([], 3) == (0, 0, 0, b"", 0, 0)
+    st, *_ = _kernels._test_batches([False], 0)
+    assert st < 0  # no worker: ZB_EINVAL, nothing ran
+    st, failed, _, ran, _, _ = _kernels._test_batches([True] * 5, _pipeline.POOL_MAX + 10)
+    assert st < 0 and failed == 0 and ran[0] == 1
+
+
+# ------------------------------------------------------------------- failing tasks: task_index
+def _corrupt(path, at=0):
+    raw = bytearray(path.read_bytes())
+    raw[at: at + 16] = b"\xff" * 16
+    path.write_bytes(bytes(raw))
+
+
+def test_failing_tasks_carry_task_index(tmp_path):
+    """Batched C calls name the failing task by exc.task_index (its position in the call's
+    input); args stay (message,)."""
+    a, data = _array(tmp_path, shape=(24, 16, 16), chunks=(8, 16, 16), codecs=(LE, BLOSC))
+    plan = a._plan
+    files = [tmp_path / "a" / "c" / str(i) / "0" / "0" for i in range(3)]
+    blobs = [f.read_bytes() for f in files]
+    _corrupt(files[2])
+    out = np.zeros((24, 16, 16), np.uint16)
+    starts = np.zeros((3, 3), np.int64)
+    shapes = np.array([[8, 16, 16]] * 3, np.int64)
+    offs = np.arange(3, dtype=np.int64) * 8 * 16 * 16 * 2
+    bufs = [(memoryview(bytearray(1 << 16)), None)] * 2
+    with pytest.raises(CorruptChunkError) as e:
+        plan.read_decode_par([os.fsencode(str(f)) for f in files], bufs, [0, 1, 2, 3], starts, shapes, offs, out)
+    assert e.value.task_index == 2 and len(e.value.args) == 1
+    with pytest.raises(CorruptChunkError) as e:
+        plan.decode([blobs[0], files[2].read_bytes(), blobs[1]], starts, shapes, offs, out)
+    assert e.value.task_index == 1 and len(e.value.args) == 1
+
+
+def test_failing_shard_tasks_carry_task_index(tmp_path):
+    a, data = _sharded(tmp_path)
+    plan = a._plan
+    path = tmp_path / "s" / "c" / "0" / "0" / "0"
+    n = 2 * 4 * 4
+    raw = path.read_bytes()
+    index = np.frombuffer(raw[-(16 * n + 4):-4], dtype="<u8").reshape(n, 2)
+    _corrupt(path, int(index[5, 0]))  # inner chunk 5's header
+    entries = np.array([0, 1, 5, 6], np.int64)
+    starts = np.zeros((4, 3), np.int64)
+    shapes = np.array([[8, 16, 16]] * 4, np.int64)
+    out = np.zeros((4, 8, 16, 16), np.uint16)
+    offs = np.arange(4, dtype=np.int64) * 8 * 16 * 16 * 2
+    bufs = [(memoryview(bytearray(1 << 20)), None)]
+    with pytest.raises(CorruptChunkError) as e:
+        plan.read_shards_par([os.fsencode(str(path))], [4], entries, bufs, [0, 1], starts, shapes, offs,
+                             out.reshape(32, 16, 16), n, True, True, 0)
+    assert e.value.task_index == 2 and len(e.value.args) == 1

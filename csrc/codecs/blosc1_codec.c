@@ -48,14 +48,14 @@ zb_status zb_blosc1_compress(const void *src, size_t n, void *dst, size_t cap, i
 const char *zb_blosc1_version(void) { return BLOSC_VERSION_STRING; }
 const char *zb_blosc1_compressors(void) { return blosc_list_compressors(); }
 
-zb_status zb_blosc1_compress_step(const zb_enc_params *p, const void *src, size_t n, void *dst, size_t cap,
-                                  size_t *out_n) {
-  if (p == NULL) return ZB_EINVAL;
-  char cname[sizeof p->cname + 1];
-  memcpy(cname, p->cname, sizeof p->cname);
-  cname[sizeof p->cname] = 0;
+zb_status zb_blosc1_encode_step(const void *params, const void *src, size_t n, void *dst, size_t cap,
+                                size_t *out_n) {
+  if (params == NULL) return ZB_EINVAL;
+  zb_blosc1_params p;
+  memcpy(&p, params, sizeof p);
+  p.cname[sizeof p.cname - 1] = 0;
   /* c-blosc stores a chunk uncompressed (memcpyed) only when its compressed form does not fit the
    * destination: n + 16 bytes, as in every other caller, gives the same chunks as theirs. */
   if (n <= SIZE_MAX - ZB_BLOSC_MAX_OVERHEAD && cap > n + ZB_BLOSC_MAX_OVERHEAD) cap = n + ZB_BLOSC_MAX_OVERHEAD;
-  return zb_blosc1_compress(src, n, dst, cap, p->level, p->shuffle, p->typesize, cname, p->blocksize, out_n);
+  return zb_blosc1_compress(src, n, dst, cap, p.clevel, p.shuffle, p.typesize, p.cname, p.blocksize, out_n);
 }

@@ -507,3 +507,9 @@ zb_status zb_blosc2_getitem(const void *src, size_t n, int64_t start, int64_t ni
 void zb_blosc2_global_init(void) { blosc2_init(); }
 
 const char *zb_blosc2_version(void) { return BLOSC2_VERSION_STRING; }
+
+zb_status zb_blosc2_decode_step(const void *params, const void *src, size_t n, void *dst, size_t cap,
+                                size_t *out_n) {
+  (void)params;
+  return zb_blosc2_decompress(src, n, dst, cap, out_n);
+}

@@ -140,8 +140,16 @@ zb_status zb_gzip_decompress_prefix(const void *src, size_t n, void *dst, size_t
 
 const char *zb_deflate_version(void) { return LIBDEFLATE_VERSION_STRING; }
 
-zb_status zb_gzip_compress_step(const zb_enc_params *p, const void *src, size_t n, void *dst, size_t cap,
-                                size_t *out_n) {
-  if (p == NULL) return ZB_EINVAL;
-  return zb_gzip_compress(src, n, dst, cap, p->level, out_n);
+zb_status zb_gzip_encode_step(const void *params, const void *src, size_t n, void *dst, size_t cap,
+                              size_t *out_n) {
+  if (params == NULL) return ZB_EINVAL;
+  zb_gzip_params p;
+  memcpy(&p, params, sizeof p);
+  return zb_gzip_compress(src, n, dst, cap, p.level, out_n);
+}
+
+zb_status zb_gzip_decode_step(const void *params, const void *src, size_t n, void *dst, size_t cap,
+                              size_t *out_n) {
+  (void)params;
+  return zb_gzip_decompress(src, n, dst, cap, out_n);
 }

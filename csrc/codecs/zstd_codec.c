@@ -239,8 +239,16 @@ zb_status zb_zstd_decompress_prefix(const void *src, size_t n, void *dst, size_t
 
 const char *zb_zstd_version(void) { return ZSTD_versionString(); }
 
-zb_status zb_zstd_compress_step(const zb_enc_params *p, const void *src, size_t n, void *dst, size_t cap,
-                                size_t *out_n) {
-  if (p == NULL) return ZB_EINVAL;
-  return zb_zstd_compress(src, n, dst, cap, p->level, p->checksum, 1, out_n);
+zb_status zb_zstd_encode_step(const void *params, const void *src, size_t n, void *dst, size_t cap,
+                              size_t *out_n) {
+  if (params == NULL) return ZB_EINVAL;
+  zb_zstd_params p;
+  memcpy(&p, params, sizeof p);
+  return zb_zstd_compress(src, n, dst, cap, p.level, p.checksum, 1, out_n);
+}
+
+zb_status zb_zstd_decode_step(const void *params, const void *src, size_t n, void *dst, size_t cap,
+                              size_t *out_n) {
+  (void)params;
+  return zb_zstd_decompress(src, n, dst, cap, out_n);
 }

@@ -23,6 +23,7 @@ __all__ = [
     "crc32c",
     "crc32c_implementations",
     "parse_shard_index",
+    "shard_windows",
     "strided_copy",
     "transpose",
 ]
@@ -161,6 +162,30 @@ def coalesce_ranges(
 
     pairs = np.stack([np.asarray(offsets, dtype=np.uint64).reshape(-1), np.asarray(nbytes, dtype=np.uint64).reshape(-1)], axis=1)
     return _shard.coalesce(pairs, np.asarray(wanted, dtype=np.int64), int(max_gap), int(max_read))
+
+
+def shard_windows(
+    offsets: np.ndarray, nbytes: np.ndarray, entries: Sequence[int], arena_cap: int, max_gap: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The I/O plan of a sharded read (``zb_shard_windows``, the one local shard reads use).
+
+    ``offsets`` / ``nbytes``: the shard's validated index (one pair per inner chunk, offset
+    2^64-1 for an empty one); ``entries``: the wanted inner chunks (flat C-order entry numbers,
+    each at most once) in task order.  They are cut into windows: a window is a run of
+    consecutive entries whose inner chunks add up to at most ``arena_cap`` bytes (empty ones
+    count 0; the first one alone may be more).  A window's non-empty entries are read in file
+    order (equal offsets in task order), neighbours at most ``max_gap`` bytes apart coalesced
+    into one read of at most ``arena_cap`` bytes (0: no limit; an entry larger than that is read
+    alone).  A window's reads may together exceed ``arena_cap`` by their gaps.
+
+    Returns ``(window_ends, order, read_of, begins, ends)``: ``window_ends[w]`` is one past the
+    last position (in ``entries``) of window w; ``order`` the positions in ``entries`` of the
+    non-empty entries, window after window and in file order within each; ``read_of`` the read
+    each belongs to (numbered across all windows); ``begins`` / ``ends`` the ``[begin, end)``
+    byte range of every read.  Raises ``IndexError`` for an entry outside the index."""
+    from ._ext import _shard
+
+    return _shard.shard_windows(offsets, nbytes, entries, int(arena_cap), int(max_gap))
 
 
 # ---------------------------------------------------------------------------------------------

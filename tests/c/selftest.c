@@ -12,7 +12,9 @@
 #include "zarrbolt/bitshuffle.h"
 #include "zarrbolt/crc32c.h"
 #include "zarrbolt/encode.h"
+#include "zarrbolt/local_io.h"
 #include "zarrbolt/pool.h"
+#include "zarrbolt/shard_index.h"
 #include "zarrbolt/strided.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
@@ -208,7 +210,8 @@ static void test_encode_chunk(void) {
     plan.fill[0] = 0x34;
     plan.fill[1] = 0x12;
     plan.nsteps = 1;
-    plan.steps[0].kind = ZB_ESTEP_CRC32C;
+    plan.steps[0].kind = ZB_STEP_INPLACE;
+    plan.steps[0].inplace = zb_crc32c_append_step;
     plan.buf_cap = 5 * 6 * 7 * 2 + 4;
     CHECK(zb_eplan_check(&plan) == ZB_OK, "plan rejected");
     uint16_t src[9][8][10];
@@ -236,12 +239,123 @@ static void test_encode_chunk(void) {
     printf("encode: transposed, padded chunk + crc32c\n");
 }
 
+/* ------------------------------------------------------------------------ the batch runner */
+typedef struct {
+    const uint8_t *fail;
+    uint8_t ran[64];
+} batches_ctx;
+
+static zb_status batch_fn(void *ctx, size_t k, int w, void **state, zb_batch_error *err) {
+    batches_ctx *c = (batches_ctx *)ctx;
+    (void)w;
+    if (*state == NULL) *state = malloc(8);
+    c->ran[k] = 1;
+    if (!c->fail[k]) return ZB_OK;
+    err->failed = 100 + k;
+    return ZB_ECORRUPT;
+}
+
+static void batch_free(void *ctx, void *state) {
+    (void)ctx;
+    free(state);
+}
+
+static void test_pool_batches(void) {
+    int checks = 0;
+    for (int r = 0; r < 300; r++) {
+        uint8_t fail[64];
+        size_t n = 1 + rnd() % 64, low = n;
+        for (size_t k = 0; k < n; k++) {
+            fail[k] = rnd() % 16 == 0;
+            if (fail[k] && low == n) low = k;
+        }
+        batches_ctx c;
+        memset(&c, 0, sizeof c);
+        c.fail = fail;
+        zb_batch_error err;
+        zb_status st = zb_pool_batches(n, 1 + (int)(rnd() % 6), batch_fn, batch_free, &c, &err);
+        CHECK(st == (low < n ? ZB_ECORRUPT : ZB_OK) && err.st == st, "batches: status %d", st);
+        CHECK(low == n || err.failed == 100 + low, "batches: failed %zu, lowest failing %zu", err.failed, low);
+        for (size_t k = 0; k <= low && k < n; k++) CHECK(c.ran[k], "batch %zu below the failing one did not run", k);
+        checks++;
+    }
+    printf("pool batches: %d runs, lowest failing batch wins\n", checks);
+}
+
+/* ------------------------------------------------------------------ a shard file, local_io */
+static void test_shard_read(void) {
+    /* 6 inner chunks of 40 bytes (entry 4 empty) stored in entry order with 12-byte gaps, the
+     * index at the end; an arena of 130 bytes: windows of 3 tasks whose coalesced reads (92 +
+     * 40 bytes) do not fit with their gaps, so they are read without them */
+    enum { N = 6, CH = 40, GAP = 12 };
+    uint64_t pairs[2 * N];
+    uint8_t file[N * (CH + GAP) + 16 * N], want[N * CH];
+    size_t pos = 0;
+    for (int e = 0; e < N; e++) {
+        pos += GAP;
+        for (int i = 0; i < CH; i++) file[pos + i] = want[e * CH + i] = (uint8_t)rnd();
+        pairs[2 * e] = e == 4 ? ZB_SHARD_EMPTY : pos;
+        pairs[2 * e + 1] = e == 4 ? ZB_SHARD_EMPTY : CH;
+        pos += CH;
+    }
+    for (int k = 0; k < 2 * N; k++)
+        for (int b = 0; b < 8; b++) file[pos + 8 * k + b] = (uint8_t)(pairs[k] >> (8 * b));
+    pos += 16 * N;
+    const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char path[512];
+    snprintf(path, sizeof path, "%s/zb_selftest_shard_%ld.bin", dir, (long)rnd());
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(file, 1, pos, f) == pos && fclose(f) == 0, "cannot write %s", path);
+
+    int64_t wend[N], order[N], read_of[N], scratch[N], entries[N] = {0, 1, 2, 3, 4, 5};
+    uint64_t begins[N], ends[N];
+    size_t nw, no, nr;
+    CHECK(zb_shard_windows(pairs, N, entries, N, 130, 1 << 20, wend, &nw, order, read_of, &no, begins, ends, &nr,
+                           scratch) == ZB_OK && nw == 2 && no == 5 && wend[0] == 3 && nr == 4 &&
+              begins[0] == GAP && ends[0] == 2 * (CH + GAP),
+          "shard windows");
+
+    zb_plan plan;
+    memset(&plan, 0, sizeof plan);
+    plan.itemsize = 1;
+    plan.ndim = 1;
+    plan.chunk_shape[0] = CH;
+    plan.chunk_nbytes = CH;
+    uint8_t out[N * CH], arena[130], scr[2 * CH];
+    memset(out, 0xEE, sizeof out);
+    zb_scratch sc = {scr, CH, 1};
+    zb_decode_task tasks[N];
+    uint8_t skipped[N];
+    uint64_t ip[2 * N];
+    int64_t work[ZB_SHARD_WORK(N, N)], ostr[1] = {1};
+    for (int i = 0; i < N; i++) {
+        memset(&tasks[i], 0, sizeof tasks[i]);
+        tasks[i].out_offset = i * CH;
+        tasks[i].shape[0] = CH;
+    }
+    zb_shard_spec spec = {N, 1, 0, 1 << 20};
+    zb_shard_read rd = {path, 0, N};
+    size_t failed;
+    int os_error;
+    zb_status st = zb_plan_read_shards(&plan, &spec, &rd, 1, entries, tasks, N, arena, sizeof arena, ip, work, out,
+                                       ostr, &sc, 0, skipped, &failed, &os_error);
+    remove(path);
+    CHECK(st == ZB_OK, "read shards: status %d", st);
+    for (int e = 0; e < N; e++) {
+        CHECK(skipped[e] == (e == 4 ? ZB_SKIPPED_MISSING : 0), "task %d skipped %d", e, skipped[e]);
+        CHECK(e == 4 || memcmp(out + e * CH, want + e * CH, CH) == 0, "inner chunk %d differs", e);
+    }
+    printf("shard read: windows without their gaps, an empty inner chunk\n");
+}
+
 int main(void) {
     test_crc32c();
     test_pool();
     test_strided();
     test_bitunshuffle();
     test_encode_chunk();
+    test_pool_batches();
+    test_shard_read();
     printf("selftest: ok\n");
     return 0;
 }

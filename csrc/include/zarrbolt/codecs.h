@@ -9,14 +9,17 @@
  *
  * The implementations live in csrc/codecs/ and are compiled into the extension module that links
  * the library (zstd/deflate: _codecs, c-blosc 1.x: _blosc1, c-blosc2: _blosc2), never into zbcore,
- * so c-blosc 1.x and c-blosc2 (both bundling zstd and lz4) never meet in one binary. */
+ * so c-blosc 1.x and c-blosc2 (both bundling zstd and lz4) never meet in one binary.
+ *
+ * Each codec also has its steps for the fused plans (zarrbolt/stage.h): the *_step functions,
+ * with the parameter structs zb_*_params (the opaque parameter blocks its module builds). */
 #ifndef ZARRBOLT_CODECS_H
 #define ZARRBOLT_CODECS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "zarrbolt/encode.h"
+#include "zarrbolt/stage.h"
 #include "zarrbolt/status.h"
 
 #ifdef __cplusplus
@@ -46,9 +49,16 @@ zb_status zb_zstd_decompress(const void *src, size_t n, void *dst, size_t cap, s
 zb_status zb_zstd_decompress_prefix(const void *src, size_t n, void *dst, size_t cap, size_t want,
                                     size_t *out_n);
 const char *zb_zstd_version(void);
-/* zb_zstd_compress as an encode-plan step (p->level, p->checksum; content size recorded). */
-zb_status zb_zstd_compress_step(const zb_enc_params *p, const void *src, size_t n, void *dst, size_t cap,
-                                size_t *out_n);
+/* The steps (zarrbolt/stage.h): zb_zstd_compress with zb_zstd_params (content size recorded),
+ * zb_zstd_decompress (no parameters). */
+typedef struct {
+    int level;
+    int checksum;
+} zb_zstd_params;
+zb_status zb_zstd_encode_step(const void *params, const void *src, size_t n, void *dst, size_t cap,
+                              size_t *out_n);
+zb_status zb_zstd_decode_step(const void *params, const void *src, size_t n, void *dst, size_t cap,
+                              size_t *out_n);
 
 /* ----------------------------------------------------------------------------- gzip (libdeflate) */
 size_t zb_gzip_compress_bound(size_t n, int level);
@@ -65,9 +75,14 @@ zb_status zb_gzip_decompress(const void *src, size_t n, void *dst, size_t cap, s
 zb_status zb_gzip_decompress_prefix(const void *src, size_t n, void *dst, size_t cap, size_t want,
                                     size_t *out_n);
 const char *zb_deflate_version(void);
-/* zb_gzip_compress as an encode-plan step (p->level). */
-zb_status zb_gzip_compress_step(const zb_enc_params *p, const void *src, size_t n, void *dst, size_t cap,
-                                size_t *out_n);
+/* The steps: zb_gzip_compress with zb_gzip_params, zb_gzip_decompress (no parameters). */
+typedef struct {
+    int level;
+} zb_gzip_params;
+zb_status zb_gzip_encode_step(const void *params, const void *src, size_t n, void *dst, size_t cap,
+                              size_t *out_n);
+zb_status zb_gzip_decode_step(const void *params, const void *src, size_t n, void *dst, size_t cap,
+                              size_t *out_n);
 
 /* ----------------------------------------------------------------------------- c-blosc 1.x (encode) */
 enum { ZB_BLOSC_MAX_OVERHEAD = 16, ZB_BLOSC_HEADER = 16, ZB_BLOSC_MAX_TYPESIZE = 255 };
@@ -83,9 +98,17 @@ zb_status zb_blosc1_compress(const void *src, size_t n, void *dst, size_t cap, i
 /* 1 if cname is a compressor name c-blosc knows, whether or not it is compiled in. */
 int zb_blosc1_known_cname(const char *cname);
 const char *zb_blosc1_version(void);
-/* zb_blosc1_compress as an encode-plan step (p->level, shuffle, typesize, cname, blocksize). */
-zb_status zb_blosc1_compress_step(const zb_enc_params *p, const void *src, size_t n, void *dst, size_t cap,
-                                  size_t *out_n);
+/* The encode step: zb_blosc1_compress with zb_blosc1_params (cap clamped to n + 16, as every
+ * other caller's, so that the chunks are the same). */
+typedef struct {
+    int clevel;
+    int shuffle;       /* 0 none, 1 byte, 2 bit */
+    size_t typesize;   /* the header's type size */
+    size_t blocksize;  /* 0: automatic */
+    char cname[16];    /* NUL-terminated */
+} zb_blosc1_params;
+zb_status zb_blosc1_encode_step(const void *params, const void *src, size_t n, void *dst, size_t cap,
+                                size_t *out_n);
 const char *zb_blosc1_compressors(void);
 
 /* ----------------------------------------------------------------------------- c-blosc2 (decode) */
@@ -112,6 +135,9 @@ zb_status zb_blosc2_partial_sizes(const void *src, size_t n, size_t *nbytes, siz
  * where the linked c-blosc2 exports LZ4's partial decoder: stop streams after the wanted bytes).
  * Returns the previous setting. */
 int zb_blosc2_set_fast_lz4(int on);
+/* The decode step: zb_blosc2_decompress (no parameters). */
+zb_status zb_blosc2_decode_step(const void *params, const void *src, size_t n, void *dst, size_t cap,
+                                size_t *out_n);
 /* Must be called once (not thread-safe) before the other zb_blosc2_* functions. */
 void zb_blosc2_global_init(void);
 const char *zb_blosc2_version(void);

@@ -1,18 +1,20 @@
 /* Fused chunk encode: the mirror of the decode plan (zarrbolt/pipeline.h) for writes.
  *
- * An encode plan is a bound codec chain  [transpose] -> bytes -> (compressor | crc32c)*  of one
- * chunk shape.  For each chunk of a write it
+ * An encode plan is a bound codec chain
+ *     [elementwise] [permutation] [array kernel]* -> bytes -> (bytes->bytes step)*
+ * of one chunk shape (as the decode plan's; the steps are the codecs' function pointers,
+ * zarrbolt/stage.h).  For each chunk of a write it
  *   1. gathers the chunk out of the source array (any strides, broadcasting included) into a
  *      contiguous buffer in stored order (the transpose is folded into this copy), padding a
  *      chunk that sticks out of the array with the fill value;
  *   2. when the plan skips fill chunks (write_empty_chunks false), compares it with the fill
  *      value bit for bit and stops there if every element equals it;
- *   3. runs the elementwise steps (scale_offset, cast_value) into the stored type, byte-swaps it for a big-endian bytes codec, runs the bytes->bytes steps (compressors
- *      through function pointers, so that each codec library stays in its own extension module;
- *      crc32c appended in place);
- *   4. writes the result to its file atomically (zb_write_file_atomic: a temporary file renamed
- *      over the chunk's path).
- * zb_encode_write_par runs batches of chunks on the native pool (zarrbolt/pool.h) with the GIL
+ *   3. runs the elementwise steps (scale_offset, cast_value), then the array kernels, byte-swaps
+ *      the stored elements for a big-endian bytes codec and runs the bytes->bytes steps (through
+ *      function pointers, so that each codec library stays in its own extension module);
+ * and hands the encoded bytes to its caller: zb_encode_chunks_par packs them into memory (the
+ * inner chunks of a shard), zb_encode_write_par (zarrbolt/local_io.h) writes them to files.
+ * Both run batches of chunks on the native pool (zb_pool_batches, zarrbolt/pool.h) with the GIL
  * released once per write.
  *
  * All functions take pointers, sizes and strides and return a zb_status; none touches Python. */
@@ -33,29 +35,6 @@ extern "C" {
 #define ZB_ENC_MAXSTEPS 8
 #define ZB_ENC_MAXITEM 32 /* largest element (fill value) size */
 
-/* The parameters a compressor step takes (each compressor reads the fields it has). */
-typedef struct {
-    int level;        /* blosc clevel, zstd level, gzip level */
-    int shuffle;      /* blosc: 0 none, 1 byte, 2 bit */
-    int checksum;     /* zstd: append the content checksum */
-    size_t typesize;  /* blosc: the header's type size (already clamped by the caller) */
-    size_t blocksize; /* blosc: 0 automatic */
-    char cname[16];   /* blosc: compressor name */
-} zb_enc_params;
-
-/* Compress n bytes of src into dst (room for cap bytes): *out_n bytes; ZB_ETOOSMALL when they
- * do not fit. */
-typedef zb_status (*zb_compress_fn)(const zb_enc_params *p, const void *src, size_t n, void *dst, size_t cap,
-                                    size_t *out_n);
-
-enum { ZB_ESTEP_COMPRESS = 1, ZB_ESTEP_CRC32C = 2 };
-
-typedef struct {
-    int kind;
-    zb_compress_fn fn; /* ZB_ESTEP_COMPRESS */
-    zb_enc_params params;
-} zb_enc_step;
-
 typedef struct {
     int ndim;
     int64_t chunk_shape[ZB_ENC_MAXDIM]; /* the chunk in array order */
@@ -66,20 +45,24 @@ typedef struct {
      * cast_value to the stored type, or both fused; here src_type is the array's type,
      * dst_type / dst_itemsize the stored elements', offset and scale one src_type element each */
     zb_elem elem;
+    int naa;                        /* array kernels (zarrbolt/stage.h) in chain order, run in that order on
+                                       the chunk in stored order after the elementwise steps */
+    zb_aa_stage aa[ZB_PLAN_MAXKERNELS];
     size_t byteswap;                /* 0, or the size of the units of the stored elements to byte-swap */
     uint8_t fill[ZB_ENC_MAXITEM];   /* the fill value's bytes (itemsize of them, native order) */
     int skip_fill;                  /* chunks equal to the fill value are not encoded or written */
-    int nsteps;                     /* bytes->bytes steps in chain order */
-    zb_enc_step steps[ZB_ENC_MAXSTEPS];
+    int nsteps;                     /* bytes->bytes steps (zarrbolt/stage.h) in chain order */
+    zb_step steps[ZB_ENC_MAXSTEPS];
     size_t chunk_nbytes;            /* set by zb_eplan_check */
     size_t row_slots;               /* set by zb_eplan_check: chunks gathered at once when they follow one
                                        another along the last axis (0: one at a time) */
-    size_t buf_cap;                 /* room of each work buffer: at least every step's output bound and
-                                       chunk_nbytes + 4 per crc32c step (set by the caller) */
+    size_t buf_cap;                 /* room of each work buffer: at least the chunk at every array->array
+                                       stage's item sizes and every bytes->bytes step's output bound
+                                       (set by the caller) */
 } zb_eplan;
 
 /* Validates the plan and sets chunk_nbytes.  ZB_EINVAL for bad shapes, item sizes, steps or a
- * buf_cap below the chunk's bytes (as the array's or the stored elements). */
+ * buf_cap below the chunk's bytes (as the array's, or any stage's elements). */
 zb_status zb_eplan_check(zb_eplan *plan);
 
 /* Bytes of work buffer one encoding thread needs: three buffers of buf_cap, then room for a row
@@ -95,36 +78,41 @@ size_t zb_eplan_work_bytes(const zb_eplan *plan);
 zb_status zb_encode_chunk(const zb_eplan *plan, const uint8_t *src, const int64_t *src_strides,
                           const int64_t *shape, uint8_t *work, const uint8_t **out, size_t *out_n, int *is_fill);
 
-enum { ZB_ENC_PENDING = 0, ZB_ENC_WRITTEN = 1, ZB_ENC_FILL = 2 };
-
 typedef struct {
     int64_t src_offset;            /* bytes from the source base to the chunk's first element */
     int64_t shape[ZB_ENC_MAXDIM];  /* the part of the chunk inside the array */
-    const char *path;              /* the chunk's file */
-    const char *tmp;               /* a temporary file name next to it (must not exist) */
-    int result;                    /* out: ZB_ENC_WRITTEN, ZB_ENC_FILL (not written: the caller
-                                      removes any file at path), ZB_ENC_PENDING (not reached) */
 } zb_enc_task;
 
-/* Encode and write tasks in order with one work buffer.  On an error *failed is the failing
- * task; file errors are ZB_EIO with *os_error / *stage as zb_write_file_atomic reports them. */
-zb_status zb_encode_write(const zb_eplan *plan, zb_enc_task *tasks, size_t ntasks, const uint8_t *src,
-                          const int64_t *src_strides, uint8_t *work, int do_fsync, size_t *failed, int *os_error,
-                          int *stage);
+/* Encoding the tasks of a batch one after another with one work buffer (zb_eplan_work_bytes):
+ * whole chunks that follow one another along the last axis are gathered a row at a time.
+ * zb_encoder_next(e, i, ...) encodes task i (i increasing from call to call) as
+ * zb_encode_chunk does; *out points into work and is valid until the next call.  The fields
+ * are private. */
+typedef struct {
+    const zb_eplan *plan;
+    const zb_enc_task *tasks;
+    size_t ntasks;
+    const uint8_t *src;
+    const int64_t *src_strides;
+    uint8_t *work, *row;
+    size_t row_lo, row_hi; /* tasks [row_lo, row_hi) are in the row buffer */
+} zb_encoder;
 
-/* The same on up to nworkers pool threads: batch k is tasks [bounds[k], bounds[k+1]); worker w
- * uses work[w] (NULL: a buffer allocated for the call).  After a failure no new batch starts,
- * and the error reported is the lowest failing batch's: every task before *failed is done. */
-zb_status zb_encode_write_par(const zb_eplan *plan, zb_enc_task *tasks, size_t ntasks, const uint8_t *src,
-                              const int64_t *src_strides, const size_t *bounds, size_t nbatches,
-                              uint8_t *const *work, int nworkers, int do_fsync, size_t *failed, int *os_error,
-                              int *stage);
+zb_status zb_encoder_init(zb_encoder *e, const zb_eplan *plan, const zb_enc_task *tasks, size_t ntasks,
+                          const uint8_t *src, const int64_t *src_strides, uint8_t *work);
+zb_status zb_encoder_next(zb_encoder *e, size_t i, const uint8_t **out, size_t *out_n, int *is_fill);
+
+/* Worker w's work buffer in a zb_pool_batches job: work[w] when work and work[w] are not NULL,
+ * else one allocated at the worker's first batch into *state (the job frees it), or NULL when
+ * that fails. */
+uint8_t *zb_encode_worker_buffer(const zb_eplan *plan, uint8_t *const *work, int w, void **state);
 
 /* Encode chunks into memory instead of files (the inner chunks of a shard): batch k of the
  * tasks [bounds[k], bounds[k+1]) packs its chunks one after another into out[out_lo[k],
  * out_lo[k+1]).  where[2i], where[2i+1]: the offset in out and size of chunk i, or offset
  * ZB_ENC_SKIPPED_FILL (all fill, not encoded) or ZB_ENC_SKIPPED_ROOM (did not fit its batch's
- * room: the caller encodes it).  Task paths are not used. */
+ * room: the caller encodes it).  On an error *failed is the failing task (the lowest failing
+ * batch's), else ntasks. */
 #define ZB_ENC_SKIPPED_FILL (-1)
 #define ZB_ENC_SKIPPED_ROOM (-2)
 zb_status zb_encode_chunks_par(const zb_eplan *plan, const zb_enc_task *tasks, size_t ntasks, const uint8_t *src,

@@ -3,12 +3,13 @@
  *
  * A plan covers the chains the fast path handles:
  *
- *     [scale_offset] [cast_value] [transpose] -> bytes(little|big) -> (blosc | zstd | gzip | crc32c)*
+ *     [elementwise] [permutation] [array kernel]* -> bytes(little|big) -> (bytes->bytes step)*
  *
- * (scale_offset / cast_value in either or both places, the transpose anywhere among them).
- * For each chunk of a batch the bytes->bytes steps run in reverse (checksum checks, then
- * decompression through function pointers supplied by the codec modules), the decoded bytes
- * are byte-swapped in place when the stored byte order is not native, and the wanted region of
+ * (elementwise maps: scale_offset, cast_value or both; the permutation, a transpose, anywhere
+ * among them; every step a codec's function pointer, see zarrbolt/stage.h).
+ * For each chunk of a batch the bytes->bytes steps run in reverse (checksum checks,
+ * decompression), the decoded bytes are byte-swapped in place when the stored byte order is not
+ * native, the array kernels run last to first over the whole chunk, and the wanted region of
  * the (possibly transposed) chunk is copied straight into its place in the output array with
  * the cache-blocked strided copy.  With cast_value / scale_offset the chunk (or the decoded span
  * of a partial decode) is first converted in one pass into the other scratch buffer.  When the chunk's bytes map to one contiguous region of the
@@ -21,8 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "zarrbolt/fileio.h"
 #include "zarrbolt/numeric.h"
+#include "zarrbolt/stage.h"
 #include "zarrbolt/status.h"
 
 #ifdef __cplusplus
@@ -32,59 +33,43 @@ extern "C" {
 #define ZB_PLAN_MAXDIM 32
 #define ZB_PLAN_MAXSTEPS 8
 
-/* Decode src[0..n) into dst (capacity cap); *out_n = bytes written. */
-typedef zb_status (*zb_decompress_fn)(const void *src, size_t n, void *dst, size_t cap, size_t *out_n);
-
-/* Decode items [start, start + nitems) (items of the header's typesize) into dst. */
-typedef zb_status (*zb_getitem_fn)(const void *src, size_t n, int64_t start, int64_t nitems, void *dst,
-                                   size_t cap, size_t *out_n);
-/* Header sizes of a compressed buffer; *in_block = 1 when the getitem function decodes only the
- * part of a block it needs (else whole blocks). */
-typedef zb_status (*zb_sizes_fn)(const void *src, size_t n, size_t *nbytes, size_t *cbytes, size_t *blocksize,
-                                 size_t *typesize, int *in_block);
-
-/* Decode at least the first `want` bytes of src, whose whole decoded size is cap, into dst;
- * *out_n = how many leading bytes are final (>= want, or cap when it decoded everything). */
-typedef zb_status (*zb_prefix_fn)(const void *src, size_t n, void *dst, size_t cap, size_t want, size_t *out_n);
-
-enum { ZB_STEP_DECOMPRESS = 1, ZB_STEP_CRC32C = 2 };
-
-typedef struct {
-    int kind;               /* ZB_STEP_* */
-    zb_decompress_fn fn;    /* for ZB_STEP_DECOMPRESS */
-} zb_plan_step;
-
 /* The elementwise array->array decode steps a plan can run: cast_value (stored type -> array
  * type), scale_offset (in the array type), or both fused. */
 enum { ZB_ELEM_NONE = 0, ZB_ELEM_CAST = 1, ZB_ELEM_SCALE_OFFSET = 2, ZB_ELEM_CAST_SCALE_OFFSET = 3 };
 
 typedef struct {
     int kind;                 /* ZB_ELEM_* */
-    int src_type, dst_type;   /* ZB_T_* of the stored elements and of the array */
-    size_t dst_itemsize;      /* the array's item size (plan->itemsize is the stored one) */
+    int src_type, dst_type;   /* ZB_T_* of the elements it reads and of the array */
+    size_t dst_itemsize;      /* the array's item size (it reads elements of plan->itemsize) */
     zb_cast_opts opts;        /* cast_value's decode options (maps owned by the caller) */
     uint8_t offset[16];       /* scale_offset's parameters: one element of dst_type each */
     uint8_t scale[16];
 } zb_elem;
 
 typedef struct {
-    int nsteps;                          /* bytes->bytes codecs, in chain (encode) order */
-    zb_plan_step steps[ZB_PLAN_MAXSTEPS];
-    size_t itemsize;                     /* of the stored elements (the bytes codec's input) */
-    int byteswap;                        /* 0, or the size of the units to byte-swap (the item size;
-                                            half of it for complex types) */
+    int nsteps;                          /* bytes->bytes steps (zarrbolt/stage.h), in chain (encode) order */
+    zb_step steps[ZB_PLAN_MAXSTEPS];
+    size_t itemsize;                     /* of the elements the elementwise step / the copy into the output
+                                            read: the array kernels' output (the stored elements when there
+                                            are none) */
+    int byteswap;                        /* 0, or the size of the units of the stored elements to byte-swap
+                                            (their item size; half of it for complex types) */
+    int naa;                             /* array kernels, in chain order: decoding runs them last to first
+                                            on the whole chunk in stored order, after the byte swap */
+    zb_aa_stage aa[ZB_PLAN_MAXKERNELS];
     int ndim;
     int64_t chunk_shape[ZB_PLAN_MAXDIM]; /* decoded chunk shape (array order) */
     int transposed;                      /* stored order = decoded.transpose(perm) */
     int perm[ZB_PLAN_MAXDIM];
-    size_t chunk_nbytes;                 /* decoded (and stored-array) size in bytes */
-    /* Optional partial decode (chains bytes -> blosc only): when the wanted region's span leaves
-     * at least one blosc block (or, with in-block decodes, a good part of its last block) out,
-     * only the blocks holding it are decoded. */
+    size_t chunk_nbytes;                 /* the stored chunk's size in bytes (the bytes->bytes steps' output;
+                                            with no array kernels also the chunk's at itemsize) */
+    /* Optional partial decode (the chain's only bytes->bytes step, no array kernels): when the
+     * wanted region's span leaves at least one block (or, with in-block decodes, a good part of
+     * its last block) out, only the blocks holding it are decoded (e.g. blosc). */
     zb_getitem_fn getitem;
     zb_sizes_fn sizes;
-    /* Optional prefix decode (chains bytes -> one stream compressor, e.g. gzip): a region ending
-     * well before the chunk's end decodes the chunk only up to the region's last byte. */
+    /* Optional prefix decode (likewise, e.g. gzip, zstd): a region ending well before the chunk's
+     * end decodes the chunk only up to the region's last byte. */
     zb_prefix_fn prefix;
     zb_elem elem;                        /* elementwise decode steps (kind ZB_ELEM_NONE: none) */
 } zb_plan;
@@ -98,8 +83,8 @@ typedef struct {
 } zb_decode_task;
 
 /* Per-thread scratch of a decode call: nslots slots of two buffers of cap bytes each (cap >=
- * plan->chunk_nbytes and, with elementwise steps, >= the chunk's element count times
- * elem.dst_itemsize); slot s is base[2*s*cap, 2*(s+1)*cap).
+ * plan->chunk_nbytes, >= the chunk's element count times each array kernel's item sizes and,
+ * with elementwise steps, times elem.dst_itemsize); slot s is base[2*s*cap, 2*(s+1)*cap).
  *
  * With nslots > 1 the copies into out are grouped: a chunk decoded into slot s+1 whose region
  * continues the region of the chunk in slot s by one fixed step in out (the next chunk along a
@@ -124,82 +109,50 @@ zb_status zb_plan_decode(const zb_plan *plan, const zb_decode_task *tasks, size_
                          const int64_t *out_strides, const zb_scratch *scratch, unsigned copy_flags,
                          size_t *failed);
 
-#define ZB_SKIPPED_MISSING 1   /* no such file: the caller fills the region */
-#define ZB_SKIPPED_TOO_LARGE 2 /* larger than the arena: the caller reads and decodes it */
-
-/* Read the chunk files files[i].path into arena (as many per round as fit, see zb_read_files)
- * and decode each into out as zb_plan_decode does for tasks[i] (whose src/n this sets), all in
- * one call.  skipped[i]: 0 (decoded) or a ZB_SKIPPED_* value.  On error *failed is the index
- * of the failing task, and for ZB_EIO *os_error the operating system's error code. */
-zb_status zb_plan_read_decode(const zb_plan *plan, zb_file_read *files, zb_decode_task *tasks, size_t ntasks,
-                              uint8_t *arena, size_t arena_cap, uint8_t *out, const int64_t *out_strides,
-                              const zb_scratch *scratch, unsigned copy_flags, uint8_t *skipped, size_t *failed,
-                              int *os_error);
-
-/* The buffers of one worker of zb_plan_read_decode_par.  scratch.base NULL: the worker allocates
- * 2 * scratch.cap * scratch.nslots bytes for the call. */
-typedef struct {
-    uint8_t *arena;
-    size_t arena_cap;
-    zb_scratch scratch;
-} zb_worker_bufs;
-
-/* zb_plan_read_decode over the batches [bounds[b], bounds[b + 1]) of the tasks (b < nbatches,
- * bounds[0] = 0, bounds[nbatches] = ntasks), run by up to nworkers threads of the native pool
- * (zarrbolt/pool.h) with the GIL released once: worker w reads and decodes the batches it takes
- * with bufs[w].  After a batch fails no new batch starts; the error returned is the one of the
- * lowest failing batch (the one a run in order would report), *failed its task. */
-zb_status zb_plan_read_decode_par(const zb_plan *plan, zb_file_read *files, zb_decode_task *tasks, size_t ntasks,
-                                  const size_t *bounds, size_t nbatches, const zb_worker_bufs *bufs, int nworkers,
-                                  uint8_t *out, const int64_t *out_strides, unsigned copy_flags, uint8_t *skipped,
-                                  size_t *failed, int *os_error);
+/* Checks a plan and a scratch for it: ZB_OK or ZB_EINVAL. */
+zb_status zb_plan_check(const zb_plan *plan, const zb_scratch *scratch);
 
 /* Testing hook: whether cast_value + scale_offset decoding that has a one-pass form
  * (zb_cso_fast) converts on the way into the output (default) or through a scratch buffer
  * first.  Returns the previous setting.  Not synchronised: not while reads run. */
 int zb_plan_set_fused_convert(int on);
 
-/* Sharded local stores: inner chunks read straight from shard files. */
-#define ZB_SKIPPED_RETRY 3 /* the shard's index is damaged, or the shard changed while it was read:
-                              the caller redoes its tasks its own way (and reports the error) */
+/* ------------------------------------------------------------ decoding tasks one at a time
+ * What zb_plan_decode does, for callers that get each task's bytes as they go (the file batches
+ * of zarrbolt/local_io.h): zb_decoder_init, then zb_decoder_put for each task in turn, then
+ * zb_decoder_finish (the copies into out that still wait to be grouped).  A task's bytes (src)
+ * are no longer needed once zb_decoder_put returns (waiting copies read the scratch only).  One
+ * thread per decoder; a decoder must not be copied (it points into itself). */
+/* Copies into out waiting to be written as one group (see zb_scratch): member i copies
+ * src0 + i * dsrc to dst0 + i * ddst, all with the same shape and strides. */
+typedef struct {
+    const zb_scratch *sc;
+    int n, slot0, ndim;
+    size_t itemsize;
+    unsigned flags;
+    const zb_cso_fast *cso; /* not NULL: convert the stored elements (see convert_copy) */
+    zb_cso_fast cso_store;
+    const zb_cso_fast *cso_plan; /* &cso_store when the plan's elementwise steps have a one-pass form */
+    uint8_t *dst0;
+    const uint8_t *src0;
+    ptrdiff_t ddst, dsrc;
+    int64_t shape[ZB_PLAN_MAXDIM], dst_strides[ZB_PLAN_MAXDIM], src_strides[ZB_PLAN_MAXDIM];
+} zb_copy_group;
 
 typedef struct {
-    size_t nentries;    /* inner chunks per shard (index entries) */
-    int index_at_end;   /* index_location "end" (else "start") */
-    int index_crc;      /* index codecs [bytes(little), crc32c] (else [bytes(little)]) */
-    uint64_t max_gap;   /* neighbouring inner chunks at most this many bytes apart are read together */
-} zb_shard_spec;
+    const zb_plan *plan;
+    zb_scratch scratch;
+    uint8_t *out;
+    const int64_t *out_strides;
+    unsigned copy_flags;
+    int64_t dec_strides[ZB_PLAN_MAXDIM];
+    zb_copy_group group;
+} zb_decoder;
 
-typedef struct {
-    const char *path;   /* the shard file (see zb_file_read) */
-    size_t first;       /* its tasks: tasks[first, first + count), inner chunk entries[first, ...] */
-    size_t count;
-} zb_shard_read;
-
-/* For each shard: open it, read and validate its index, then read the inner chunks of its
- * tasks into arena and decode each into out as zb_plan_decode does: in windows of the tasks in
- * task order whose chunks fit the arena together, each read in file order (neighbours coalesced
- * into one read) and decoded in task order, so that copies along rows of the output group.  entries[i]: task i's inner chunk (0..nentries-1), each
- * at most once per shard.  skipped[i]: 0 (decoded), ZB_SKIPPED_MISSING (no shard file, or an
- * empty inner chunk: the caller fills the region), ZB_SKIPPED_TOO_LARGE (the inner chunk is
- * larger than the arena) or ZB_SKIPPED_RETRY.  pairs: room for 2 * nentries uint64; work:
- * room for nentries + 6 * (largest count) int64.  Errors: ZB_EIO (*os_error), a decode error, or
- * ZB_EINVAL (bad arguments); *failed is the failing task. */
-zb_status zb_plan_read_shards(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *shards,
-                              size_t nshards, const int64_t *entries, zb_decode_task *tasks, size_t ntasks,
-                              uint8_t *arena, size_t arena_cap, uint64_t *pairs, int64_t *work, uint8_t *out,
-                              const int64_t *out_strides, const zb_scratch *scratch, unsigned copy_flags, uint8_t *skipped,
-                              size_t *failed, int *os_error);
-
-/* zb_plan_read_shards over the batches [bounds[b], bounds[b + 1]) of the shard reads (b <
- * nbatches, bounds[0] = 0, bounds[nbatches] = nshards) on up to nworkers threads of the native
- * pool, as zb_plan_read_decode_par does for chunk files: worker w reads with bufs[w] (and index
- * and work arrays of its own, for shards of at most `most` tasks).  Errors as there. */
-zb_status zb_plan_read_shards_par(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *shards,
-                                  size_t nshards, const size_t *bounds, size_t nbatches, const int64_t *entries,
-                                  zb_decode_task *tasks, size_t ntasks, size_t most, const zb_worker_bufs *bufs,
-                                  int nworkers, uint8_t *out, const int64_t *out_strides, unsigned copy_flags,
-                                  uint8_t *skipped, size_t *failed, int *os_error);
+zb_status zb_decoder_init(zb_decoder *d, const zb_plan *plan, const zb_scratch *scratch, uint8_t *out,
+                          const int64_t *out_strides, unsigned copy_flags);
+zb_status zb_decoder_put(zb_decoder *d, const zb_decode_task *t);
+zb_status zb_decoder_finish(zb_decoder *d);
 
 #ifdef __cplusplus
 }

@@ -18,6 +18,10 @@
 #ifndef ZARRBOLT_POOL_H
 #define ZARRBOLT_POOL_H
 
+#include <stddef.h>
+
+#include "zarrbolt/status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -37,6 +41,40 @@ long zb_pool_load(long *counter);
 
 /* Threads the pool holds now (testing aid). */
 int zb_pool_threads(void);
+
+/* ------------------------------------------------------------------ the one batch runner
+ * Batches on the pool, lowest failing batch wins: the decode, encode and file plans hand
+ * their work to zb_pool_batches as nbatches batches that up to nworkers workers take in
+ * increasing order.  A failing batch stops its worker, and no batch starts after a failure is
+ * seen; batches taken before it still run.  Since batches are taken in increasing order, every
+ * batch below the lowest failing one ran to the end, so the error reported, the lowest failing
+ * batch's, is the one a run of the batches in order on one thread would report.
+ *
+ * What a batch reports when it fails (the first member `st` is set by the runner). */
+typedef struct {
+    zb_status st;     /* ZB_OK when no batch failed */
+    size_t failed;    /* the failing task (the batch function's numbering, usually the call's input) */
+    int os_error;     /* errno / GetLastError() of a file error */
+    int stage;        /* where a file write failed (ZB_WRITE_*) */
+} zb_batch_error;
+
+/* Run batch `batch` on worker `worker` (0 .. nworkers-1: the calling thread is worker 0).
+ * *state is the worker's own pointer, NULL at its first batch: a batch function may allocate
+ * per-worker buffers there once, which zb_pool_batches hands to free_state after the worker's
+ * last batch.  On failure it returns the status and fills err->failed (and os_error / stage). */
+typedef zb_status (*zb_batch_fn)(void *ctx, size_t batch, int worker, void **state, zb_batch_error *err);
+typedef void (*zb_state_free_fn)(void *ctx, void *state);
+
+/* Run batches 0 .. nbatches-1 of fn on up to nworkers workers (at most ZB_POOL_MAX) with the
+ * rule above; free_state may be NULL.  Returns the lowest failing batch's status (ZB_OK when
+ * none failed; ZB_EINVAL for nworkers < 1), its report in *err (err->st the same status). */
+zb_status zb_pool_batches(size_t nbatches, int nworkers, zb_batch_fn fn, zb_state_free_fn free_state, void *ctx,
+                          zb_batch_error *err);
+
+/* The batch bounds every batched call takes: batch b is items [bounds[b], bounds[b + 1]) for
+ * b < nbatches; ZB_OK when bounds[0] = 0, they never fall, bounds[nbatches] = nitems, and
+ * 1 <= nworkers <= ZB_POOL_MAX; else ZB_EINVAL. */
+zb_status zb_batch_bounds_check(const size_t *bounds, size_t nbatches, size_t nitems, int nworkers);
 
 #ifdef __cplusplus
 }

@@ -55,6 +55,28 @@ zb_status zb_shard_coalesce(const uint64_t *pairs, size_t n, const int64_t *want
                             uint64_t max_gap, uint64_t max_read, int64_t *order, int64_t *range_of, uint64_t *range_begin,
                             uint64_t *range_end, size_t *nchunks, size_t *nranges, int64_t *scratch);
 
+/* The I/O plan of a sharded read, storage-free (local shard files use it in
+ * zarrbolt/local_io.h, other stores through zarrbolt.kernels.shard_windows).
+ *
+ * `entries` lists the m wanted entry numbers in task order (the C order of the output), each
+ * at most once.  They are cut into windows: a window is a run of consecutive positions whose
+ * inner chunks add up to at most arena_cap bytes (empty entries count 0; the first one alone
+ * may be more).  A window's non-empty entries are read in file order (by offset; equal offsets
+ * in task order), neighbours at most max_gap bytes apart coalesced into one read of at most
+ * arena_cap bytes (0: no limit; an entry larger than that is read alone).  Outputs, each
+ * caller-allocated with room for m:
+ *   window_ends[w]  one past the last position of window w (w < *nwindows)
+ *   order[k]        positions in entries of the non-empty entries, window after window, each
+ *                   window's in file order (k < *norder)
+ *   read_of[k]      the read (numbered across all windows) that holds order[k]
+ *   begins[r], ends[r]   the byte range [begin, end) of read r (r < *nreads)
+ * scratch: room for m int64.  A window's reads may together exceed arena_cap by their gaps: a
+ * caller that needs them to fit redoes that window with max_gap 0 (then they add up to at
+ * most the window's bytes).  Returns ZB_OK, or ZB_EINVAL (an entry number out of range). */
+zb_status zb_shard_windows(const uint64_t *pairs, size_t n, const int64_t *entries, size_t m, uint64_t arena_cap,
+                           uint64_t max_gap, int64_t *window_ends, size_t *nwindows, int64_t *order, int64_t *read_of,
+                           size_t *norder, uint64_t *begins, uint64_t *ends, size_t *nreads, int64_t *scratch);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,19 +12,10 @@ import operator
 
 include "status.pxi"
 
-cdef extern from "zarrbolt/codecs.h" nogil:
-    enum:
-        ZB_BLOSC_MAX_OVERHEAD
-        ZB_BLOSC_MAX_TYPESIZE
-    size_t zb_blosc1_max_input()
-    zb_status zb_blosc1_compress(const void *src, size_t n, void *dst, size_t cap, int clevel,
-                                 int shuffle, size_t typesize, const char *cname, size_t blocksize,
-                                 size_t *out_n)
-    int zb_blosc1_known_cname(const char *cname)
-    const char *zb_blosc1_version()
-    const char *zb_blosc1_compressors()
-    zb_status zb_blosc1_compress_step(const void *p, const void *src, size_t n, void *dst, size_t cap,
-                                      size_t *out_n)
+from codecs cimport (ZB_BLOSC_MAX_OVERHEAD, ZB_BLOSC_MAX_TYPESIZE, zb_blosc1_max_input, zb_blosc1_compress,
+                    zb_blosc1_known_cname, zb_blosc1_version, zb_blosc1_compressors, zb_blosc1_params,
+                    zb_blosc1_encode_step)
+from libc.string cimport memset, memcpy
 
 include "buffers.pxi"
 
@@ -96,5 +87,21 @@ def compressors():
 
 from cpython.pycapsule cimport PyCapsule_New
 
-# The encode-plan step (zarrbolt/encode.h) for zarrbolt._ext._pipeline.EncodePlan.
-COMPRESS_FN = PyCapsule_New(<void *>zb_blosc1_compress_step, b"zarrbolt.compress_fn", NULL)
+# The encode step of the fused plans (zarrbolt/stage.h) and its parameter block.
+ENCODE_STEP = PyCapsule_New(<void *>zb_blosc1_encode_step, b"zarrbolt.bb_fn", NULL)
+
+
+def encode_params(int clevel, int shuffle, size_t typesize, str cname, size_t blocksize=0):
+    """The parameter block of ENCODE_STEP (zb_blosc1_params); ``typesize`` as the header stores
+    it (the caller maps sizes above 255 to 1)."""
+    cdef zb_blosc1_params p
+    cdef bytes name = cname.encode()
+    if len(name) >= sizeof(p.cname):
+        raise ValueError(f"blosc: compressor name {cname!r} too long")
+    memset(&p, 0, sizeof(p))
+    p.clevel = clevel
+    p.shuffle = shuffle
+    p.typesize = typesize
+    p.blocksize = blocksize
+    memcpy(p.cname, <const char *>name, len(name))
+    return (<char *>&p)[:sizeof(p)]

@@ -14,24 +14,11 @@ import operator
 
 include "status.pxi"
 
-cdef extern from "zarrbolt/codecs.h" nogil:
-    zb_status zb_blosc2_cbuffer_sizes(const void *src, size_t n, size_t *nbytes, size_t *cbytes,
-                                      size_t *blocksize, size_t *typesize)
-    zb_status zb_blosc2_decompress(const void *src, size_t n, void *dst, size_t cap, size_t *out_n)
-    zb_status zb_blosc2_getitem(const void *src, size_t n, int64_t start, int64_t nitems, void *dst,
-                                size_t cap, size_t *out_n)
-    void zb_blosc2_global_init()
-    const char *zb_blosc2_version()
-    int zb_blosc2_set_fast_bitshuffle(int on)
-    int zb_blosc2_set_fast_lz4(int on)
-    zb_status zb_blosc2_partial_sizes(const void *src, size_t n, size_t *nbytes, size_t *cbytes,
-                                      size_t *blocksize, size_t *typesize, int *in_block)
+from codecs cimport (zb_blosc2_cbuffer_sizes, zb_blosc2_decompress, zb_blosc2_getitem, zb_blosc2_global_init,
+                    zb_blosc2_version, zb_blosc2_set_fast_bitshuffle, zb_blosc2_set_fast_lz4,
+                    zb_blosc2_partial_sizes, zb_blosc2_decode_step)
 
-cdef extern from "zarrbolt/bitshuffle.h" nogil:
-    zb_status zb_bitunshuffle(const unsigned char *src, unsigned char *dst, size_t nelem, size_t typesize,
-                              unsigned char *tmp)
-    int zb_bitunshuffle_isa_available()
-    int zb_bitunshuffle_set_isa_limit(int limit)
+from bitshuffle cimport zb_bitunshuffle, zb_bitunshuffle_isa_available, zb_bitunshuffle_set_isa_limit
 
 include "buffers.pxi"
 
@@ -154,12 +141,12 @@ def library_version():
 
 
 # ------------------------------------------------------------------------------------------
-# C entry points for the fused decode pipeline (zarrbolt._ext._pipeline): function pointers in
-# capsules, so the pipeline module calls c-blosc2 without linking it (c-blosc and c-blosc2 must
-# live in separate modules).
+# C entry points for the fused plans (zarrbolt/stage.h): function pointers in capsules, so the
+# pipeline module calls c-blosc2 without linking it (c-blosc and c-blosc2 must live in separate
+# modules).  The decode step has no parameters; GETITEM_FN / SIZES_FN decode parts of chunks.
 from cpython.pycapsule cimport PyCapsule_New
 
-DECOMPRESS_FN = PyCapsule_New(<void *>zb_blosc2_decompress, b"zarrbolt.decompress_fn", NULL)
+DECODE_STEP = PyCapsule_New(<void *>zb_blosc2_decode_step, b"zarrbolt.bb_fn", NULL)
 GETITEM_FN = PyCapsule_New(<void *>zb_blosc2_getitem, b"zarrbolt.getitem_fn", NULL)
 SIZES_FN = PyCapsule_New(<void *>zb_blosc2_partial_sizes, b"zarrbolt.sizes_fn", NULL)
 
@@ -201,7 +188,7 @@ def _bitunshuffle(data, size_t typesize):
     cdef bytearray tmp = bytearray(n)
     cdef unsigned char *op = out
     cdef unsigned char *tp = tmp
-    cdef zb_status st
+    cdef int st
     try:
         if typesize == 0 or n % (8 * typesize):
             raise ValueError("the block must hold a multiple of 8 elements")

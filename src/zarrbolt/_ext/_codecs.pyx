@@ -15,30 +15,15 @@ import operator
 
 include "status.pxi"
 
-cdef extern from "zarrbolt/codecs.h" nogil:
-    zb_status zb_zstd_compress_step(const void *p, const void *src, size_t n, void *dst, size_t cap,
-                                    size_t *out_n)
-    zb_status zb_gzip_compress_step(const void *p, const void *src, size_t n, void *dst, size_t cap,
-                                    size_t *out_n)
-    size_t zb_zstd_compress_bound(size_t n)
-    zb_status zb_zstd_compress(const void *src, size_t n, void *dst, size_t cap, int level,
-                               int checksum, int content_size, size_t *out_n)
-    zb_status zb_zstd_decoded_size(const void *src, size_t n, uint64_t *size, int *known)
-    zb_status zb_zstd_decompress(const void *src, size_t n, void *dst, size_t cap, size_t *out_n)
-    const char *zb_zstd_version()
-    size_t zb_gzip_compress_bound(size_t n, int level)
-    zb_status zb_gzip_compress(const void *src, size_t n, void *dst, size_t cap, int level,
-                               size_t *out_n)
-    zb_status zb_gzip_decompress(const void *src, size_t n, void *dst, size_t cap, size_t *out_n)
-    zb_status zb_zstd_decompress_prefix(const void *src, size_t n, void *dst, size_t cap, size_t want,
-                                        size_t *out_n)
-    zb_status zb_gzip_decompress_prefix(const void *src, size_t n, void *dst, size_t cap, size_t want,
-                                        size_t *out_n)
-    const char *zb_deflate_version()
+from codecs cimport (
+    zb_zstd_compress_bound, zb_zstd_compress, zb_zstd_decoded_size, zb_zstd_decompress, zb_zstd_decompress_prefix,
+    zb_zstd_version, zb_zstd_params, zb_zstd_encode_step, zb_zstd_decode_step,
+    zb_gzip_compress_bound, zb_gzip_compress, zb_gzip_decompress, zb_gzip_decompress_prefix, zb_deflate_version,
+    zb_gzip_params, zb_gzip_encode_step, zb_gzip_decode_step)
 
 include "buffers.pxi"
 
-ctypedef zb_status (*_decode_fn)(const void *src, size_t n, void *dst, size_t cap, size_t *out_n) noexcept nogil
+ctypedef int (*_decode_fn)(const void *src, size_t n, void *dst, size_t cap, size_t *out_n) noexcept nogil
 
 
 cdef object _decode_to_bytes(_decode_fn fn, Py_buffer *view, Py_ssize_t cap, object limit, str what):
@@ -194,7 +179,7 @@ def gzip_decompress_into(data, out):
     return _decode_into(zb_gzip_decompress, data, out, "gzip_decompress_into")
 
 
-ctypedef zb_status (*_prefix_fn)(const void *src, size_t n, void *dst, size_t cap, size_t want,
+ctypedef int (*_prefix_fn)(const void *src, size_t n, void *dst, size_t cap, size_t want,
                                  size_t *out_n) noexcept nogil
 
 
@@ -237,13 +222,28 @@ def library_versions():
 
 
 # ------------------------------------------------------------------------------------------
-# C entry points for the fused decode pipeline (zarrbolt._ext._pipeline).
+# Steps of the fused plans (zarrbolt/stage.h), used by the codecs' c_decode_step / c_encode_step /
+# c_partial: "zarrbolt.bb_fn" transforms with their parameter blocks, and prefix decoders.
 from cpython.pycapsule cimport PyCapsule_New
 
-ZSTD_DECOMPRESS_FN = PyCapsule_New(<void *>zb_zstd_decompress, b"zarrbolt.decompress_fn", NULL)
+ZSTD_DECODE_STEP = PyCapsule_New(<void *>zb_zstd_decode_step, b"zarrbolt.bb_fn", NULL)
+ZSTD_ENCODE_STEP = PyCapsule_New(<void *>zb_zstd_encode_step, b"zarrbolt.bb_fn", NULL)
 ZSTD_PREFIX_FN = PyCapsule_New(<void *>zb_zstd_decompress_prefix, b"zarrbolt.prefix_fn", NULL)
-GZIP_DECOMPRESS_FN = PyCapsule_New(<void *>zb_gzip_decompress, b"zarrbolt.decompress_fn", NULL)
+GZIP_DECODE_STEP = PyCapsule_New(<void *>zb_gzip_decode_step, b"zarrbolt.bb_fn", NULL)
+GZIP_ENCODE_STEP = PyCapsule_New(<void *>zb_gzip_encode_step, b"zarrbolt.bb_fn", NULL)
 GZIP_PREFIX_FN = PyCapsule_New(<void *>zb_gzip_decompress_prefix, b"zarrbolt.prefix_fn", NULL)
-# encode-plan steps (zarrbolt/encode.h) for zarrbolt._ext._pipeline.EncodePlan
-ZSTD_COMPRESS_FN = PyCapsule_New(<void *>zb_zstd_compress_step, b"zarrbolt.compress_fn", NULL)
-GZIP_COMPRESS_FN = PyCapsule_New(<void *>zb_gzip_compress_step, b"zarrbolt.compress_fn", NULL)
+
+
+def zstd_encode_params(int level, bint checksum):
+    """The parameter block of ZSTD_ENCODE_STEP (zb_zstd_params)."""
+    cdef zb_zstd_params p
+    p.level = level
+    p.checksum = 1 if checksum else 0
+    return (<char *>&p)[:sizeof(p)]
+
+
+def gzip_encode_params(int level):
+    """The parameter block of GZIP_ENCODE_STEP (zb_gzip_params)."""
+    cdef zb_gzip_params p
+    p.level = _int_arg(level, "gzip_encode_params", "level", 0, 12)
+    return (<char *>&p)[:sizeof(p)]

@@ -11,11 +11,10 @@ cimport numpy as cnp
 import numpy as np
 import operator
 
-from kernels cimport (
-    zb_crc32c_impl, zb_crc32c_available, zb_crc32c_selected, zb_crc32c_impl_name,
-    ZB_CRC32C_AUTO, ZB_CRC32C_NIMPL, zb_strided_copy, zb_strided_copy_ex, ZB_COPY_STREAM, ZB_COPY_SRC_ORDER, ZB_STRIDED_MAXDIM,
-    zb_strided_isa_available, zb_strided_set_isa_limit,
-)
+from crc32c cimport (zb_crc32c_impl, zb_crc32c_available, zb_crc32c_selected, zb_crc32c_impl_name, ZB_CRC32C_AUTO,
+                    ZB_CRC32C_NIMPL)
+from strided cimport (zb_strided_copy, zb_strided_copy_ex, ZB_COPY_STREAM, ZB_COPY_SRC_ORDER, ZB_STRIDED_MAXDIM,
+                     zb_strided_isa_available, zb_strided_set_isa_limit)
 
 include "status.pxi"
 
@@ -205,3 +204,158 @@ def transpose(src, order, out=None):
             raise ValueError("transpose: out is read-only")
     _checked_copy(o, view)
     return o
+
+
+# ------------------------------------------------------------------------------------------
+# Steps of the fused plans (zarrbolt/stage.h): the crc32c codec's, and an array kernel for tests.
+from cpython.pycapsule cimport PyCapsule_New
+from libc.stdint cimport uint8_t, uint16_t, uint64_t, int8_t, int16_t, int32_t
+from libc.string cimport memcpy
+
+from stage cimport zb_crc32c_strip_step, zb_crc32c_append_step
+
+CRC32C_DECODE_STEP = PyCapsule_New(<void *>zb_crc32c_strip_step, b"zarrbolt.bb_inplace_fn", NULL)
+CRC32C_ENCODE_STEP = PyCapsule_New(<void *>zb_crc32c_append_step, b"zarrbolt.bb_inplace_fn", NULL)
+
+
+# TEST ONLY: an order-dependent array kernel to exercise the plans' array-kernel stages (a
+# delta filter: encode x[i] - x[i-1] over the chunk in stored order, widening or not, decode the
+# running sum).  params: two bytes, the decoded and the encoded item sizes (1, 2, 4 or 8, signed
+# integers, encoded >= decoded, native order); arithmetic wraps in the encoded width.
+cdef inline int64_t _test_load(const uint8_t *p, size_t size) noexcept nogil:
+    cdef int8_t a
+    cdef int16_t b
+    cdef int32_t c
+    cdef int64_t d
+    if size == 1:
+        memcpy(&a, p, 1)
+        return a
+    if size == 2:
+        memcpy(&b, p, 2)
+        return b
+    if size == 4:
+        memcpy(&c, p, 4)
+        return c
+    memcpy(&d, p, 8)
+    return d
+
+
+cdef inline void _test_store(uint8_t *p, size_t size, uint64_t v) noexcept nogil:
+    cdef uint8_t a = <uint8_t>v
+    cdef uint16_t b = <uint16_t>v
+    cdef uint32_t c = <uint32_t>v
+    if size == 1:
+        memcpy(p, &a, 1)
+    elif size == 2:
+        memcpy(p, &b, 2)
+    elif size == 4:
+        memcpy(p, &c, 4)
+    else:
+        memcpy(p, &v, 8)
+
+
+cdef int _test_delta_sizes(const void *params, size_t *dec, size_t *enc) noexcept nogil:
+    dec[0] = (<const uint8_t *>params)[0]
+    enc[0] = (<const uint8_t *>params)[1]
+    if not _test_size_ok(dec[0]) or not _test_size_ok(enc[0]) or enc[0] < dec[0]:
+        return ZB_EINVAL
+    return ZB_OK
+
+
+cdef inline bint _test_size_ok(size_t s) noexcept nogil:
+    return s == 1 or s == 2 or s == 4 or s == 8
+
+
+cdef int _test_delta_encode(const void *params, const void *src, void *dst, size_t nelem) noexcept nogil:
+    cdef size_t dec, enc, i
+    if _test_delta_sizes(params, &dec, &enc) != ZB_OK:
+        return ZB_EINVAL
+    cdef const uint8_t *s = <const uint8_t *>src
+    cdef uint8_t *d = <uint8_t *>dst
+    cdef uint64_t prev = 0, cur
+    for i in range(nelem):  # forward: src == dst (same sizes) reads x[i] before writing out[i]
+        cur = <uint64_t>_test_load(s + i * dec, dec)
+        _test_store(d + i * enc, enc, cur - prev)
+        prev = cur
+    return ZB_OK
+
+
+cdef int _test_delta_decode(const void *params, const void *src, void *dst, size_t nelem) noexcept nogil:
+    cdef size_t dec, enc, i
+    if _test_delta_sizes(params, &dec, &enc) != ZB_OK:
+        return ZB_EINVAL
+    cdef const uint8_t *s = <const uint8_t *>src
+    cdef uint8_t *d = <uint8_t *>dst
+    cdef uint64_t acc = 0
+    for i in range(nelem):
+        acc += <uint64_t>_test_load(s + i * enc, enc)
+        _test_store(d + i * dec, dec, acc)
+    return ZB_OK
+
+
+_TEST_DELTA_ENCODE = PyCapsule_New(<void *>_test_delta_encode, b"zarrbolt.aa_fn", NULL)
+_TEST_DELTA_DECODE = PyCapsule_New(<void *>_test_delta_decode, b"zarrbolt.aa_fn", NULL)
+
+
+def _test_delta_params(int decoded_itemsize, int encoded_itemsize):
+    """TEST ONLY: the parameter block of _TEST_DELTA_ENCODE / _TEST_DELTA_DECODE."""
+    return bytes([decoded_itemsize, encoded_itemsize])
+
+
+# ------------------------------------------------------------------------------------------
+# Testing aid: the one batch runner (zarrbolt/pool.h) driven by a C batch function
+from libc.stdlib cimport malloc, free
+from pool cimport zb_pool_batches, zb_pool_next, zb_batch_error
+
+
+ctypedef struct _test_job:
+    const uint8_t *fail   # per batch: 1 fails
+    uint8_t *ran          # per batch: set when it ran
+    long spin             # busy-work per batch, to vary the order in which batches end
+    long allocs           # worker states allocated
+    long frees            # and freed
+
+
+cdef int _test_batch(void *ctx, size_t batch, int worker, void **state, zb_batch_error *err) noexcept nogil:
+    cdef _test_job *j = <_test_job *>ctx
+    cdef volatile long x = 0
+    cdef long i
+    if state[0] == NULL:
+        state[0] = malloc(16)
+        zb_pool_next(&j.allocs)
+    j.ran[batch] = 1
+    for i in range(j.spin * <long>((batch * 7919) % 5)):
+        x += i
+    if j.fail[batch]:
+        err.failed = 10 * batch
+        err.os_error = <int>batch
+        return ZB_EINVAL
+    return ZB_OK
+
+
+cdef void _test_free(void *ctx, void *state) noexcept nogil:
+    cdef _test_job *j = <_test_job *>ctx
+    free(state)
+    zb_pool_next(&j.frees)
+
+
+def _test_batches(fail, int nworkers, long spin=0):
+    """Testing aid: run len(fail) batches on the pool through zb_pool_batches, batch k failing
+    (task 10 * k, os_error k) when fail[k].  Returns ``(status, failed, os_error, ran, allocs,
+    frees)``: the runner's report, which batches ran (bytes) and the worker states allocated and
+    freed."""
+    cdef bytes f = bytes([1 if x else 0 for x in fail])
+    cdef Py_ssize_t n = len(f)
+    ran = bytearray(max(n, 1))
+    cdef uint8_t[::1] rv = ran
+    cdef _test_job j
+    j.fail = <const uint8_t *>f
+    j.ran = &rv[0]
+    j.spin = spin
+    j.allocs = 0
+    j.frees = 0
+    cdef zb_batch_error err
+    cdef int st
+    with nogil:
+        st = zb_pool_batches(<size_t>n, nworkers, _test_batch, _test_free, &j, &err)
+    return st, err.failed, err.os_error, bytes(ran[:n]), j.allocs, j.frees

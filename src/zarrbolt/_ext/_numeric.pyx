@@ -8,25 +8,12 @@ import math
 
 import numpy as np
 
-from kernels cimport zb_cast_opts
+from numeric cimport zb_cast_opts
 
 include "status.pxi"
 
-cdef extern from "zarrbolt/numeric.h" nogil:
-    int zb_numeric_isa_available()
-    int zb_numeric_set_isa_limit(int limit)
-    zb_status zb_cast_value(const void *src, int src_type, void *dst, int dst_type, size_t n,
-                            const zb_cast_opts *opts, size_t *err_index)
-    zb_status zb_scale_offset_encode(const void *src, void *dst, int type, size_t n, const void *offset,
-                                     const void *scale, size_t *err_index)
-    zb_status zb_scale_offset_decode(const void *src, void *dst, int type, size_t n, const void *offset,
-                                     const void *scale, size_t *err_index)
-    zb_status zb_scale_offset_cast_encode(const void *src, int src_type, void *dst, int dst_type, size_t n,
-                                          const void *offset, const void *scale, const zb_cast_opts *opts,
-                                          size_t *err_index)
-    zb_status zb_cast_scale_offset_decode(const void *src, int src_type, void *dst, int dst_type, size_t n,
-                                          const void *offset, const void *scale, const zb_cast_opts *opts,
-                                          size_t *err_index)
+from numeric cimport (zb_numeric_isa_available, zb_numeric_set_isa_limit, zb_cast_value, zb_scale_offset_encode,
+                     zb_scale_offset_decode, zb_scale_offset_cast_encode, zb_cast_scale_offset_decode)
 
 _TYPES = {"b": 0, "i1": 1, "i2": 2, "i4": 3, "i8": 4, "u1": 5, "u2": 6, "u4": 7, "u8": 8,
           "f2": 9, "f4": 10, "f8": 11}
@@ -147,7 +134,7 @@ def _src_out(a, dtype, out):
     return a, res
 
 
-cdef _raise(zb_status st, size_t idx, src, what):
+cdef _raise(int st, size_t idx, src, what):
     if st == ZB_ERANGE:
         v = src.reshape(-1)[idx] if src.size else None
         raise _zb_errors.CodecError(f"{what}: element {idx} (value {v!r}) cannot be represented")
@@ -161,7 +148,7 @@ def cast_value(src, dtype, rounding="nearest-even", out_of_range=None, scalar_ma
     cdef _Opts opts = _Opts(rounding, out_of_range, scalar_map, a.dtype, res.dtype)
     cdef size_t n = a.size, idx = 0
     cdef size_t sp = <size_t>a.ctypes.data, dp = <size_t>res.ctypes.data
-    cdef zb_status s
+    cdef int s
     with nogil:
         s = zb_cast_value(<const void *>sp, st, <void *>dp, dt, n, &opts.o, &idx)
     if s != ZB_OK:
@@ -186,7 +173,7 @@ def scale_offset(src, offset, scale, bint decode, out=None):
     cdef size_t n = a.size, idx = 0
     cdef size_t sp = <size_t>a.ctypes.data, dp = <size_t>res.ctypes.data
     cdef size_t op = <size_t>o.ctypes.data, scp = <size_t>sc.ctypes.data
-    cdef zb_status s
+    cdef int s
     with nogil:
         if decode:
             s = zb_scale_offset_decode(<const void *>sp, <void *>dp, t, n, <const void *>op, <const void *>scp, &idx)
@@ -209,7 +196,7 @@ cdef object _fused(src, offset, scale, dtype, rounding, out_of_range, scalar_map
     cdef size_t n = a.size, idx = 0
     cdef size_t sp = <size_t>a.ctypes.data, dp = <size_t>res.ctypes.data
     cdef size_t op = <size_t>o.ctypes.data, scp = <size_t>sc.ctypes.data
-    cdef zb_status s
+    cdef int s
     with nogil:
         if decode:
             s = zb_cast_scale_offset_decode(<const void *>sp, st, <void *>dp, dt, n, <const void *>op,

@@ -1,10 +1,12 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
-"""Fused decode of a batch of chunks straight into the output array (csrc/pipeline.c).
+"""Fused decode of a batch of chunks straight into the output array (csrc/pipeline.c), and
+fused encode (csrc/encode.c).
 
-``Plan`` is a compiled ``[transpose] -> bytes -> (blosc|zstd|gzip|crc32c)*`` chain;
+``Plan`` is a compiled ``[elementwise] [permutation] [array kernel]* -> bytes -> (bytes->bytes
+step)*`` chain (zarrbolt.pipeline.plan compiles it from the codecs' stages);
 ``Plan.decode(buffers, starts, shapes, out_offsets, out)`` decodes one batch with the GIL
-released once.  The decompressors are reached through function pointers that the codec
-modules export as capsules."""
+released once.  The steps are function pointers that the codec modules export as capsules,
+with parameter blocks the plans copy (zarrbolt/stage.h)."""
 
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE, PyBUF_WRITABLE, PyBUF_STRIDES
 from cpython.pycapsule cimport PyCapsule_GetPointer
@@ -14,128 +16,29 @@ from libc.string cimport memcpy, memset
 
 import numpy as np
 
-from kernels cimport zb_cast_opts
+from numeric cimport zb_cast_opts
 
 include "status.pxi"
 
-cdef extern from "zarrbolt/strided.h" nogil:
-    unsigned ZB_COPY_STREAM
+from strided cimport ZB_COPY_STREAM
 
-cdef extern from "zarrbolt/pipeline.h" nogil:
-    enum:
-        ZB_PLAN_MAXDIM
-        ZB_PLAN_MAXSTEPS
-        ZB_STEP_DECOMPRESS
-        ZB_STEP_CRC32C
-    ctypedef zb_status (*zb_decompress_fn)(const void *src, size_t n, void *dst, size_t cap, size_t *out_n)
-    ctypedef zb_status (*zb_getitem_fn)(const void *src, size_t n, int64_t start, int64_t nitems, void *dst,
-                                        size_t cap, size_t *out_n)
-    ctypedef zb_status (*zb_prefix_fn)(const void *src, size_t n, void *dst, size_t cap, size_t want,
-                                       size_t *out_n)
-    ctypedef zb_status (*zb_sizes_fn)(const void *src, size_t n, size_t *nbytes, size_t *cbytes,
-                                      size_t *blocksize, size_t *typesize, int *in_block)
-    ctypedef struct zb_plan_step:
-        int kind
-        zb_decompress_fn fn
-    ctypedef struct zb_elem:
-        int kind
-        int src_type
-        int dst_type
-        size_t dst_itemsize
-        zb_cast_opts opts
-        unsigned char offset[16]
-        unsigned char scale[16]
-    enum:
-        ZB_ELEM_NONE
-        ZB_ELEM_CAST
-        ZB_ELEM_SCALE_OFFSET
-        ZB_ELEM_CAST_SCALE_OFFSET
-    ctypedef struct zb_plan:
-        int nsteps
-        zb_plan_step steps[8]
-        size_t itemsize
-        int byteswap
-        int ndim
-        int64_t chunk_shape[32]
-        int transposed
-        int perm[32]
-        size_t chunk_nbytes
-        zb_getitem_fn getitem
-        zb_sizes_fn sizes
-        zb_prefix_fn prefix
-        zb_elem elem
-    ctypedef struct zb_decode_task:
-        const uint8_t *src
-        size_t n
-        int64_t out_offset
-        int64_t chunk_start[32]
-        int64_t shape[32]
-    ctypedef struct zb_scratch:
-        uint8_t *base
-        size_t cap
-        int nslots
-    zb_status zb_plan_decode(const zb_plan *plan, const zb_decode_task *tasks, size_t ntasks, uint8_t *out,
-                             const int64_t *out_strides, const zb_scratch *scratch, unsigned copy_flags,
-                             size_t *failed)
-    ctypedef struct zb_file_read:
-        const char *path
-        int64_t size
-        size_t offset
-    enum:
-        ZB_SKIPPED_MISSING
-        ZB_SKIPPED_TOO_LARGE
-        ZB_SKIPPED_RETRY
-    ctypedef struct zb_shard_spec:
-        size_t nentries
-        int index_at_end
-        int index_crc
-        uint64_t max_gap
-    ctypedef struct zb_shard_read:
-        const char *path
-        size_t first
-        size_t count
-    zb_status zb_plan_read_shards(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *shards,
-                                  size_t nshards, const int64_t *entries, zb_decode_task *tasks, size_t ntasks,
-                                  uint8_t *arena, size_t arena_cap, uint64_t *pairs, int64_t *work, uint8_t *out,
-                                  const int64_t *out_strides, const zb_scratch *scratch, unsigned copy_flags,
-                                  uint8_t *skipped, size_t *failed, int *os_error)
-    zb_status zb_plan_read_decode(const zb_plan *plan, zb_file_read *files, zb_decode_task *tasks, size_t ntasks,
-                                  uint8_t *arena, size_t arena_cap, uint8_t *out, const int64_t *out_strides,
-                                  const zb_scratch *scratch, unsigned copy_flags, uint8_t *skipped, size_t *failed,
-                                  int *os_error)
-
-    ctypedef struct zb_worker_bufs:
-        uint8_t *arena
-        size_t arena_cap
-        zb_scratch scratch
-    zb_status zb_plan_read_shards_par(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *shards,
-                                      size_t nshards, const size_t *bounds, size_t nbatches, const int64_t *entries,
-                                      zb_decode_task *tasks, size_t ntasks, size_t most, const zb_worker_bufs *bufs,
-                                      int nworkers, uint8_t *out, const int64_t *out_strides, unsigned copy_flags,
-                                      uint8_t *skipped, size_t *failed, int *os_error)
-    zb_status zb_plan_read_decode_par(const zb_plan *plan, zb_file_read *files, zb_decode_task *tasks,
-                                      size_t ntasks, const size_t *bounds, size_t nbatches,
-                                      const zb_worker_bufs *bufs, int nworkers, uint8_t *out,
-                                      const int64_t *out_strides, unsigned copy_flags, uint8_t *skipped,
-                                      size_t *failed, int *os_error)
-
-    enum:
-        ZB_FILE_CHANGED
-
-cdef extern from "zarrbolt/pipeline.h" nogil:
-    int zb_plan_set_fused_convert(int on)
-
+from stage cimport (zb_step, zb_aa_stage, zb_bb_fn, zb_bb_inplace_fn, zb_aa_fn, zb_getitem_fn, zb_sizes_fn,
+                   zb_prefix_fn, ZB_STEP_PARAMS_MAX, ZB_PLAN_MAXKERNELS, ZB_STEP_TRANSFORM, ZB_STEP_INPLACE)
+from pipeline cimport (zb_plan, zb_elem, zb_decode_task, zb_scratch, zb_plan_decode, zb_plan_set_fused_convert,
+                      ZB_PLAN_MAXDIM, ZB_PLAN_MAXSTEPS, ZB_ELEM_NONE, ZB_ELEM_CAST, ZB_ELEM_SCALE_OFFSET,
+                      ZB_ELEM_CAST_SCALE_OFFSET)
+from encode cimport (zb_eplan, zb_enc_task, zb_eplan_check, zb_eplan_work_bytes, zb_encode_chunks_par,
+                    ZB_ENC_MAXDIM, ZB_ENC_MAXSTEPS, ZB_ENC_MAXITEM, ZB_ENC_SKIPPED_FILL, ZB_ENC_SKIPPED_ROOM)
+from fileio cimport zb_file_read, ZB_FILE_CHANGED, ZB_WRITE_CREATE, ZB_WRITE_DATA, ZB_WRITE_RENAME
+from local_io cimport (zb_worker_bufs, zb_shard_spec, zb_shard_read, zb_chunk_file, zb_plan_read_decode_par,
+                      zb_plan_read_shards_par, zb_encode_write_par, ZB_SKIPPED_MISSING, ZB_SKIPPED_TOO_LARGE,
+                      ZB_SKIPPED_RETRY, ZB_ENC_PENDING, ZB_ENC_WRITTEN, ZB_ENC_FILL)
+from pool cimport ZB_POOL_MAX, zb_pool_threads, zb_batch_bounds_check
 
 def _set_fused_convert(on):
     """Testing hook: convert cast_value + scale_offset chains on the way into the output (True,
     the default) or through a scratch buffer first; returns the previous setting."""
     return bool(zb_plan_set_fused_convert(1 if on else 0))
-
-
-cdef extern from "zarrbolt/pool.h" nogil:
-    enum:
-        ZB_POOL_MAX
-    int zb_pool_threads()
 
 
 def pool_threads():
@@ -147,6 +50,8 @@ POOL_MAX = ZB_POOL_MAX
 
 MAXDIM = ZB_PLAN_MAXDIM
 MAXSTEPS = ZB_PLAN_MAXSTEPS
+MAXKERNELS = ZB_PLAN_MAXKERNELS
+STEP_PARAMS_MAX = ZB_STEP_PARAMS_MAX
 
 
 def _os_error_text(int code):
@@ -217,6 +122,51 @@ cdef tuple _fill_elem(zb_elem *e, dict elem, bint decode):
     return src, dst, (map_in, map_out)
 
 
+cdef int _set_step(zb_step *dst, step) except -1:
+    """dst = one bytes->bytes step ``(kind, capsule, params)``: kind "transform" (capsule
+    "zarrbolt.bb_fn") or "inplace" (capsule "zarrbolt.bb_inplace_fn"), params the step's
+    parameter block (bytes, at most STEP_PARAMS_MAX; copied into the plan)."""
+    kind, cap, params = step
+    cdef bytes raw = bytes(params)
+    if len(raw) > ZB_STEP_PARAMS_MAX:
+        raise ValueError(f"step parameters of {len(raw)} bytes (at most {ZB_STEP_PARAMS_MAX})")
+    if kind == "transform":
+        dst.kind = ZB_STEP_TRANSFORM
+        dst.fn = <zb_bb_fn>PyCapsule_GetPointer(cap, b"zarrbolt.bb_fn")
+    elif kind == "inplace":
+        dst.kind = ZB_STEP_INPLACE
+        dst.inplace = <zb_bb_inplace_fn>PyCapsule_GetPointer(cap, b"zarrbolt.bb_inplace_fn")
+    else:
+        raise ValueError(f"unknown step kind {kind!r}")
+    memcpy(dst.params, <const char *>raw, len(raw))
+    return 0
+
+
+cdef int _set_kernels(zb_aa_stage *aa, kernels, size_t stored_itemsize, bint decode) except -1:
+    """aa[:n] = the array kernels ``(capsule "zarrbolt.aa_fn", params, decoded itemsize, encoded
+    itemsize)`` in chain order, each one's encoded side the next one's decoded side and the last
+    one's the stored elements (decode: stored_itemsize is theirs; encode: it is the first one's
+    decoded side).  Returns n."""
+    if len(kernels) > ZB_PLAN_MAXKERNELS:
+        raise ValueError(f"more than {ZB_PLAN_MAXKERNELS} array kernels")
+    cdef bytes raw
+    cdef Py_ssize_t i, n = len(kernels)
+    for i in range(n):
+        cap, params, dec_size, enc_size = kernels[i]
+        raw = bytes(params)
+        if len(raw) > ZB_STEP_PARAMS_MAX:
+            raise ValueError(f"kernel parameters of {len(raw)} bytes (at most {ZB_STEP_PARAMS_MAX})")
+        if dec_size < 1 or enc_size < 1 or (i and aa[i - 1].enc_itemsize != <size_t>dec_size):
+            raise ValueError("the array kernels' item sizes do not chain")
+        aa[i].fn = <zb_aa_fn>PyCapsule_GetPointer(cap, b"zarrbolt.aa_fn")
+        aa[i].dec_itemsize = dec_size
+        aa[i].enc_itemsize = enc_size
+        memcpy(aa[i].params, <const char *>raw, len(raw))
+    if n and (aa[n - 1].enc_itemsize if decode else aa[0].dec_itemsize) != stored_itemsize:
+        raise ValueError("the array kernels' item sizes do not match the stored elements")
+    return <int>n
+
+
 cdef class Plan:
     cdef zb_plan plan
     cdef readonly size_t scratch_cap
@@ -224,51 +174,55 @@ cdef class Plan:
     cdef object _keep
 
     def __cinit__(self, steps, size_t itemsize, int byteswap, chunk_shape, perm, size_t scratch_cap, partial=None,
-                  elem=None):
-        """steps: sequence of ("crc32c", None) or ("decompress", capsule) in chain order;
-        itemsize: of the stored elements; partial: optional (getitem capsule, sizes capsule) or
-        (prefix capsule,) for decoding only part of a chunk; elem: optional elementwise decode steps, a dict with
-        ``kind`` ("cast", "scale_offset" or "cast+scale_offset"), ``src``/``dst`` (numpy dtypes
-        of the stored elements and of the array), ``rounding``/``out_of_range`` codes,
-        ``map_in``/``map_out`` (arrays or None) and ``offset``/``scale`` (one-element arrays of
-        ``dst``, or None)."""
+                  elem=None, kernels=()):
+        """steps: the bytes->bytes codecs' decode steps in chain order, each ``(kind, capsule,
+        params)`` (see :func:`_set_step`); itemsize: of the stored elements; kernels: the array
+        kernels in chain order, each ``(decode capsule, params, decoded itemsize, encoded
+        itemsize)`` (see :func:`_set_kernels`); partial: optional ``("blocks", getitem capsule,
+        sizes capsule)`` or ``("prefix", prefix capsule)`` for decoding only part of a chunk (the
+        chain's only bytes->bytes step, no kernels); elem: optional elementwise decode steps, a
+        dict with ``kind`` ("cast", "scale_offset" or "cast+scale_offset"), ``src``/``dst``
+        (numpy dtypes of the elements read and of the array), ``rounding``/``out_of_range``
+        codes, ``map_in``/``map_out`` (arrays or None) and ``offset``/``scale`` (one-element
+        arrays of ``dst``, or None)."""
         memset(&self.plan, 0, sizeof(zb_plan))
         if len(steps) > ZB_PLAN_MAXSTEPS:
             raise ValueError("too many bytes->bytes codecs for the fused pipeline")
         if len(chunk_shape) > ZB_PLAN_MAXDIM:
             raise ValueError("too many dimensions for the fused pipeline")
         self.plan.nsteps = len(steps)
-        for i, (kind, cap) in enumerate(steps):
-            if kind == "crc32c":
-                self.plan.steps[i].kind = ZB_STEP_CRC32C
-            elif kind == "decompress":
-                self.plan.steps[i].kind = ZB_STEP_DECOMPRESS
-                self.plan.steps[i].fn = <zb_decompress_fn>PyCapsule_GetPointer(cap, b"zarrbolt.decompress_fn")
-            else:
-                raise ValueError(f"unknown step {kind!r}")
-        self.plan.itemsize = itemsize
+        for i, step in enumerate(steps):
+            _set_step(&self.plan.steps[i], step)
         if byteswap < 0 or (byteswap and itemsize % byteswap):
             raise ValueError(f"bad byte-swap unit {byteswap}")
         self.plan.byteswap = byteswap
         self.plan.ndim = len(chunk_shape)
-        cdef size_t nbytes = itemsize
+        cdef size_t nelem = 1
         for d, c in enumerate(chunk_shape):
             self.plan.chunk_shape[d] = c
-            nbytes *= <size_t>c
-        self.plan.chunk_nbytes = nbytes
+            nelem *= <size_t>c
+        self.plan.chunk_nbytes = nelem * itemsize
+        self.plan.naa = _set_kernels(self.plan.aa, kernels, itemsize, True)
+        self.plan.itemsize = self.plan.aa[0].dec_itemsize if self.plan.naa else itemsize
         self.plan.transposed = _set_perm(self.plan.perm, perm, len(chunk_shape))
-        self.scratch_cap = max(scratch_cap, nbytes)
-        self.out_itemsize = itemsize
+        self.scratch_cap = max(scratch_cap, nelem * itemsize, nelem * self.plan.itemsize)
+        for i in range(self.plan.naa):
+            self.scratch_cap = max(self.scratch_cap, nelem * self.plan.aa[i].enc_itemsize)
+        self.out_itemsize = self.plan.itemsize
         keep_elem = None
         if elem is not None:
-            keep_elem = self._set_elem(elem, nbytes // itemsize if itemsize else 0)
+            keep_elem = self._set_elem(elem, nelem)
         if partial is not None:
-            if len(partial) == 1:
-                self.plan.prefix = <zb_prefix_fn>PyCapsule_GetPointer(partial[0], b"zarrbolt.prefix_fn")
+            if self.plan.naa or len(steps) != 1:
+                raise ValueError("partial decodes need one bytes->bytes step and no array kernels")
+            if partial[0] == "prefix" and len(partial) == 2:
+                self.plan.prefix = <zb_prefix_fn>PyCapsule_GetPointer(partial[1], b"zarrbolt.prefix_fn")
+            elif partial[0] == "blocks" and len(partial) == 3:
+                self.plan.getitem = <zb_getitem_fn>PyCapsule_GetPointer(partial[1], b"zarrbolt.getitem_fn")
+                self.plan.sizes = <zb_sizes_fn>PyCapsule_GetPointer(partial[2], b"zarrbolt.sizes_fn")
             else:
-                self.plan.getitem = <zb_getitem_fn>PyCapsule_GetPointer(partial[0], b"zarrbolt.getitem_fn")
-                self.plan.sizes = <zb_sizes_fn>PyCapsule_GetPointer(partial[1], b"zarrbolt.sizes_fn")
-        self._keep = (tuple(steps), partial, keep_elem)
+                raise ValueError(f"unknown partial decode {partial!r}")
+        self._keep = (tuple(steps), tuple(kernels), partial, keep_elem)
 
     cdef object _set_elem(self, dict elem, size_t nelem):
         src, dst, keep = _fill_elem(&self.plan.elem, elem, True)
@@ -286,15 +240,15 @@ cdef class Plan:
         of at least ``scratch_bytes(nslots)`` bytes to decode in (else one is allocated);
         ``nslots`` > 1 groups the copies of neighbouring chunks (see ``zb_scratch`` in
         pipeline.h).  Returns None; raises CorruptChunkError / ChecksumError with the failing
-        task's index in ``exc.args[1]``."""
+        task's index as ``exc.task_index``."""
         cdef Py_ssize_t ntasks = len(buffers)
-        cdef int64_t out_strides[32]
+        cdef int64_t out_strides[ZB_PLAN_MAXDIM]
         cdef uint8_t *base = self._check_out(ntasks, starts, shapes, out_offsets, out, out_strides)
         cdef Py_buffer *views = <Py_buffer *>malloc(sizeof(Py_buffer) * max(ntasks, 1))
         cdef zb_decode_task *tasks = <zb_decode_task *>malloc(sizeof(zb_decode_task) * max(ntasks, 1))
         cdef Py_ssize_t got = 0, i
         cdef size_t failed = 0
-        cdef zb_status st = ZB_OK
+        cdef int st = ZB_OK
         cdef zb_scratch sc
         cdef Py_buffer sv
         cdef bint have_sv = False
@@ -319,7 +273,7 @@ cdef class Plan:
             free(views)
             free(tasks)
             self._release_scratch(have_sv, &sc, &sv)
-        _raise_task(st, failed)
+        zb_raise_at(st, f"chunk {failed}", failed)
 
     def read_decode_par(self, list paths, list bufs, bounds, int64_t[:, ::1] starts, int64_t[:, ::1] shapes,
                         int64_t[::1] out_offsets, out, bint stream=False, int nslots=1):
@@ -331,32 +285,29 @@ cdef class Plan:
         :meth:`decode` (None: one is allocated per call).  Returns ``(missing, too_large)``: the
         task indices whose file does not exist (the caller fills them) and those larger than
         their worker's arena (the caller reads and decodes them).  Errors: StoreError (with the
-        OS error and the task index in ``args[1]``) or, like :meth:`decode`, CorruptChunkError /
+        OS error; the task index as ``exc.task_index``) or, like :meth:`decode`, CorruptChunkError /
         ChecksumError; of the lowest failing batch, the one a single thread would report."""
         cdef Py_ssize_t ntasks = len(paths)
-        cdef int64_t out_strides[32]
+        cdef int64_t out_strides[ZB_PLAN_MAXDIM]
         cdef uint8_t *base = self._check_out(ntasks, starts, shapes, out_offsets, out, out_strides)
         for p in paths:
             if not isinstance(p, bytes) or b"\0" in p:
                 raise ValueError("paths must be bytes without NUL characters")
         cdef Py_ssize_t nworkers = len(bufs), nbatches = len(bounds) - 1
-        _check_par(nworkers, bounds, ntasks)
+        cdef size_t *cb = _batch_bounds(bounds, ntasks, nworkers)
         cdef Py_buffer *views = <Py_buffer *>malloc(sizeof(Py_buffer) * 2 * nworkers)
         cdef zb_worker_bufs *wb = <zb_worker_bufs *>malloc(sizeof(zb_worker_bufs) * nworkers)
-        cdef size_t *cb = <size_t *>malloc(sizeof(size_t) * (nbatches + 1))
         cdef zb_file_read *files = <zb_file_read *>malloc(sizeof(zb_file_read) * max(ntasks, 1))
         cdef zb_decode_task *tasks = <zb_decode_task *>malloc(sizeof(zb_decode_task) * max(ntasks, 1))
         cdef uint8_t *skipped = <uint8_t *>malloc(max(ntasks, 1))
         cdef Py_ssize_t i, nviews = 0
         cdef size_t failed = 0
         cdef int os_error = 0
-        cdef zb_status st = ZB_OK
+        cdef int st = ZB_OK
         try:
             if views == NULL or wb == NULL or cb == NULL or files == NULL or tasks == NULL or skipped == NULL:
                 raise MemoryError()
             self._worker_bufs(bufs, nslots, wb, views, &nviews)
-            for i in range(nbatches + 1):
-                cb[i] = <size_t>bounds[i]
             for i in range(ntasks):
                 files[i].path = <const char *>(<bytes>paths[i])  # paths (a list) keeps them alive
                 skipped[i] = 0
@@ -378,11 +329,9 @@ cdef class Plan:
             free(tasks)
             free(skipped)
         if st == ZB_EIO:
-            e = _zb_errors.StoreError(f"cannot read {paths[failed].decode(errors='replace')!r}: "
-                                      f"{_os_error_text(os_error)}")
-            e.args = (e.args[0], int(failed))
-            raise e
-        _raise_task(st, failed)
+            zb_raise_at(st, "", failed, f"cannot read {paths[failed].decode(errors='replace')!r}: "
+                                        f"{_os_error_text(os_error)}")
+        zb_raise_at(st, f"chunk {failed}", failed)
         return missing, too_large
 
     def read_shards_par(self, list paths, counts, int64_t[::1] entries, list bufs, bounds, int64_t[:, ::1] starts,
@@ -399,11 +348,11 @@ cdef class Plan:
         missing shard or an empty inner chunk (the caller fills them), inner chunks larger than
         the worker's arena, and the tasks of shards whose index is damaged or that changed while
         being read (the caller redoes them its own way, which reports the damage).  Errors:
-        StoreError (OS error; the task index in ``args[1]``) or, like :meth:`decode`,
+        StoreError (OS error; the task index as ``exc.task_index``) or, like :meth:`decode`,
         CorruptChunkError / ChecksumError; of the lowest failing batch."""
         cdef Py_ssize_t ntasks = entries.shape[0]
         cdef Py_ssize_t nshards = len(paths)
-        cdef int64_t out_strides[32]
+        cdef int64_t out_strides[ZB_PLAN_MAXDIM]
         cdef uint8_t *base = self._check_out(ntasks, starts, shapes, out_offsets, out, out_strides)
         if len(counts) != nshards:
             raise ValueError("one count per shard path")
@@ -420,7 +369,7 @@ cdef class Plan:
         if total != ntasks:
             raise ValueError("the counts must add up to the number of tasks")
         cdef Py_ssize_t nworkers = len(bufs), nbatches = len(bounds) - 1
-        _check_par(nworkers, bounds, nshards)
+        cdef size_t *cb = _batch_bounds(bounds, nshards, nworkers)
         cdef zb_shard_spec spec
         spec.nentries = nentries
         spec.index_at_end = index_at_end
@@ -428,20 +377,17 @@ cdef class Plan:
         spec.max_gap = max_gap
         cdef Py_buffer *views = <Py_buffer *>malloc(sizeof(Py_buffer) * 2 * nworkers)
         cdef zb_worker_bufs *wb = <zb_worker_bufs *>malloc(sizeof(zb_worker_bufs) * nworkers)
-        cdef size_t *cb = <size_t *>malloc(sizeof(size_t) * (nbatches + 1))
         cdef zb_shard_read *shards = <zb_shard_read *>malloc(sizeof(zb_shard_read) * max(nshards, 1))
         cdef zb_decode_task *tasks = <zb_decode_task *>malloc(sizeof(zb_decode_task) * max(ntasks, 1))
         cdef uint8_t *skipped = <uint8_t *>malloc(max(ntasks, 1))
         cdef Py_ssize_t i, s, nviews = 0
         cdef size_t failed = 0, pos = 0
         cdef int os_error = 0
-        cdef zb_status st = ZB_OK
+        cdef int st = ZB_OK
         try:
             if views == NULL or wb == NULL or cb == NULL or shards == NULL or tasks == NULL or skipped == NULL:
                 raise MemoryError()
             self._worker_bufs(bufs, nslots, wb, views, &nviews)
-            for i in range(nbatches + 1):
-                cb[i] = <size_t>bounds[i]
             for s in range(nshards):
                 shards[s].path = <const char *>(<bytes>paths[s])  # paths (a list) keeps them alive
                 shards[s].first = pos
@@ -469,10 +415,8 @@ cdef class Plan:
             free(tasks)
             free(skipped)
         if st == ZB_EIO:
-            e = _zb_errors.StoreError(f"read failed: {_os_error_text(os_error)}")
-            e.args = (e.args[0], int(failed))
-            raise e
-        _raise_task(st, failed)
+            zb_raise_at(st, "", failed, f"read failed: {_os_error_text(os_error)}")
+        zb_raise_at(st, f"chunk {failed}", failed)
         return missing, too_large, retry
 
     @property
@@ -563,13 +507,23 @@ cdef class Plan:
                 tasks[i].shape[d] = shapes[i, d]
 
 
-cdef _check_par(Py_ssize_t nworkers, bounds, Py_ssize_t nitems):
+cdef size_t *_batch_bounds(bounds, Py_ssize_t nitems, Py_ssize_t nworkers) except NULL:
+    """``bounds`` (batch b: items ``[bounds[b], bounds[b + 1])``) as a C array to free, checked
+    by zb_batch_bounds_check together with the number of workers."""
+    cdef Py_ssize_t i, nbatches = len(bounds) - 1
     if nworkers < 1 or nworkers > ZB_POOL_MAX:
         raise ValueError(f"between 1 and {ZB_POOL_MAX} workers")
-    cdef Py_ssize_t nbatches = len(bounds) - 1
-    if nbatches < 1 or bounds[0] != 0 or bounds[nbatches] != nitems or any(
-            bounds[k + 1] < bounds[k] for k in range(nbatches)):
+    if nbatches < 1 or any(b < 0 for b in bounds):
         raise ValueError("bounds must rise from 0 to the number of items")
+    cdef size_t *cb = <size_t *>malloc(sizeof(size_t) * (nbatches + 1))
+    if cb == NULL:
+        raise MemoryError()
+    for i in range(nbatches + 1):
+        cb[i] = <size_t>bounds[i]
+    if zb_batch_bounds_check(cb, <size_t>nbatches, <size_t>nitems, <int>nworkers) != ZB_OK:
+        free(cb)
+        raise ValueError("bounds must rise from 0 to the number of items")
+    return cb
 
 
 cdef tuple _skipped_tasks(const uint8_t *skipped, Py_ssize_t ntasks, tuple codes):
@@ -584,81 +538,8 @@ cdef tuple _skipped_tasks(const uint8_t *skipped, Py_ssize_t ntasks, tuple codes
     return lists
 
 
-cdef int _raise_task(zb_status st, size_t failed) except -1:
-    """The exception of a failed batch, with the failing task's index in ``args[1]``."""
-    if st == ZB_OK:
-        return 0
-    try:
-        zb_raise(st, f"chunk {failed}")
-    except Exception as e:
-        e.args = (e.args[0], int(failed))
-        raise
-
-
 # ----------------------------------------------------------------------------------- encoding
 from cpython.buffer cimport PyBUF_RECORDS_RO
-
-cdef extern from "zarrbolt/encode.h" nogil:
-    enum:
-        ZB_ENC_MAXDIM
-        ZB_ENC_MAXSTEPS
-        ZB_ENC_MAXITEM
-        ZB_ESTEP_COMPRESS
-        ZB_ESTEP_CRC32C
-        ZB_ENC_PENDING
-        ZB_ENC_WRITTEN
-        ZB_ENC_FILL
-        ZB_ENC_SKIPPED_FILL
-        ZB_ENC_SKIPPED_ROOM
-    ctypedef struct zb_enc_params:
-        int level
-        int shuffle
-        int checksum
-        size_t typesize
-        size_t blocksize
-        char cname[16]
-    ctypedef zb_status (*zb_compress_fn)(const zb_enc_params *p, const void *src, size_t n, void *dst, size_t cap,
-                                         size_t *out_n)
-    ctypedef struct zb_enc_step:
-        int kind
-        zb_compress_fn fn
-        zb_enc_params params
-    ctypedef struct zb_eplan:
-        int ndim
-        int64_t chunk_shape[32]
-        int transposed
-        int perm[32]
-        size_t itemsize
-        zb_elem elem
-        size_t byteswap
-        uint8_t fill[32]
-        int skip_fill
-        int nsteps
-        zb_enc_step steps[8]
-        size_t chunk_nbytes
-        size_t buf_cap
-    ctypedef struct zb_enc_task:
-        int64_t src_offset
-        int64_t shape[32]
-        const char *path
-        const char *tmp
-        int result
-    zb_status zb_eplan_check(zb_eplan *plan)
-    size_t zb_eplan_work_bytes(const zb_eplan *plan)
-    zb_status zb_encode_write_par(const zb_eplan *plan, zb_enc_task *tasks, size_t ntasks, const uint8_t *src,
-                                  const int64_t *src_strides, const size_t *bounds, size_t nbatches,
-                                  uint8_t *const *work, int nworkers, int do_fsync, size_t *failed, int *os_error,
-                                  int *stage)
-    zb_status zb_encode_chunks_par(const zb_eplan *plan, const zb_enc_task *tasks, size_t ntasks, const uint8_t *src,
-                                   const int64_t *src_strides, const size_t *bounds, size_t nbatches, uint8_t *out,
-                                   const size_t *out_lo, int64_t *where, uint8_t *const *work, int nworkers,
-                                   size_t *failed)
-
-cdef extern from "zarrbolt/fileio.h" nogil:
-    enum:
-        ZB_WRITE_CREATE
-        ZB_WRITE_DATA
-        ZB_WRITE_RENAME
 
 ENC_WRITTEN = ZB_ENC_WRITTEN
 ENC_FILL = ZB_ENC_FILL
@@ -671,46 +552,30 @@ ENC_SKIPPED_ROOM = ZB_ENC_SKIPPED_ROOM
 
 
 cdef class EncodePlan:
-    """A compiled ``[transpose] -> bytes -> (compressor|crc32c)*`` chain for writing chunks
+    """A compiled ``[elementwise] [permutation] [array kernel]* -> bytes -> (bytes->bytes step)*``
+    chain for writing chunks
     (csrc/encode.c): :meth:`write_par` gathers, encodes and atomically writes a batch of chunks
     on the native pool with the GIL released once."""
     cdef zb_eplan plan
     cdef object _keep
 
     def __cinit__(self, steps, size_t itemsize, size_t byteswap, chunk_shape, perm, bytes fill, bint skip_fill,
-                  size_t buf_cap, elem=None):
-        """steps: ("crc32c",) or ("compress", capsule, params) in chain order, params a dict
-        with the zb_enc_params fields the compressor reads (level, shuffle, checksum, typesize,
-        blocksize, cname); fill: the fill value's itemsize bytes in native order; buf_cap: the
-        room of each work buffer (at least the chunk's bytes and every step's output bound);
-        elem: optional elementwise encode steps, as for Plan but from the array's dtype (``src``)
-        to the stored one (``dst``)."""
+                  size_t buf_cap, elem=None, kernels=()):
+        """steps: the bytes->bytes codecs' encode steps in chain order, each ``(kind, capsule,
+        params)`` as for Plan; itemsize: of the array's elements; fill: the fill value's itemsize
+        bytes in native order; buf_cap: the room of each work buffer (at least the chunk at every
+        stage's item size and every step's output bound); elem: optional elementwise encode
+        steps, as for Plan but from the array's dtype (``src``) to the one the kernels (or the
+        bytes codec) take (``dst``); kernels: the array kernels in chain order, each ``(encode
+        capsule, params, decoded itemsize, encoded itemsize)``; byteswap: the unit of the stored
+        elements (the last kernel's output) to swap, or 0."""
         memset(&self.plan, 0, sizeof(zb_eplan))
         if len(steps) > ZB_ENC_MAXSTEPS or len(chunk_shape) > ZB_ENC_MAXDIM:
             raise ValueError("too many codecs or dimensions for the encode plan")
         if itemsize > ZB_ENC_MAXITEM or len(fill) != itemsize:
             raise ValueError("the fill value must have itemsize (at most 32) bytes")
-        cdef zb_enc_params *pp
-        cdef bytes cname
         for i, step in enumerate(steps):
-            if step[0] == "crc32c":
-                self.plan.steps[i].kind = ZB_ESTEP_CRC32C
-            elif step[0] == "compress":
-                self.plan.steps[i].kind = ZB_ESTEP_COMPRESS
-                self.plan.steps[i].fn = <zb_compress_fn>PyCapsule_GetPointer(step[1], b"zarrbolt.compress_fn")
-                params = step[2]
-                pp = &self.plan.steps[i].params
-                pp.level = params.get("level", 0)
-                pp.shuffle = params.get("shuffle", 0)
-                pp.checksum = 1 if params.get("checksum", False) else 0
-                pp.typesize = params.get("typesize", 1)
-                pp.blocksize = params.get("blocksize", 0)
-                cname = params.get("cname", "").encode()
-                if len(cname) >= 16:
-                    raise ValueError(f"compressor name {cname!r} too long")
-                memcpy(pp.cname, <const char *>cname, len(cname))
-            else:
-                raise ValueError(f"unknown step {step[0]!r}")
+            _set_step(&self.plan.steps[i], step)
         self.plan.nsteps = len(steps)
         self.plan.ndim = len(chunk_shape)
         for d, c in enumerate(chunk_shape):
@@ -722,13 +587,16 @@ cdef class EncodePlan:
         self.plan.skip_fill = skip_fill
         self.plan.buf_cap = buf_cap
         keep_elem = None
+        cdef size_t kin = itemsize
         if elem is not None:
-            src, _, keep_elem = _fill_elem(&self.plan.elem, elem, False)
+            src, dst, keep_elem = _fill_elem(&self.plan.elem, elem, False)
             if src.itemsize != itemsize:
                 raise ValueError("the elementwise steps' source must be the array's item size")
+            kin = dst.itemsize
+        self.plan.naa = _set_kernels(self.plan.aa, kernels, kin, False)
         if zb_eplan_check(&self.plan) != ZB_OK:
             raise ValueError("invalid encode plan")
-        self._keep = (tuple(steps), keep_elem)
+        self._keep = (tuple(steps), tuple(kernels), keep_elem)
 
     @property
     def work_bytes(self):
@@ -751,7 +619,7 @@ cdef class EncodePlan:
         encoded bytes' ``(offset, size)`` in it, or offset ENC_SKIPPED_FILL (all fill: not
         encoded) or ENC_SKIPPED_ROOM (larger than its batch had room for: encode it another
         way).  ``out``: a writable uint8 array of at least :attr:`pack_room` bytes per task to
-        use (default: a new one).  Codec errors raise, with the task index in ``args[1]``."""
+        use (default: a new one).  Codec errors raise, with the task index as ``exc.task_index``."""
         cdef _EncodeCall c = _EncodeCall(self, src, offsets, shapes, bounds, work)
         cdef Py_ssize_t ntasks = c.ntasks
         # room per chunk: its bytes plus what a stored (incompressible) form adds
@@ -766,17 +634,12 @@ cdef class EncodePlan:
         cdef size_t[::1] lo_v = out_lo
         cdef int64_t[:, ::1] where_v = where
         cdef size_t failed = 0
-        cdef zb_status st
+        cdef int st
         with nogil:
             st = zb_encode_chunks_par(&self.plan, c.tasks, <size_t>ntasks, c.src, c.strides, c.bounds, c.nbatches,
                                       &out_v[0], &lo_v[0], &where_v[0, 0] if ntasks else NULL, c.wptr, c.nworkers,
                                       &failed)
-        if st != ZB_OK:
-            try:
-                zb_raise(st, "encode")
-            except Exception as e:
-                e.args = (e.args[0], int(failed))
-                raise
+        zb_raise_at(st, "encode", failed)
         return out, where
 
     def write_par(self, src, list paths, list tmps, int64_t[::1] offsets, int64_t[:, ::1] shapes, bounds,
@@ -797,16 +660,21 @@ cdef class EncodePlan:
             if not isinstance(p, bytes) or b"\0" in p:
                 raise ValueError("paths must be bytes without NUL characters")
         cdef _EncodeCall c = _EncodeCall(self, src, offsets, shapes, bounds, work)
+        cdef zb_chunk_file *files = <zb_chunk_file *>malloc(sizeof(zb_chunk_file) * max(ntasks, 1))
+        if files == NULL:
+            raise MemoryError()
         for i in range(ntasks):
-            c.tasks[i].path = <const char *>(<bytes>paths[i])  # paths and tmps keep them alive
-            c.tasks[i].tmp = <const char *>(<bytes>tmps[i])
+            files[i].path = <const char *>(<bytes>paths[i])  # paths and tmps keep them alive
+            files[i].tmp = <const char *>(<bytes>tmps[i])
+            files[i].result = ZB_ENC_PENDING
         cdef size_t failed = 0
         cdef int os_error = 0, stage = 0
-        cdef zb_status st
+        cdef int st
         with nogil:
-            st = zb_encode_write_par(&self.plan, c.tasks, <size_t>ntasks, c.src, c.strides, c.bounds, c.nbatches,
-                                     c.wptr, c.nworkers, fsync, &failed, &os_error, &stage)
-        results = bytes([c.tasks[i].result for i in range(ntasks)])
+            st = zb_encode_write_par(&self.plan, c.tasks, files, <size_t>ntasks, c.src, c.strides, c.bounds,
+                                     c.nbatches, c.wptr, c.nworkers, fsync, &failed, &os_error, &stage)
+        results = bytes([files[i].result for i in range(ntasks)])
+        free(files)
         return int(st), int(failed), int(os_error), int(stage), results
 
 
@@ -821,7 +689,7 @@ cdef class _EncodeCall:
     cdef uint8_t **wptr
     cdef size_t *bounds
     cdef zb_enc_task *tasks
-    cdef int64_t strides[32]
+    cdef int64_t strides[ZB_ENC_MAXDIM]
     cdef const uint8_t *src
     cdef Py_ssize_t ntasks
     cdef size_t nbatches
@@ -829,7 +697,7 @@ cdef class _EncodeCall:
 
     def __cinit__(self, EncodePlan plan, src, int64_t[::1] offsets, int64_t[:, ::1] shapes, bounds, list work):
         cdef Py_ssize_t i, d, ntasks = offsets.shape[0], nworkers = len(work), nbatches = len(bounds) - 1
-        _check_par(nworkers, bounds, ntasks)
+        self.bounds = _batch_bounds(bounds, ntasks, nworkers)
         self.ntasks = ntasks
         self.nworkers = <int>nworkers
         self.nbatches = <size_t>nbatches
@@ -837,9 +705,8 @@ cdef class _EncodeCall:
         self.have_src = True
         self.wviews = <Py_buffer *>malloc(sizeof(Py_buffer) * nworkers)
         self.wptr = <uint8_t **>malloc(sizeof(uint8_t *) * nworkers)
-        self.bounds = <size_t *>malloc(sizeof(size_t) * (nbatches + 1))
         self.tasks = <zb_enc_task *>malloc(sizeof(zb_enc_task) * max(ntasks, 1))
-        if self.wviews == NULL or self.wptr == NULL or self.bounds == NULL or self.tasks == NULL:
+        if self.wviews == NULL or self.wptr == NULL or self.tasks == NULL:
             raise MemoryError()
         self._fill_tasks(&plan.plan, offsets, shapes)
         cdef size_t need = zb_eplan_work_bytes(&plan.plan)
@@ -852,8 +719,6 @@ cdef class _EncodeCall:
             if <size_t>self.wviews[self.nviews - 1].len < need:
                 raise ValueError(f"work buffer {i} is smaller than {need} bytes")
             self.wptr[i] = <uint8_t *>self.wviews[self.nviews - 1].buf
-        for i in range(nbatches + 1):
-            self.bounds[i] = <size_t>bounds[i]
         for d in range(self.sview.ndim):
             self.strides[d] = self.sview.strides[d]
         self.src = <const uint8_t *>self.sview.buf
@@ -891,9 +756,6 @@ cdef class _EncodeCall:
                 hi_ext += step
         for i in range(self.ntasks):
             self.tasks[i].src_offset = offsets[i]
-            self.tasks[i].path = NULL
-            self.tasks[i].tmp = NULL
-            self.tasks[i].result = ZB_ENC_PENDING
             lo = hi = offsets[i]
             empty = False
             for d in range(nd):

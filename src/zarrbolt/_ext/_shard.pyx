@@ -9,15 +9,8 @@ from libc.stdint cimport int64_t, uint64_t
 
 cnp.import_array()
 
-cdef extern from "zarrbolt/shard_index.h" nogil:
-    zb_status zb_shard_index_parse_crc(const void *raw, size_t n, int has_crc, uint64_t data_begin,
-                                       uint64_t data_end, uint64_t *pairs, int64_t *bad_entry)
-    zb_status zb_shard_index_parse(const void *raw, size_t n, uint64_t data_begin, uint64_t data_end,
-                                   uint64_t *pairs, int64_t *bad_entry)
-    int zb_shard_index_find_overlap(const uint64_t *pairs, size_t n, int64_t *scratch, int64_t *a, int64_t *b)
-    zb_status zb_shard_coalesce(const uint64_t *pairs, size_t n, const int64_t *wanted, size_t m,
-                                uint64_t max_gap, uint64_t max_read, int64_t *order, int64_t *range_of, uint64_t *range_begin,
-                                uint64_t *range_end, size_t *nchunks, size_t *nranges, int64_t *scratch)
+from shard_index cimport (zb_shard_index_parse_crc, zb_shard_index_parse, zb_shard_index_find_overlap,
+                         zb_shard_coalesce, zb_shard_windows)
 
 
 def parse_index(raw, Py_ssize_t n, bint has_crc, uint64_t data_begin, uint64_t data_end):
@@ -34,7 +27,7 @@ def parse_index(raw, Py_ssize_t n, bint has_crc, uint64_t data_begin, uint64_t d
     out = np.empty((n, 2), dtype=np.uint64)
     cdef uint64_t[:, ::1] pairs = out
     cdef int64_t bad = -1
-    cdef zb_status st
+    cdef int st
     cdef const void *src = &buf[0] if need > 0 else NULL
     cdef uint64_t *dst = &pairs[0, 0] if n > 0 else <uint64_t *>NULL
     if n == 0:
@@ -59,7 +52,7 @@ def validate_pairs(pairs_in, uint64_t data_begin, uint64_t data_end):
     cdef uint64_t[:, ::1] pairs = arr
     cdef size_t n = arr.shape[0]
     cdef int64_t bad = -1
-    cdef zb_status st = ZB_OK
+    cdef int st = ZB_OK
     if n:
         with nogil:
             st = zb_shard_index_parse(NULL, n, data_begin, data_end, &pairs[0, 0], &bad)
@@ -115,7 +108,7 @@ def coalesce(pairs_in, wanted_in, uint64_t max_gap, uint64_t max_read=0):
     cdef int64_t[::1] o = order, ro = range_of, sc = scratch
     cdef uint64_t[::1] bg = begins, en = ends
     cdef size_t nchunks = 0, nranges = 0
-    cdef zb_status st
+    cdef int st
     with nogil:
         st = zb_shard_coalesce(&p[0, 0], n, &w[0], m, max_gap, max_read, &o[0], &ro[0], &bg[0], &en[0],
                                &nchunks, &nranges, &sc[0])
@@ -123,3 +116,33 @@ def coalesce(pairs_in, wanted_in, uint64_t max_gap, uint64_t max_read=0):
         raise IndexError(f"wanted entry out of range [0, {n})")
     zb_raise(st, "coalesce")
     return order[:nchunks], range_of[:nchunks], begins[:nranges], ends[:nranges]
+
+
+def shard_windows(offsets, nbytes, entries, uint64_t arena_cap, uint64_t max_gap):
+    """The sharded-read I/O plan (zb_shard_windows; see zarrbolt.kernels.shard_windows).
+    Returns ``(window_ends, order, read_of, begins, ends)`` (int64, int64, int64, uint64,
+    uint64 arrays)."""
+    offs = np.ascontiguousarray(offsets, dtype=np.uint64).reshape(-1)
+    nb = np.ascontiguousarray(nbytes, dtype=np.uint64).reshape(-1)
+    if offs.shape[0] != nb.shape[0]:
+        raise ValueError("offsets and nbytes must have one entry per inner chunk")
+    pairs = np.empty((max(offs.shape[0], 1), 2), dtype=np.uint64)
+    pairs[:offs.shape[0], 0] = offs
+    pairs[:offs.shape[0], 1] = nb
+    ents = np.ascontiguousarray(entries, dtype=np.int64).reshape(-1)
+    cdef size_t n = offs.shape[0], m = ents.shape[0], nwin = 0, nord = 0, nreads = 0
+    k = max(m, 1)
+    wend, order, read_of, work = (np.empty(k, dtype=np.int64) for _ in range(4))
+    begins, ends = np.empty(k, dtype=np.uint64), np.empty(k, dtype=np.uint64)
+    cdef uint64_t[:, ::1] p = pairs
+    cdef int64_t[::1] e = ents if m else np.zeros(1, dtype=np.int64)
+    cdef int64_t[::1] we = wend, o = order, ro = read_of, sc = work
+    cdef uint64_t[::1] bg = begins, en = ends
+    cdef int st
+    with nogil:
+        st = zb_shard_windows(&p[0, 0], n, &e[0], m, arena_cap, max_gap, &we[0], &nwin, &o[0], &ro[0], &nord,
+                              &bg[0], &en[0], &nreads, &sc[0])
+    if st == ZB_EINVAL:
+        raise IndexError(f"entry out of range [0, {n})")
+    zb_raise(st, "shard_windows")
+    return wend[:nwin], order[:nord], read_of[:nord], begins[:nreads], ends[:nreads]

@@ -16,6 +16,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from ..metadata.dtypes import DataType
+    from .stages import ArrayKernelStage, CStep, ElementwiseStage, PermuteStage
 
 CodecKind = Literal["array_to_array", "array_to_bytes", "bytes_to_bytes"]
 
@@ -127,6 +128,13 @@ class ArrayToArrayCodec(Codec):
     def decode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
         """``array`` has the resolved spec; returns an array of the decoded ``spec``."""
 
+    def c_stage(
+        self, spec_in: ChunkSpec, spec_out: ChunkSpec
+    ) -> PermuteStage | ElementwiseStage | ArrayKernelStage | None:
+        """This codec's stage of the fused C plans (:mod:`zarrbolt.codecs.stages`) between its
+        decoded side ``spec_in`` and its encoded side ``spec_out``; None: no C stage."""
+        return None
+
 
 class ArrayToBytesCodec(Codec):
     kind: ClassVar[CodecKind] = "array_to_bytes"
@@ -144,6 +152,12 @@ class ArrayToBytesCodec(Codec):
 
         Raises CorruptChunkError when ``data`` does not decode to exactly that."""
 
+    def c_byteswap(self, spec: ChunkSpec) -> int | None:
+        """For the fused C plans: the encoded bytes are the chunk's elements in C order, each
+        unit of this many bytes reversed (0: native order; the item size, or half of it for
+        complex numbers); None when the codec has no such form (e.g. sharding)."""
+        return None
+
 
 class BytesToBytesCodec(Codec):
     kind: ClassVar[CodecKind] = "bytes_to_bytes"
@@ -158,3 +172,18 @@ class BytesToBytesCodec(Codec):
         """``spec`` is the array spec of the chunk seen by the array->bytes codec; ``max_size``
         bounds the decoded size (a larger result is corrupt data: never allocate beyond it).
         Raises CorruptChunkError / ChecksumError on bad data."""
+
+    # -- the fused C plans (zarrbolt.codecs.stages); ``spec`` as for decode / encode
+    def c_decode_step(self, spec: ChunkSpec) -> CStep | None:
+        """The decode step ``(kind, capsule, params)`` of the fused plans, or None."""
+        return None
+
+    def c_encode_step(self, spec: ChunkSpec) -> CStep | None:
+        """The encode step ``(kind, capsule, params)`` of the fused plans, or None."""
+        return None
+
+    def c_partial(self, spec: ChunkSpec) -> tuple | None:
+        """A partial decoder for when this is the chain's only bytes->bytes codec:
+        ``("blocks", getitem capsule, sizes capsule)`` (decode the blocks holding a range of
+        items) or ``("prefix", prefix capsule)`` (decode a leading part), or None."""
+        return None

@@ -53,6 +53,11 @@ class BytesCodec(ArrayToBytesCodec):
             and spec.dtype.kind != "raw"
         )
 
+    def c_byteswap(self, spec: ChunkSpec) -> int:
+        if not self._swap(spec):
+            return 0
+        return spec.dtype.itemsize // 2 if spec.dtype.kind == "complex" else spec.dtype.itemsize
+
     def encode(self, array: np.ndarray, spec: ChunkSpec) -> Any:
         a = np.ascontiguousarray(array)
         if self._swap(spec):

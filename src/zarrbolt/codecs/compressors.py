@@ -43,6 +43,16 @@ class GzipCodec(BytesToBytesCodec):
     def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
         return _codecs_mod().gzip_decompress(as_bytes_view(data), max_size)
 
+    def c_decode_step(self, spec: ChunkSpec) -> tuple:
+        return ("transform", _codecs_mod().GZIP_DECODE_STEP, b"")
+
+    def c_encode_step(self, spec: ChunkSpec) -> tuple:
+        m = _codecs_mod()
+        return ("transform", m.GZIP_ENCODE_STEP, m.gzip_encode_params(self.level))
+
+    def c_partial(self, spec: ChunkSpec) -> tuple:
+        return ("prefix", _codecs_mod().GZIP_PREFIX_FN)  # stops soon after the region's last byte
+
 
 @register_codec
 class ZstdCodec(BytesToBytesCodec):
@@ -67,6 +77,16 @@ class ZstdCodec(BytesToBytesCodec):
 
     def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
         return _codecs_mod().zstd_decompress(as_bytes_view(data), max_size)
+
+    def c_decode_step(self, spec: ChunkSpec) -> tuple:
+        return ("transform", _codecs_mod().ZSTD_DECODE_STEP, b"")
+
+    def c_encode_step(self, spec: ChunkSpec) -> tuple:
+        m = _codecs_mod()
+        return ("transform", m.ZSTD_ENCODE_STEP, m.zstd_encode_params(self.level, self.checksum))
+
+    def c_partial(self, spec: ChunkSpec) -> tuple:
+        return ("prefix", _codecs_mod().ZSTD_PREFIX_FN)
 
 
 BLOSC_CNAMES = ("blosclz", "lz4", "lz4hc", "zlib", "zstd", "snappy")
@@ -130,7 +150,7 @@ class BloscCodec(BytesToBytesCodec):
         return decoded_nbytes + BLOSC_MAX_OVERHEAD + 65536
 
     def encode_params(self, spec: ChunkSpec) -> dict[str, Any]:
-        """What c-blosc is called with (zarrbolt/encode.h zb_enc_params)."""
+        """What c-blosc is called with (zarrbolt/codecs.h zb_blosc1_params)."""
         shuffle = BLOSC_SHUFFLES[self.shuffle]
         typesize = self.typesize if self.typesize is not None else spec.dtype.itemsize
         if typesize > BLOSC_MAX_TYPESIZE:
@@ -155,3 +175,21 @@ class BloscCodec(BytesToBytesCodec):
         if nbytes > max_size:
             raise CorruptChunkError(f"blosc: header claims {nbytes} decoded bytes, at most {max_size} expected")
         return _blosc2.decompress(mv, nbytes)
+
+    def c_decode_step(self, spec: ChunkSpec) -> tuple:
+        from .._ext import _blosc2
+
+        return ("transform", _blosc2.DECODE_STEP, b"")
+
+    def c_encode_step(self, spec: ChunkSpec) -> tuple:
+        from .._ext import _blosc1
+
+        p = self.encode_params(spec)
+        return ("transform", _blosc1.ENCODE_STEP,
+                _blosc1.encode_params(p["level"], p["shuffle"], p["typesize"], p["cname"], p["blocksize"]))
+
+    def c_partial(self, spec: ChunkSpec) -> tuple:
+        from .._ext import _blosc2
+
+        # planes and small regions decode only the blosc blocks they need
+        return ("blocks", _blosc2.GETITEM_FN, _blosc2.SIZES_FN)

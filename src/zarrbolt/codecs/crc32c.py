@@ -26,6 +26,16 @@ class Crc32cCodec(BytesToBytesCodec):
     def encoded_size(self, decoded_nbytes: int) -> int:
         return decoded_nbytes + 4
 
+    def c_decode_step(self, spec: ChunkSpec) -> tuple:
+        from .._ext import _kernels
+
+        return ("inplace", _kernels.CRC32C_DECODE_STEP, b"")  # check and strip
+
+    def c_encode_step(self, spec: ChunkSpec) -> tuple:
+        from .._ext import _kernels
+
+        return ("inplace", _kernels.CRC32C_ENCODE_STEP, b"")  # append
+
     def encode(self, data: Any, spec: ChunkSpec) -> bytes:
         mv = as_bytes_view(data)
         out = bytearray(len(mv) + 4)

@@ -15,6 +15,7 @@ from .. import kernels
 from ..errors import CodecError, MetadataError
 from .abc import ArrayToArrayCodec, ChunkSpec
 from .registry import register_codec
+from .stages import ElementwiseStage
 from ._util import config_dict
 
 ROUNDING_MODES = ("nearest-even", "towards-zero", "towards-positive", "towards-negative", "nearest-away")
@@ -101,6 +102,9 @@ class ScaleOffsetCodec(ArrayToArrayCodec):
     def decode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
         off, sc = self.params(spec.dtype)
         return kernels.scale_offset_decode(np.ascontiguousarray(array), off, sc)
+
+    def c_stage(self, spec_in: ChunkSpec, spec_out: ChunkSpec) -> NumericStage:
+        return NumericStage(so=(self, spec_in))
 
 
 @register_codec
@@ -207,6 +211,9 @@ class CastValueCodec(ArrayToArrayCodec):
         _, dec_map = self.maps(spec.dtype)
         return self._cast(array, spec.dtype.numpy_dtype, dec_map, "decode")
 
+    def c_stage(self, spec_in: ChunkSpec, spec_out: ChunkSpec) -> NumericStage:
+        return NumericStage(cv=(self, spec_in, spec_out))
+
     # -- fused with a preceding scale_offset (one pass over the chunk instead of two)
     def fused_encode(self, so: ScaleOffsetCodec, array: np.ndarray, so_spec: ChunkSpec) -> np.ndarray:
         off, sc = so.params(so_spec.dtype)
@@ -229,6 +236,72 @@ class CastValueCodec(ArrayToArrayCodec):
                                                     rounding=self.rounding, out_of_range=oor, scalar_map=dec_map)
         except CodecError as e:
             raise type(e)(f"cast_value + scale_offset (decode to {so_spec.dtype.name}): {e}") from None
+
+
+class NumericStage(ElementwiseStage):
+    """The fused plans' elementwise stage of scale_offset (``so``: the codec and its decoded
+    spec), cast_value (``cv``: the codec, its decoded and its encoded spec), or scale_offset
+    followed by cast_value, done in one pass."""
+
+    def __init__(self, so: tuple | None = None, cv: tuple | None = None):
+        self.so = so
+        self.cv = cv
+
+    def then(self, other: ElementwiseStage) -> ElementwiseStage | None:
+        if (isinstance(other, NumericStage) and self.so is not None and self.cv is None
+                and other.so is None and other.cv is not None):
+            return NumericStage(self.so, other.cv)
+        return None
+
+    def _kind(self) -> str:
+        if self.so is not None and self.cv is not None:
+            return "cast+scale_offset"
+        return "scale_offset" if self.so is not None else "cast"
+
+    def decode_elem(self) -> dict:
+        """From the stored elements (cast_value's target type, or scale_offset's own) to the
+        array's: what CastValueCodec.decode / fused_decode / ScaleOffsetCodec.decode do."""
+        from .._ext import _numeric
+
+        elem: dict[str, Any] = {"kind": self._kind()}
+        if self.so is not None:
+            so, so_spec = self.so
+            elem["offset"], elem["scale"] = so.params(so_spec.dtype)
+            elem["src"] = elem["dst"] = so_spec.dtype.numpy_dtype
+        if self.cv is not None:
+            cv, cv_in, _ = self.cv
+            target = cv_in.dtype  # the decoded side
+            oor = cv._kernel_out_of_range()
+            if oor == "wrap" and target.kind not in ("int", "uint"):
+                oor = None  # as CastValueCodec.decode: wrap applies to the integer side only
+            _, dec_map = cv.maps(target)
+            rcode, ocode, map_in, map_out = _numeric.cast_options(
+                cv.rounding, oor, dec_map, cv.data_type.numpy_dtype, target.numpy_dtype)
+            elem.update(rounding=rcode, out_of_range=ocode, map_in=map_in, map_out=map_out,
+                        src=cv.data_type.numpy_dtype, dst=target.numpy_dtype)
+        return elem
+
+    def encode_elem(self) -> dict:
+        """From the array's elements to the stored ones: what ScaleOffsetCodec.encode /
+        CastValueCodec.encode / CastValueCodec.fused_encode do."""
+        from .._ext import _numeric
+
+        first = self.so[1] if self.so is not None else self.cv[1]
+        src = first.dtype.numpy_dtype  # the array's elements
+        elem: dict[str, Any] = {"kind": self._kind(), "src": src, "dst": src}
+        if self.so is not None:
+            so, so_spec = self.so
+            elem["offset"], elem["scale"] = so.params(so_spec.dtype)
+        if self.cv is not None:
+            cv, cv_in, _ = self.cv
+            target = cv.data_type.numpy_dtype
+            oor = cv._kernel_out_of_range()
+            if oor == "wrap" and target.kind not in "iu":
+                oor = None  # as CastValueCodec._cast: wrap applies to the integer side only
+            enc_map, _ = cv.maps(cv_in.dtype)
+            rcode, ocode, map_in, map_out = _numeric.cast_options(cv.rounding, oor, enc_map, src, target)
+            elem.update(rounding=rcode, out_of_range=ocode, map_in=map_in, map_out=map_out, dst=target)
+        return elem
 
 
 @register_codec

@@ -10,6 +10,7 @@ from .. import kernels
 from ..errors import MetadataError
 from .abc import ArrayToArrayCodec, ChunkSpec
 from .registry import register_codec
+from .stages import PermuteStage
 from ._util import config_dict
 
 
@@ -48,6 +49,9 @@ class TransposeCodec(ArrayToArrayCodec):
 
     def encoded_size(self, decoded_nbytes: int) -> int:
         return decoded_nbytes
+
+    def c_stage(self, spec_in: ChunkSpec, spec_out: ChunkSpec) -> PermuteStage:
+        return PermuteStage(self.order)
 
     def encode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
         return kernels.transpose(array, self.order)

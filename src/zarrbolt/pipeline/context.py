@@ -21,7 +21,7 @@ class ArrayIO:
 
     def __init__(self, store: Store, path: str, metadata: Any):
         from ..codecs.sharding import ShardingCodec
-        from .fast import compile_decode_plan
+        from .plan import compile_decode_plan
 
         self.store = store
         # the store's native file access (see Store.native_files), or None; objects that only
@@ -66,7 +66,7 @@ class ArrayIO:
         if not config.get("fused_pipeline"):
             return None
         if write_empty not in self.eplans:
-            from .fast import compile_encode_plan
+            from .plan import compile_encode_plan
 
             self.eplans[write_empty] = compile_encode_plan(self.bound, not write_empty)
         return self.eplans[write_empty]
@@ -76,7 +76,7 @@ class ArrayIO:
         if not config.get("fused_pipeline"):
             return None
         if "inner" not in self.eplans:
-            from .fast import compile_encode_plan
+            from .plan import compile_encode_plan
 
             # empty inner chunks are always left out of a shard
             self.eplans["inner"] = compile_encode_plan(self.layout.inner, True)
