@@ -12,9 +12,9 @@ typedef char zb_zlib_params_fit_a_step[sizeof(zb_zlib_params) <= 64 ? 1 : -1];
 #define ZLIB_MIN_STREAM 8
 
 size_t zb_zlib_compress_bound(size_t n) {
-  /* At least libdeflate's bound at every level: its worst case is stored blocks (5 bytes of
-   * overhead per block of >= 5000 bytes... bounded here per 1000 bytes), padding, the wrapper.
-   * Computed without a compressor object (older libdeflate needs one for its own bound). */
+  /* At least libdeflate's bound at every level (its worst case is stored blocks with 5 bytes of
+   * overhead each, counted here as if every 1000 bytes made a block, plus padding) and the zlib
+   * wrapper; computed without a compressor object (older libdeflate needs one for its bound). */
   size_t blocks = n / 1000 + 1;
   size_t extra = 5 * blocks + 64 + ZLIB_WRAPPER;
   return n > SIZE_MAX - extra ? 0 : n + extra;
