@@ -17,13 +17,13 @@ demo: install
 test: install refvenv
 	ZARRBOLT_REF_PYTHON=$(CURDIR)/$(REFVENV)/bin/python $(VPY) -m pytest -q -p no:cacheprovider tests
 
-# System libraries (Debian/Ubuntu): zstd and libdeflate headers + static libs.
+# System libraries (Debian/Ubuntu): zstd, libdeflate and lz4 headers + static libs.
 sysdeps:
-	@if [ ! -f /usr/include/zstd.h ] || [ ! -f /usr/include/libdeflate.h ]; then \
+	@if [ ! -f /usr/include/zstd.h ] || [ ! -f /usr/include/libdeflate.h ] || [ ! -f /usr/include/lz4.h ]; then \
 	  if command -v apt-get >/dev/null; then \
 	    SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	    $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq libzstd-dev libdeflate-dev >/dev/null; \
-	  else echo "no apt-get: zstd and libdeflate will be fetched by CMake"; fi; \
+	    $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq libzstd-dev libdeflate-dev liblz4-dev >/dev/null; \
+	  else echo "no apt-get: zstd and libdeflate will be fetched by CMake, LZ4 taken from c-blosc2"; fi; \
 	fi
 
 $(VPY):

@@ -1,3 +1,4 @@
 """Imports every built-in codec module so that each registers itself."""
 
 from . import bytes_codec, compressors, crc32c, numeric, reshape, sharding, transpose  # noqa: F401
+from . import delta, lz4, zlib  # noqa: F401  (numcodecs.delta, numcodecs.lz4, numcodecs.zlib)
