@@ -177,5 +177,5 @@ def test_task_error_names_the_failing_task():
     assert type(err) is ChecksumError and str(err) == "chunk c/2: checksum mismatch"
     assert str(planner.task_error(CodecError("bad"), lambda i: f"chunk {'?' if i is None else i}")) == "chunk ?: bad"
     assert planner.task_error(StoreError("gone"), lambda i: None if i is None else "x") is None
-    # until stream H1's task_index lands: the index in args[1]
-    assert str(planner.task_error(StoreError("io", 1), lambda i: f"shard {i}")) == "shard 1: io"
+    # a second argument is not a task index: only the attribute is
+    assert str(planner.task_error(StoreError("io", 1), lambda i: f"shard {i}")) == "shard None: io"

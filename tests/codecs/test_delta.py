@@ -3,7 +3,6 @@ astype) pair, the codec's JSON and checks, round trips through arrays, and the f
 
 from __future__ import annotations
 
-import importlib
 import warnings
 
 import numpy as np
@@ -228,19 +227,10 @@ def test_arrays_round_trip(dtype, astype, sharded):
 
 
 # --------------------------------------------------------------------------- fused path
-# MERGE(H1): these tests need the plan side of contract section A (ArrayKernelStage, stream H1);
-# until it is on this branch they skip.  Remove the guard (_stage_class) at merge.
-
-
 def _stage_class():
-    for mod in ("zarrbolt.codecs.abc", "zarrbolt.codecs.stages"):
-        try:
-            cls = getattr(importlib.import_module(mod), "ArrayKernelStage", None)
-        except ImportError:
-            cls = None
-        if cls is not None:
-            return cls
-    pytest.skip("ArrayKernelStage (H1's plan side of contract section A) is not on this branch yet")
+    from zarrbolt.codecs.stages import ArrayKernelStage
+
+    return ArrayKernelStage
 
 
 def test_c_stage_is_an_array_kernel_stage():

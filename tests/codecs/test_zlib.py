@@ -164,15 +164,8 @@ def test_chunks_decoding_to_more_or_less_than_a_chunk():
 
 
 # --------------------------------------------------------------------------- fused path
-# MERGE(H1): the plan that asks codecs for their steps (pipeline/plan.py, stream H1) is not on this
-# branch yet; these tests skip until it is.  Remove the guard (_plan_module) at merge.
-
-
 def _plan_module():
-    try:
-        return importlib.import_module("zarrbolt.pipeline.plan")
-    except ImportError:
-        pytest.skip("pipeline/plan.py (H1's plan side of contract section A) is not on this branch yet")
+    return importlib.import_module("zarrbolt.pipeline.plan")
 
 
 def test_stage_methods():

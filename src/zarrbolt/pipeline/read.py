@@ -59,13 +59,11 @@ def _unit_items(io: ArrayIO, indexer: Any) -> tuple | None:
 def task_error(e: BaseException, label: Callable[[int | None], str | None]) -> BaseException | None:
     """``e`` (raised by a batched C call) again, its message prefixed by ``label(i)``, where i is
     the failing task's position in the call's input (None when the call did not say); None when
-    ``label`` gives None (``e`` is then best raised as it is).
-
-    MERGE NOTE (issue #16): stream H1 makes the C calls set ``e.task_index``.  The ``args[1]``
-    fallback below only serves until that lands: remove it at the merge."""
+    ``label`` gives None (``e`` is then best raised as it is).  The C calls carry the failing
+    task as the exception attribute ``task_index``."""
     i = getattr(e, "task_index", None)
     if not isinstance(i, int):
-        i = e.args[1] if len(e.args) > 1 and isinstance(e.args[1], int) else None  # FALLBACK: remove
+        i = None
     where = label(i)
     if where is None:
         return None
