@@ -1,10 +1,15 @@
-"""What the ``numcodecs.*`` codecs share: numcodecs' ``id`` configuration member."""
+"""What the ``numcodecs.*`` codecs share: numcodecs' ``id`` configuration member, and the
+per-codec and fused-plan faces of a compressor whose C side is one extension module."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import importlib
+
 from ..errors import MetadataError
+from .abc import BytesToBytesCodec, ChunkSpec
+from ._util import as_bytes_view
 
 
 def check_numcodecs_id(conf: dict[str, Any], name: str) -> None:
@@ -12,3 +17,35 @@ def check_numcodecs_id(conf: dict[str, Any], name: str) -> None:
     zarr-python accepts it (and drops it when it writes)."""
     if "id" in conf and conf["id"] != name.removeprefix("numcodecs."):
         raise MetadataError(f"codec {name!r}: id {conf['id']!r} does not name this codec")
+
+
+class ExtensionCompressor(BytesToBytesCodec):
+    """A bytes -> bytes codec whose C side is the extension module ``zarrbolt._ext.<_module>``
+    with ``compress(data, param)``, ``decompress(data, max_size)``, the capsules ``DECODE_STEP``,
+    ``ENCODE_STEP``, ``PREFIX_FN`` and ``encode_params(param)``; ``_param()`` is the codec's one
+    encode parameter (zlib's level, lz4's acceleration)."""
+
+    _module = ""
+
+    def _ext(self) -> Any:
+        return importlib.import_module(f"zarrbolt._ext.{self._module}")
+
+    def _param(self) -> int:
+        raise NotImplementedError
+
+    def encode(self, data: Any, spec: ChunkSpec) -> bytes:
+        return self._ext().compress(as_bytes_view(data), self._param())
+
+    def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
+        return self._ext().decompress(as_bytes_view(data), max_size)
+
+    # -- codec-owned fused-plan stages
+    def c_decode_step(self, spec: ChunkSpec) -> tuple[str, Any, bytes]:
+        return ("transform", self._ext().DECODE_STEP, b"")
+
+    def c_encode_step(self, spec: ChunkSpec) -> tuple[str, Any, bytes]:
+        ext = self._ext()
+        return ("transform", ext.ENCODE_STEP, ext.encode_params(self._param()))
+
+    def c_partial(self, spec: ChunkSpec) -> tuple[str, Any]:
+        return ("prefix", self._ext().PREFIX_FN)

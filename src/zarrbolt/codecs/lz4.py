@@ -10,28 +10,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from .abc import BytesToBytesCodec, ChunkSpec
-from ._numcodecs import check_numcodecs_id
+from ._numcodecs import ExtensionCompressor, check_numcodecs_id
 from .registry import register_codec
-from ._util import as_bytes_view, config_dict, int_param
+from ._util import config_dict, int_param
 
 NAME = "numcodecs.lz4"
 HEADER = 4
 INT32 = 2**31 - 1
 
 
-def _ext() -> Any:
-    from .._ext import _lz4
-
-    return _lz4
-
-
 @register_codec
-class LZ4Codec(BytesToBytesCodec):
+class LZ4Codec(ExtensionCompressor):
     """``acceleration`` None (not given: LZ4's default, 1) or an integer; values below 1 mean 1,
     as in LZ4 and numcodecs."""
 
     name = NAME
+    _module = "_lz4"
 
     def __init__(self, acceleration: int | None = None):
         if acceleration is not None:
@@ -55,19 +49,5 @@ class LZ4Codec(BytesToBytesCodec):
     def max_encoded_size(self, decoded_nbytes: int) -> int:
         return HEADER + decoded_nbytes + decoded_nbytes // 255 + 16  # LZ4_compressBound + header
 
-    def encode(self, data: Any, spec: ChunkSpec) -> bytes:
-        return _ext().compress(as_bytes_view(data), self.effective_acceleration)
-
-    def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
-        return _ext().decompress(as_bytes_view(data), max_size)
-
-    # -- codec-owned fused-plan stages (contract section A)
-    def c_decode_step(self, spec: ChunkSpec) -> tuple[str, Any, bytes]:
-        return ("transform", _ext().DECODE_STEP, b"")
-
-    def c_encode_step(self, spec: ChunkSpec) -> tuple[str, Any, bytes]:
-        ext = _ext()
-        return ("transform", ext.ENCODE_STEP, ext.encode_params(self.effective_acceleration))
-
-    def c_partial(self, spec: ChunkSpec) -> tuple[str, Any]:
-        return ("prefix", _ext().PREFIX_FN)
+    def _param(self) -> int:
+        return self.effective_acceleration

@@ -12,26 +12,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from .abc import BytesToBytesCodec, ChunkSpec
-from ._numcodecs import check_numcodecs_id
+from ._numcodecs import ExtensionCompressor, check_numcodecs_id
 from .registry import register_codec
-from ._util import as_bytes_view, config_dict, int_param
+from ._util import config_dict, int_param
 
 NAME = "numcodecs.zlib"
 DEFAULT_LEVEL = 1  # numcodecs.Zlib's
 
 
-def _ext() -> Any:
-    from .._ext import _zlib
-
-    return _zlib
-
-
 @register_codec
-class ZlibCodec(BytesToBytesCodec):
+class ZlibCodec(ExtensionCompressor):
     """``level`` None (not given: numcodecs' default, 1) or -1..9."""
 
     name = NAME
+    _module = "_zlib"
 
     def __init__(self, level: int | None = None):
         if level is not None:
@@ -56,19 +50,5 @@ class ZlibCodec(BytesToBytesCodec):
         # zb_zlib_compress_bound: stored blocks' overhead, padding, header and Adler-32
         return decoded_nbytes + 5 * (decoded_nbytes // 1000 + 1) + 64 + 6
 
-    def encode(self, data: Any, spec: ChunkSpec) -> bytes:
-        return _ext().compress(as_bytes_view(data), self.effective_level)
-
-    def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
-        return _ext().decompress(as_bytes_view(data), max_size)
-
-    # -- codec-owned fused-plan stages (contract section A)
-    def c_decode_step(self, spec: ChunkSpec) -> tuple[str, Any, bytes]:
-        return ("transform", _ext().DECODE_STEP, b"")
-
-    def c_encode_step(self, spec: ChunkSpec) -> tuple[str, Any, bytes]:
-        ext = _ext()
-        return ("transform", ext.ENCODE_STEP, ext.encode_params(self.effective_level))
-
-    def c_partial(self, spec: ChunkSpec) -> tuple[str, Any]:
-        return ("prefix", _ext().PREFIX_FN)
+    def _param(self) -> int:
+        return self.effective_level
