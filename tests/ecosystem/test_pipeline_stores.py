@@ -12,7 +12,6 @@ import pytest
 
 zarr = pytest.importorskip("zarr")
 
-from zarr.abc.store import OffsetByteRequest as ZOffset  # noqa: E402
 from zarr.abc.store import RangeByteRequest as ZRange  # noqa: E402
 from zarr.abc.store import SuffixByteRequest as ZSuffix  # noqa: E402
 from zarr.core.buffer.core import default_buffer_prototype  # noqa: E402
@@ -21,7 +20,12 @@ from zarr.storage import ManagedMemoryStore, MemoryStore, WrapperStore  # noqa: 
 from zarr.testing.store import LatencyStore  # noqa: E402
 
 import zarrbolt  # noqa: E402
-from zarrbolt.codec_pipeline.staging import StagedStore, read_requests, staged_read_store  # noqa: E402
+from zarrbolt.codec_pipeline.staging import (  # noqa: E402
+    StagedStore,
+    read_requests,
+    staged_read_store,
+    write_requests,
+)
 from zarrbolt.codec_pipeline.stores import (  # noqa: E402
     DeferredWriteStore,
     LoopBridge,
@@ -543,8 +547,10 @@ def test_staged_store_serving():
 
 
 # ---------------------------------------------------------------------------- deferred writes
-def _write(zstore, path, sel, value, *, stage=False, check=None):
-    """zarrbolt's write planner through a DeferredWriteStore, then flush."""
+def _write(zstore, path, sel, value, *, stage=False, check=None, staged_gets=None):
+    """zarrbolt's write planner through a DeferredWriteStore, then flush (``staged_gets``
+    collects the requests that staging made)."""
+    staged_gets = [] if staged_gets is None else staged_gets
 
     async def main():
         loop = asyncio.get_running_loop()
@@ -552,9 +558,10 @@ def _write(zstore, path, sel, value, *, stage=False, check=None):
         bridge = LoopBridge(zstore, loop)
         io0 = ArrayIO(bridge, path, meta)
         base = bridge
-        if stage:  # the existing shards a partial write reads, staged
-            reqs = read_requests(io0, _indexer(sel, tuple(meta.shape)))
-            base = await staged_read_store(zstore, loop, io0, dict.fromkeys(reqs))
+        if stage:  # the existing chunks / shards a partial write reads, staged
+            reqs = write_requests(io0, basic_indexer(sel, tuple(meta.shape), io0.chunk_shape))
+            base = await staged_read_store(zstore, loop, io0, reqs)
+            staged_gets.extend(getattr(zstore, "gets", []))
         store = DeferredWriteStore(base)
         io = ArrayIO(store, path, meta)
         chunk_shape = io.layout.shard_shape if io.sharding is not None else io.chunk_shape
@@ -578,8 +585,19 @@ def test_deferred_writes_read_by_zarr(sharded, stage):
     new = np.arange(26 * 47, dtype="u2").reshape(26, 47)
     data[sel] = new
     z.reset()
-    _write(z, "arr", sel, new, stage=stage)
+    staged_gets: list = []
+    _write(z, "arr", sel, new, stage=stage, staged_gets=staged_gets)
     assert z.sets and z.max_inflight >= 1
+    if stage:  # only the chunks / shards written in part were read, each whole, while staging
+        cs = (20, 20) if sharded else (16, 16)
+        partial = {(i, j) for i in range(-(-45 // cs[0])) for j in range(-(-66 // cs[1]))
+                   if not (7 <= i * cs[0] and min((i + 1) * cs[0], 45) <= 33
+                           and 12 <= j * cs[1] and min((j + 1) * cs[1], 66) <= 59)
+                   and i * cs[0] < 33 and (i + 1) * cs[0] > 7 and j * cs[1] < 59 and (j + 1) * cs[1] > 12}
+        got = [g for g in staged_gets if not g[0].endswith("zarr.json")]
+        assert sorted(g[0] for g in got) == sorted(f"arr/c/{i}/{j}" for i, j in partial)
+        assert all(g[1] is None for g in got)
+        assert z.chunk_gets() == got  # the write planner's reads were all served from the staged data
     np.testing.assert_array_equal(zarr.open_array(z, path="arr")[:], data)
 
 
@@ -639,3 +657,22 @@ def test_deferred_flush_failure_keeps_failed_ops():
     assert mem._store_dict["arr/c/0"].to_bytes() == b"x" * 40
     with pytest.raises(ReadOnlyError):
         DeferredWriteStore(LoopBridge(MemoryStore(read_only=True), asyncio.new_event_loop())).set("k", b"")
+
+
+@pytest.mark.parametrize("kind", ["memory", "local"])
+@pytest.mark.parametrize("sharded", [False, True])
+def test_native_planner_writes_read_by_zarr(tmp_path, kind, sharded):
+    z = MemoryStore() if kind == "memory" else ZLocalStore(tmp_path)
+    a, data = _make(z, (45, 66), sharded=((20, 20), (10, 10)) if sharded else None)
+    store = native_store(z)
+    io = ArrayIO(store, "arr", _meta(z, "arr"))
+    for sel, value in [((slice(None), slice(None)), data[::-1].copy()), ((slice(3, 30), slice(10, 50)), 3),
+                       ((slice(41, 45), slice(0, 66)), np.arange(4 * 66).reshape(4, 66))]:
+        zb_write.write(io, basic_indexer(sel, (45, 66), io.chunk_shape), value)
+        if isinstance(value, np.ndarray) and value.shape == data.shape:
+            data = value
+        else:
+            data[sel] = value
+        np.testing.assert_array_equal(zarr.open_array(z, path="arr", mode="r")[:], data)
+    if kind == "local":
+        assert not [p for p in tmp_path.rglob("*") if p.name.startswith(".zb-tmp-")]

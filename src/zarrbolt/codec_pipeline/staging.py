@@ -44,7 +44,7 @@ from ..storage._base import (
 )
 from .stores import LoopBridge, _buffer_view, _copy_into
 
-__all__ = ["StagedStore", "read_requests", "staged_read_store"]
+__all__ = ["StagedStore", "read_requests", "staged_read_store", "write_requests"]
 
 # The shard size the index is validated against before the size is known (see the module doc).
 _UNKNOWN_SIZE = 1 << 63
@@ -320,3 +320,10 @@ def read_requests(io: Any, make_indexer: Callable[[tuple[int, ...]], Any]) -> di
         return {io.chunk_key(sc): sorted(set(flat[g].tolist())) for sc, g in groups}
     coords = _chunk_coords(make_indexer(io.chunk_shape), io.ndim)
     return {io.chunk_key(tuple(c)): None for c in coords.tolist()}
+
+
+def write_requests(io: Any, indexer: Any) -> dict[str, None]:
+    """The ``requests`` for staging what a write of ``io`` at ``indexer`` (over ``io.chunk_shape``,
+    as :func:`zarrbolt.pipeline.write.write` takes it) reads: the chunks and shards it updates in
+    part (whole: the write planner reads them whole), not the ones it overwrites."""
+    return {io.chunk_key(p.chunk_coords): None for p in indexer if not p.is_complete_chunk}

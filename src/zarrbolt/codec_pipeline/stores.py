@@ -305,6 +305,7 @@ class LoopBridge(Store):
         self.loop = loop
         self.concurrency = store_concurrency(concurrency)
         self._sem: asyncio.Semaphore | None = None
+        self._sem_loop: asyncio.AbstractEventLoop | None = None
 
     # ------------------------------------------------------------------ running coroutines
     def run(self, coro: Coroutine[Any, Any, Any]) -> Any:
@@ -321,9 +322,11 @@ class LoopBridge(Store):
         return asyncio.run_coroutine_threadsafe(coro, loop).result()
 
     def semaphore(self) -> asyncio.Semaphore:
-        """The bound on this bridge's requests in flight (made on the loop, at first use)."""
-        if self._sem is None:
-            self._sem = asyncio.Semaphore(self.concurrency)
+        """The bound on this bridge's requests in flight (made on the running loop at first use,
+        and again should the bridge be used on another loop)."""
+        loop = asyncio.get_running_loop()
+        if self._sem is None or self._sem_loop is not loop:
+            self._sem, self._sem_loop = asyncio.Semaphore(self.concurrency), loop
         return self._sem
 
     async def _call(self, what: str, key: str, fn: Any, *args: Any) -> Any:
