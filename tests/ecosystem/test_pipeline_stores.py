@@ -676,3 +676,36 @@ def test_native_planner_writes_read_by_zarr(tmp_path, kind, sharded):
         np.testing.assert_array_equal(zarr.open_array(z, path="arr", mode="r")[:], data)
     if kind == "local":
         assert not [p for p in tmp_path.rglob("*") if p.name.startswith(".zb-tmp-")]
+
+
+def test_run_in_worker_does_not_starve_the_loops_executor(tmp_path):
+    """zarr's LocalStore reads through the loop's default executor: planner threads taken from
+    that executor and blocked on a LoopBridge would wait forever when it has one thread."""
+    import contextvars
+
+    from zarr.core.sync import sync
+
+    from zarrbolt.codec_pipeline.stores import run_in_worker
+
+    var = contextvars.ContextVar("var", default=0)
+    z = LatencyStore(ZLocalStore(tmp_path))
+    a, data = _make(z, (30, 30), sharded=((20, 20), (10, 10)))
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        io = ArrayIO(LoopBridge(z, loop), "arr", await _meta_async(z, "arr"))
+        var.set(7)
+        seen = await run_in_worker(var.get)
+        out = await run_in_worker(zb_read.read, io, _indexer((slice(None), slice(None)), (30, 30)))
+        return seen, out
+
+    with zarr.config.set({"threading.max_workers": 1}):
+        from zarr.core import sync as zsync
+
+        zsync.cleanup_resources()  # a fresh executor of one thread
+        try:
+            seen, out = sync(main())
+        finally:
+            zsync.cleanup_resources()
+    assert seen == 7
+    np.testing.assert_array_equal(out, data)

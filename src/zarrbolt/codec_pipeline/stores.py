@@ -17,8 +17,11 @@ store that reports a missing key (None, or FileNotFoundError) reads as missing h
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from collections import OrderedDict
 from collections.abc import Coroutine, Iterable, Iterator, Sequence
 from typing import Any
@@ -41,7 +44,7 @@ from ..storage._base import (
     writable_view,
 )
 
-__all__ = ["DeferredWriteStore", "LoopBridge", "ZarrMemoryView", "native_store", "store_concurrency"]
+__all__ = ["DeferredWriteStore", "LoopBridge", "ZarrMemoryView", "native_store", "run_in_worker", "store_concurrency"]
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -113,6 +116,30 @@ def _is_empty_request(byte_range: ByteRequest) -> bool:
 def _copy_into(mv: memoryview, src: memoryview) -> int:
     mv[: len(src)] = src
     return len(src)
+
+
+# ---------------------------------------------------------------------------- worker threads
+_WORKERS: ThreadPoolExecutor | None = None
+_WORKERS_LOCK = threading.Lock()
+_WORKERS_MAX = 64
+
+
+async def run_in_worker(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` in a worker thread of zarrbolt's own (with the caller's context
+    variables, as ``asyncio.to_thread``), awaited.
+
+    Use it, not ``asyncio.to_thread``, for planner calls that reach a :class:`LoopBridge`: the
+    zarr-python store's coroutines may themselves need the loop's default executor (zarr's
+    ``LocalStore`` and ``ZipStore`` read files with ``asyncio.to_thread``, and zarr-python sizes
+    that executor by ``threading.max_workers``), so planner threads blocked there on the
+    bridge would wait for a thread that never comes free."""
+    global _WORKERS
+    if _WORKERS is None:
+        with _WORKERS_LOCK:
+            if _WORKERS is None:
+                _WORKERS = ThreadPoolExecutor(max_workers=_WORKERS_MAX, thread_name_prefix="zarrbolt-planner")
+    call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(_WORKERS, call)
 
 
 # ---------------------------------------------------------------------------- native stores
