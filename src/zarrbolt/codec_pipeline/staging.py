@@ -173,7 +173,9 @@ class StagedStore(Store):
         pos = 0
         for a, b in ranges:
             dest = mv[pos: pos + b - a]
-            if kind == "whole":
+            if b == a:
+                counts.append(0)
+            elif kind == "whole":
                 counts.append(_copy_into(dest, v[a:b]))
             else:
                 got = v.find(a, b) if b <= v.size else None

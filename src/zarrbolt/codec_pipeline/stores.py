@@ -75,8 +75,13 @@ def _byte_view(arr: Any) -> memoryview:
 
 
 def _buffer_view(buf: Any) -> memoryview:
-    """The bytes of a zarr ``Buffer`` as a flat read-only view (no copy for host buffers)."""
-    return _byte_view(buf.as_numpy_array())
+    """The bytes of a zarr ``Buffer`` as a flat read-only view (no copy for host buffers; a
+    plain bytes-like value, as a user's own dict may hold, is taken as it is)."""
+    as_numpy = getattr(buf, "as_numpy_array", None)
+    try:
+        return _byte_view(as_numpy() if as_numpy is not None else buf)
+    except TypeError:
+        raise StoreError(f"a zarr store returned {type(buf).__name__}, not a Buffer or bytes") from None
 
 
 def _joined(parts: Sequence[Any]) -> np.ndarray:
