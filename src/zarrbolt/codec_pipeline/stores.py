@@ -86,9 +86,7 @@ def _buffer_view(buf: Any) -> memoryview:
 
 def _joined(parts: Sequence[Any]) -> np.ndarray:
     """A fresh uint8 array holding the concatenation of the bytes-like ``parts`` (one copy)."""
-    views = [memoryview(p) for p in parts]
-    views = [v if (v.format == "B" and v.ndim == 1) else memoryview(v.tobytes() if not v.c_contiguous else v).cast("B")
-             for v in views]
+    views = [_byte_view(p) for p in parts]
     out = np.empty(sum(len(v) for v in views), dtype=np.uint8)
     pos = 0
     for v in views:
@@ -115,7 +113,9 @@ def _is_empty_request(byte_range: ByteRequest) -> bool:
     """Requests for no bytes at all (zarr-python's stores may fail on them, or, for a suffix of
     0 bytes, return the whole value)."""
     r = normalize_range(byte_range)
-    return (isinstance(r, RangeByteRequest) and r.end == r.start) or (isinstance(r, SuffixByteRequest) and r.suffix == 0)
+    if isinstance(r, RangeByteRequest):
+        return r.end == r.start
+    return isinstance(r, SuffixByteRequest) and r.suffix == 0
 
 
 def _copy_into(mv: memoryview, src: memoryview) -> int:
