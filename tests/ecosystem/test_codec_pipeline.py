@@ -373,3 +373,12 @@ def test_sharded_selections_on_a_bridged_store():
     np.testing.assert_array_equal(a.vindex[mask], ref[mask])
     np.testing.assert_array_equal(a[1:12:3, ::4, 5], ref[1:12:3, ::4, 5])
     assert not zcp.delegated_counts
+
+
+def test_read_only_store_refuses_writes(tmp_path):
+    a = _array(LocalStore(tmp_path / "ro"), "raw")
+    a[:] = _ref()
+    b = zarr.open_array(LocalStore(tmp_path / "ro", read_only=True), mode="r")
+    with pytest.raises(ValueError, match="read-only"):
+        b[:] = 1
+    np.testing.assert_array_equal(b[:], _ref())

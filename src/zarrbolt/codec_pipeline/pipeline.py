@@ -160,6 +160,8 @@ class ZarrboltCodecPipeline(CodecPipeline):
         if job is None:
             return await self._wrapped.write(batch, value, drop_axes)
         zstore, prefix, coords = job
+        if getattr(zstore, "read_only", False) is True:  # zarr-python raises its own error for it
+            return await self._wrapped.write(batch, value, drop_axes)
         value_np = adapt.numpy_of(value)
         io = self._io(zstore, prefix)
         box = box_of(coords, batch, io.chunk_shape, drop_axes)
