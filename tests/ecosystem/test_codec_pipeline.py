@@ -382,3 +382,24 @@ def test_read_only_store_refuses_writes(tmp_path):
     with pytest.raises(ValueError, match="read-only"):
         b[:] = 1
     np.testing.assert_array_equal(b[:], _ref())
+
+
+def _read_all(arr):
+    return arr[:]
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_forked_child_reads(tmp_path):
+    """A child forked after the parent read through the pipeline (its worker threads idle) reads
+    too (it must not wait on the parent's threads)."""
+    import multiprocessing as mp
+
+    st = LatencyStore(LocalStore(tmp_path / "f"), get_latency=0.0, set_latency=0.0)  # the bridged path
+    a = _array(st, "zstd")
+    a[:] = _ref()
+    a[:]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork() of a process with threads
+        with mp.get_context("fork").Pool(1) as pool:
+            got = pool.apply_async(_read_all, (a,)).get(timeout=60)
+    np.testing.assert_array_equal(got, _ref())
