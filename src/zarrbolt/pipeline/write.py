@@ -28,7 +28,7 @@ def write(io: ArrayIO, indexer: Any, value: Any, *, write_empty: bool | None = N
     """Write ``value`` (broadcast to the selection's shape) at the selection of ``indexer``.
     ``write_empty``: whether chunks (shards) that hold only the fill value are stored (None:
     the ``write_empty_chunks`` config option); else they are erased."""
-    if io.store.read_only:  # (the native file writes below do not go through the store's checks)
+    if getattr(io.store, "read_only", False) is True:  # (native file writes bypass the store)
         raise ReadOnlyError(f"{io.store!r} is read-only")
     value = check_value_shape(np.asarray(value) if not np.isscalar(value) else value, indexer.shape)
     if isinstance(value, np.ndarray):
