@@ -403,3 +403,19 @@ def test_forked_child_reads(tmp_path):
         with mp.get_context("fork").Pool(1) as pool:
             got = pool.apply_async(_read_all, (a,)).get(timeout=60)
     np.testing.assert_array_equal(got, _ref())
+
+
+@pytest.mark.parametrize("codecs", ["raw", "sharded"])
+def test_read_into_a_strided_out(codecs):
+    """zarr-python's ``out=``: the fused read decodes straight into a strided, permuted view."""
+    from zarr.core.buffer.cpu import NDBuffer
+
+    a = _array(MemoryStore(), codecs)
+    a[:] = _ref()
+    big = np.zeros((20, 60, 70), np.uint16)
+    view = big[2:13, 5:32, 3:63:2].transpose(0, 2, 1)
+    zcp.strategy_counts.clear()
+    a.get_basic_selection(np.s_[1:12, 0:30, 3:30], out=NDBuffer.from_numpy_array(view))
+    np.testing.assert_array_equal(view, _ref()[1:12, 0:30, 3:30])
+    assert big.sum() == view.sum()  # nothing written outside the view
+    assert zcp.strategy_counts["fused-store"] + zcp.strategy_counts["sharded-fused-store"] == 1
