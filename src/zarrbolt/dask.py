@@ -18,27 +18,30 @@ def _storage_chunks(arr: Array) -> tuple[int, ...]:
 
 
 def _aligned(arr: Array, chunks: Any) -> Any:
-    """``chunks`` for dask: None -> the stored objects' shape; ``"auto"`` -> dask's automatic
-    sizes in multiples of it; anything else as given (dask checks it)."""
-    base = _storage_chunks(arr)
-    if chunks is None:
-        # a dimension of length 0 still needs a chunk size >= 1 for dask's normalisation
-        return tuple(max(1, min(b, s)) if s else b for b, s in zip(base, arr.shape))
-    if isinstance(chunks, str) and chunks == "auto":
+    """``chunks`` for dask: None or ``"auto"`` -> dask's automatic block sizes (its
+    ``array.chunk-size``) made of whole stored objects, or one stored object per block when
+    those are already larger; anything else as given (dask checks it)."""
+    if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
+        base = _storage_chunks(arr)
+        one = tuple((b,) * (s // b) + ((s % b,) if s % b else ()) for b, s in zip(base, arr.shape))
+        if 0 in arr.shape:
+            return tuple(max(1, b) for b in base)
         from dask.array.core import normalize_chunks
 
-        return normalize_chunks("auto", arr.shape, dtype=arr.dtype, previous_chunks=base)
+        auto = normalize_chunks("auto", arr.shape, dtype=arr.dtype, previous_chunks=base)
+        return auto if shard_aligned(arr, auto) else one
     return chunks
 
 
 def to_dask(arr: Array, chunks: Any = None, *, name: str | None = None, inline_array: bool = False) -> Any:
     """A lazy ``dask.array.Array`` over the zarrbolt array ``arr``.
 
-    ``chunks=None`` (the default) gives one dask chunk per stored object: per shard for a
-    sharded array, per chunk otherwise, so every task reads whole shards (one index read,
-    coalesced inner chunks, decoded in C with the GIL released) and writes back with
-    ``dask.array.store`` never share a shard.  ``chunks="auto"`` lets dask pick larger sizes
-    in multiples of that; any other value is passed to dask as it is.
+    ``chunks=None`` (the default, or ``"auto"``) gives blocks made of whole stored objects
+    (shards of a sharded array, else chunks), as many per block as fit dask's
+    ``array.chunk-size`` (128 MiB unless configured) and at least one: every task reads whole
+    shards (one index read, coalesced inner chunks, decoded in C with the GIL released), and
+    writes of the blocks with ``dask.array.store`` never share a shard.  Any other ``chunks``
+    is passed to dask as it is (``chunks=arr.shards`` for exactly one shard per task).
 
     The graph's name is deterministic: it is made from the store's location, the array's path
     and metadata and the chunks (not the data, as for zarr-python's arrays: after writing to

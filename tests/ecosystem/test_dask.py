@@ -63,7 +63,8 @@ def test_reductions_equal_numpy(client, tmp_path, sharded, how):
     arr = _create(tmp_path / "v.zarr", sharded, data)
     x = da.from_array(arr, chunks=arr.chunks) if how == "from_array" else to_dask(arr)
     if how == "to_dask":
-        assert x.chunksize == (arr.shards or arr.chunks)
+        assert shard_aligned(arr, x.chunks)
+        x = to_dask(arr, chunks=arr.shards or arr.chunks)  # many tasks, on both workers
     ref = data.astype("float64")
     results = client.compute([x.sum(), x.mean(axis=0), x.max(axis=(1, 2)), x.sum(axis=2), x.min()], sync=True)
     assert int(results[0]) == int(data.sum(dtype="uint64"))
@@ -80,11 +81,20 @@ def test_to_dask_names_and_chunks(tmp_path):
     x = to_dask(arr)
     assert x.name == to_dask(zarrbolt.open_array(str(tmp_path / "v.zarr"))).name
     assert x.name.startswith("zarrbolt-") and x.name != to_dask(arr, chunks=(16, 64, 50)).name
-    assert x.chunks == ((16, 16, 5), (32, 32), (50,))
-    assert shard_aligned(arr, x.chunks) and not shard_aligned(arr, da.from_array(arr, chunks=arr.chunks).chunks)
-    auto = to_dask(arr, chunks="auto")
-    assert shard_aligned(arr, auto.chunks)
-    np.testing.assert_array_equal(auto.compute(scheduler="sync"), arr[:])
+    assert x.chunks == ((37,), (64,), (50,))  # small: one block
+    assert to_dask(arr, chunks="auto").chunks == x.chunks
+    per_shard = to_dask(arr, chunks=arr.shards)
+    assert per_shard.chunks == ((16, 16, 5), (32, 32), (50,))
+    assert shard_aligned(arr, per_shard.chunks)
+    assert not shard_aligned(arr, da.from_array(arr, chunks=arr.chunks).chunks)
+    with dask.config.set({"array.chunk-size": "100KiB"}):  # several shards per block
+        small = to_dask(arr)
+    assert shard_aligned(arr, small.chunks) and 1 < small.npartitions < per_shard.npartitions
+    with dask.config.set({"array.chunk-size": "1KiB"}):  # never less than a shard
+        assert to_dask(arr).chunks == per_shard.chunks
+    np.testing.assert_array_equal(small.compute(scheduler="sync"), arr[:])
+    empty = zarrbolt.create_array(None, shape=(0, 5), chunks=(4, 4), dtype="int8")
+    assert to_dask(empty).compute().shape == (0, 5)
     with pytest.raises(MetadataError):
         to_dask(np.zeros(3))
     pickle.loads(pickle.dumps(x))  # the graph pickles

@@ -1,0 +1,82 @@
+"""Time a dask reduction (``x.mean().compute()``, dask's threaded scheduler) over a Zarr v3 array read
+the ways docs/ecosystem.md shows:
+
+  zarr-python            da.from_zarr(path)                                  (zarr's own pipeline)
+  zarr-python+zarrbolt   da.from_zarr(path) with codec_pipeline.path = zarrbolt's pipeline
+  zarrbolt.to_dask       zarrbolt.to_dask(zarrbolt.open_array(path))         (one task per shard/chunk)
+  zarrbolt from_array    da.from_array(zarrbolt.open_array(path), chunks=arr.chunks)
+
+Run under the reference venv (zarr-python, dask) with zarrbolt importable, e.g.::
+
+  PYTHONPATH=src .venv-ref/bin/python benchmarks/dask_mean.py /tmp/bench_data/256x1024x1024_seed42/layout_b.zarr
+
+Prints the median of ``--repeat`` runs of each (after one warm-up run that fills the page cache)."""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+ZB_PIPELINE = "zarrbolt.codec_pipeline.ZarrboltCodecPipeline"
+ZARR_DEFAULT = "zarr.core.codec_pipeline.BatchedCodecPipeline"
+
+
+def _ways(path: str) -> dict:
+    import dask.array as da
+    import zarr
+
+    import zarrbolt
+
+    def zarr_python(pipeline: str):
+        def run() -> float:
+            with zarr.config.set({"codec_pipeline.path": pipeline}):
+                return float(da.from_zarr(path).mean().compute())
+
+        return run
+
+    ways = {"zarr-python": zarr_python(ZARR_DEFAULT)}
+    try:
+        import zarrbolt.codec_pipeline  # noqa: F401
+
+        ways["zarr-python+zarrbolt"] = zarr_python(ZB_PIPELINE)
+    except ImportError:
+        pass
+    ways["zarrbolt.to_dask"] = lambda: float(zarrbolt.to_dask(zarrbolt.open_array(path, mode="r")).mean().compute())
+
+    def from_array() -> float:
+        arr = zarrbolt.open_array(path, mode="r")
+        return float(da.from_array(arr, chunks=arr.chunks).mean().compute())
+
+    ways["zarrbolt from_array"] = from_array
+    return ways
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("path")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--only", nargs="*", default=None)
+    args = ap.parse_args()
+    ways = _ways(args.path)
+    results = {}
+    for name, run in ways.items():
+        if args.only and name not in args.only:
+            continue
+        value = run()  # warm-up (page cache, imports, plans)
+        times = []
+        for _ in range(args.repeat):
+            t0 = time.perf_counter()
+            got = run()
+            times.append(time.perf_counter() - t0)
+            assert got == value, (name, got, value)
+        results[name] = (statistics.median(times), min(times), value)
+    base = results.get("zarr-python", (None,))[0]
+    print(f"{'reader':<24} {'median s':>9} {'min s':>7} {'speedup':>8}  mean")
+    for name, (med, best, value) in results.items():
+        speed = f"{base / med:7.2f}x" if base else "       -"
+        print(f"{name:<24} {med:9.3f} {best:7.3f} {speed}  {value:.4f}")
+
+
+if __name__ == "__main__":
+    main()
