@@ -24,8 +24,10 @@ from ..indexing import ChunkProjection, check_value_shape
 from .context import ArrayIO
 
 
-def write(io: ArrayIO, indexer: Any, value: Any) -> None:
-    """Write ``value`` (broadcast to the selection's shape) at the selection of ``indexer``."""
+def write(io: ArrayIO, indexer: Any, value: Any, *, write_empty: bool | None = None) -> None:
+    """Write ``value`` (broadcast to the selection's shape) at the selection of ``indexer``.
+    ``write_empty``: whether chunks (shards) that hold only the fill value are stored (None:
+    the ``write_empty_chunks`` config option); else they are erased."""
     value = check_value_shape(np.asarray(value) if not np.isscalar(value) else value, indexer.shape)
     if isinstance(value, np.ndarray):
         if value.dtype != io.dtype:
@@ -35,7 +37,8 @@ def write(io: ArrayIO, indexer: Any, value: Any) -> None:
     projections = list(indexer)
     if not projections:
         return
-    write_empty = config.get("write_empty_chunks")
+    if write_empty is None:
+        write_empty = config.get("write_empty_chunks")
     if io.sharding is None and isinstance(value, np.ndarray):
         whole = value
         if value.ndim == 0 and len(indexer.shape) == io.ndim:
