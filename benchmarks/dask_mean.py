@@ -3,8 +3,9 @@ the ways docs/ecosystem.md shows:
 
   zarr-python            da.from_zarr(path)                                  (zarr's own pipeline)
   zarr-python+zarrbolt   da.from_zarr(path) with codec_pipeline.path = zarrbolt's pipeline
+  (both also with chunks=<the shard shape> when the array is sharded)
   zarrbolt.to_dask       zarrbolt.to_dask(zarrbolt.open_array(path))         (one task per shard/chunk)
-  zarrbolt from_array    da.from_array(zarrbolt.open_array(path), chunks=arr.chunks)
+  zarrbolt da.from_array  da.from_array(zarrbolt.open_array(path), chunks=arr.chunks)
 
 Run under the reference venv (zarr-python, dask) with zarrbolt importable, e.g.::
 
@@ -28,27 +29,35 @@ def _ways(path: str) -> dict:
 
     import zarrbolt
 
-    def zarr_python(pipeline: str):
+    shards = zarrbolt.open_array(path, mode="r").shards
+
+    def zarr_python(pipeline: str, chunks: tuple | None = None):
         def run() -> float:
             with zarr.config.set({"codec_pipeline.path": pipeline}):
-                return float(da.from_zarr(path).mean().compute())
+                kw = {"chunks": chunks} if chunks else {}
+                return float(da.from_zarr(path, **kw).mean().compute())
 
         return run
 
-    ways = {"zarr-python": zarr_python(ZARR_DEFAULT)}
+    pipelines = {"zarr-python": ZARR_DEFAULT}
     try:
         import zarrbolt.codec_pipeline  # noqa: F401
 
-        ways["zarr-python+zarrbolt"] = zarr_python(ZB_PIPELINE)
+        pipelines["zarr-python+zarrbolt"] = ZB_PIPELINE
     except ImportError:
         pass
+    ways = {}
+    for name, pipeline in pipelines.items():
+        ways[name] = zarr_python(pipeline)
+        if shards:
+            ways[name + ", chunks=shards"] = zarr_python(pipeline, shards)
     ways["zarrbolt.to_dask"] = lambda: float(zarrbolt.to_dask(zarrbolt.open_array(path, mode="r")).mean().compute())
 
     def from_array() -> float:
         arr = zarrbolt.open_array(path, mode="r")
         return float(da.from_array(arr, chunks=arr.chunks).mean().compute())
 
-    ways["zarrbolt from_array"] = from_array
+    ways["zarrbolt da.from_array"] = from_array
     return ways
 
 
@@ -72,10 +81,10 @@ def main() -> None:
             assert got == value, (name, got, value)
         results[name] = (statistics.median(times), min(times), value)
     base = results.get("zarr-python", (None,))[0]
-    print(f"{'reader':<24} {'median s':>9} {'min s':>7} {'speedup':>8}  mean")
+    print(f"{'reader':<36} {'median s':>9} {'min s':>7} {'speedup':>8}  mean")
     for name, (med, best, value) in results.items():
         speed = f"{base / med:7.2f}x" if base else "       -"
-        print(f"{name:<24} {med:9.3f} {best:7.3f} {speed}  {value:.4f}")
+        print(f"{name:<36} {med:9.3f} {best:7.3f} {speed}  {value:.4f}")
 
 
 if __name__ == "__main__":
