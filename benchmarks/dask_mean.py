@@ -4,8 +4,11 @@ the ways docs/ecosystem.md shows:
   zarr-python            da.from_zarr(path)                                  (zarr's own pipeline)
   zarr-python+zarrbolt   da.from_zarr(path) with codec_pipeline.path = zarrbolt's pipeline
   (both also with chunks=<the shard shape> when the array is sharded)
-  zarrbolt.to_dask       zarrbolt.to_dask(zarrbolt.open_array(path))         (one task per shard/chunk)
+  zarrbolt.to_dask       zarrbolt.to_dask(zarrbolt.open_array(path))         (blocks of whole shards/chunks)
   zarrbolt da.from_array  da.from_array(zarrbolt.open_array(path), chunks=arr.chunks)
+
+With ``--eager``: no dask, ``zarr.open_array(path)[...].mean()`` through each pipeline and
+``zarrbolt.open_array(path)[...].mean()`` (what xarray's ``.load()`` without dask does).
 
 Run under the reference venv (zarr-python, dask) with zarrbolt importable, e.g.::
 
@@ -61,13 +64,37 @@ def _ways(path: str) -> dict:
     return ways
 
 
+def _eager_ways(path: str) -> dict:
+    import zarr
+
+    import zarrbolt
+
+    def zarr_python(pipeline: str):
+        def run() -> float:
+            with zarr.config.set({"codec_pipeline.path": pipeline}):
+                return float(zarr.open_array(path, mode="r")[...].mean())
+
+        return run
+
+    ways = {"zarr-python z[...]": zarr_python(ZARR_DEFAULT)}
+    try:
+        import zarrbolt.codec_pipeline  # noqa: F401
+
+        ways["zarr-python+zarrbolt z[...]"] = zarr_python(ZB_PIPELINE)
+    except ImportError:
+        pass
+    ways["zarrbolt z[...]"] = lambda: float(zarrbolt.open_array(path, mode="r")[...].mean())
+    return ways
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("path")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--eager", action="store_true", help="whole-array reads without dask")
     args = ap.parse_args()
-    ways = _ways(args.path)
+    ways = _eager_ways(args.path) if args.eager else _ways(args.path)
     results = {}
     for name, run in ways.items():
         if args.only and name not in args.only:
@@ -80,7 +107,7 @@ def main() -> None:
             times.append(time.perf_counter() - t0)
             assert got == value, (name, got, value)
         results[name] = (statistics.median(times), min(times), value)
-    base = results.get("zarr-python", (None,))[0]
+    base = next(iter(results.values()))[0]
     print(f"{'reader':<36} {'median s':>9} {'min s':>7} {'speedup':>8}  mean")
     for name, (med, best, value) in results.items():
         speed = f"{base / med:7.2f}x" if base else "       -"
