@@ -127,3 +127,22 @@ def test_napari_style_levels(image):
     for lvl, want in zip(pyramid, levels):
         assert not lvl.__module__.startswith("zarr")
         np.testing.assert_array_equal(lvl[1, 5].compute(), want[1, 5])
+
+
+def test_ome_zarr_writer_through_the_pipeline(tmp_path, image):
+    """ome-zarr-py writing with zarrbolt's pipeline on: zarr-python's own pipeline and zarrbolt
+    read back the same levels as from the image written without it."""
+    path, paths, levels = image
+    out = str(tmp_path / "again.ome.zarr")
+    with through_pipeline():
+        root = zarr.open_group(out, mode="w", zarr_format=3)
+        write_image(levels[0], root, scale_factors=[2, 4], fmt=FormatV05(), axes="czyx", method=Methods.NEAREST,
+                    storage_options={"chunks": (1, 4, 32, 32), "shards": (1, 12, 64, 128)})
+        # (the reads this makes keep the pipeline's read counter moving)
+        np.testing.assert_array_equal(zarr.open_array(out, path=paths[0], mode="r")[...], levels[0])
+    with zarr.config.set({"codec_pipeline.path": "zarr.core.codec_pipeline.BatchedCodecPipeline"}):
+        for p, want in zip(paths, levels):
+            np.testing.assert_array_equal(zarr.open_array(out, path=p, mode="r")[...], want)
+    g = zarrbolt.open_group(out, mode="r")
+    for p, want in zip(paths, levels):
+        np.testing.assert_array_equal(g[p][...], want)
