@@ -133,3 +133,30 @@ def test_stale_array_on_a_worker_is_refused(client, tmp_path):
     zarrbolt.open_array(str(tmp_path / "v.zarr")).resize((20, 64, 50))
     with pytest.raises(MetadataError, match="changed since it was pickled"):
         client.compute(x.sum(), sync=True)
+
+
+def _worker_reads():
+    import zarrbolt.codec_pipeline as cp
+    from zarrbolt.pipeline import read as zb_read
+
+    counts = getattr(cp, "strategy_counts", zb_read.strategy_counts)
+    return sum(counts.values()), sum(cp.fallback_counts.values())
+
+
+def test_from_zarr_through_the_pipeline_on_workers(client, tmp_path):
+    """A zarr-python array opened with zarrbolt's pipeline pickles with it: the workers decode
+    with zarrbolt."""
+    zarr = pytest.importorskip("zarr")
+    pytest.importorskip("zarrbolt.codec_pipeline", reason="zarrbolt.codec_pipeline is not built")
+    data = _volume(seed=3)
+    path = str(tmp_path / "z.zarr")
+    z = zarr.create_array(path, shape=SHAPE, chunks=(8, 16, 25), shards=(16, 32, 50), dtype="uint16")
+    z[...] = data
+    before = client.run(_worker_reads)
+    with zarr.config.set({"codec_pipeline.path": "zarrbolt.codec_pipeline.ZarrboltCodecPipeline"}):
+        x = da.from_zarr(path, chunks=(16, 32, 50))
+    assert int(client.compute(x.sum(), sync=True)) == int(data.sum(dtype="uint64"))
+    np.testing.assert_array_equal(client.compute(x.max(axis=0), sync=True), data.max(axis=0))
+    after = client.run(_worker_reads)
+    assert sum(after[w][0] - before[w][0] for w in after) > 0  # the workers read with zarrbolt
+    assert all(after[w][1] == before[w][1] for w in after)  # and nothing fell back
