@@ -4,6 +4,7 @@ Nodes pickle as store + path + metadata document + read_only; stores as their ro
 (LocalStore) or a copy of their contents (MemoryStore); caches, compiled plans and native file
 access are never pickled."""
 
+import copy
 import pickle
 import threading
 
@@ -230,6 +231,7 @@ def test_memory_store_is_a_copy(tmp_path):
     assert ro.read_only and ro.get("a") == b"1"
     with pytest.raises(ReadOnlyError):
         ro.set("a", b"x")
+    assert copy.copy(s)._data is backing and copy.deepcopy(s)._data is not backing
     # the unpickled store has its own working lock
     threads = [threading.Thread(target=lambda i=i: u.set(f"t/{i}", b"x")) for i in range(8)]
     for t in threads:

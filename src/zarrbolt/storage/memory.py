@@ -156,6 +156,10 @@ class MemoryStore(Store):
         self.__dict__.update(state)
         self._lock = threading.RLock()
 
+    def __copy__(self) -> MemoryStore:
+        # a shallow copy shares the data, like with_read_only (deepcopy and pickle copy it)
+        return self.with_read_only(self.read_only)
+
     def _dask_token(self) -> tuple:
         return ("MemoryStore", id(self._data))
 
