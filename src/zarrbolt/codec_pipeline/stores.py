@@ -17,8 +17,11 @@ store that reports a missing key (None, or FileNotFoundError) reads as missing h
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from collections import OrderedDict
 from collections.abc import Coroutine, Iterable, Iterator, Sequence
 from typing import Any
@@ -41,7 +44,7 @@ from ..storage._base import (
     writable_view,
 )
 
-__all__ = ["DeferredWriteStore", "LoopBridge", "ZarrMemoryView", "native_store", "store_concurrency"]
+__all__ = ["DeferredWriteStore", "LoopBridge", "ZarrMemoryView", "native_store", "run_in_worker", "store_concurrency"]
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -113,6 +116,30 @@ def _is_empty_request(byte_range: ByteRequest) -> bool:
 def _copy_into(mv: memoryview, src: memoryview) -> int:
     mv[: len(src)] = src
     return len(src)
+
+
+# ---------------------------------------------------------------------------- worker threads
+_WORKERS: ThreadPoolExecutor | None = None
+_WORKERS_LOCK = threading.Lock()
+_WORKERS_MAX = 64
+
+
+async def run_in_worker(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` in a worker thread of zarrbolt's own (with the caller's context
+    variables, as ``asyncio.to_thread``), awaited.
+
+    Use it, not ``asyncio.to_thread``, for planner calls that reach a :class:`LoopBridge`: the
+    zarr-python store's coroutines may themselves need the loop's default executor (zarr's
+    ``LocalStore`` and ``ZipStore`` read files with ``asyncio.to_thread``, and zarr-python sizes
+    that executor by ``threading.max_workers``), so planner threads blocked there on the
+    bridge would wait for a thread that never comes free."""
+    global _WORKERS
+    if _WORKERS is None:
+        with _WORKERS_LOCK:
+            if _WORKERS is None:
+                _WORKERS = ThreadPoolExecutor(max_workers=_WORKERS_MAX, thread_name_prefix="zarrbolt-planner")
+    call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(_WORKERS, call)
 
 
 # ---------------------------------------------------------------------------- native stores
@@ -305,6 +332,7 @@ class LoopBridge(Store):
         self.loop = loop
         self.concurrency = store_concurrency(concurrency)
         self._sem: asyncio.Semaphore | None = None
+        self._sem_loop: asyncio.AbstractEventLoop | None = None
 
     # ------------------------------------------------------------------ running coroutines
     def run(self, coro: Coroutine[Any, Any, Any]) -> Any:
@@ -321,9 +349,11 @@ class LoopBridge(Store):
         return asyncio.run_coroutine_threadsafe(coro, loop).result()
 
     def semaphore(self) -> asyncio.Semaphore:
-        """The bound on this bridge's requests in flight (made on the loop, at first use)."""
-        if self._sem is None:
-            self._sem = asyncio.Semaphore(self.concurrency)
+        """The bound on this bridge's requests in flight (made on the running loop at first use,
+        and again should the bridge be used on another loop)."""
+        loop = asyncio.get_running_loop()
+        if self._sem is None or self._sem_loop is not loop:
+            self._sem, self._sem_loop = asyncio.Semaphore(self.concurrency), loop
         return self._sem
 
     async def _call(self, what: str, key: str, fn: Any, *args: Any) -> Any:
