@@ -51,13 +51,16 @@ def to_dask(arr: Array, chunks: Any = None, *, name: str | None = None, inline_a
     import dask.array as da
     from dask.base import tokenize
 
-    dchunks = _aligned(arr, chunks)
-    if name is None:
-        name = "zarrbolt-" + tokenize(arr, dchunks)
-    return da.from_array(
-        arr, chunks=dchunks, name=name, lock=False, asarray=True, fancy=False,
-        inline_array=inline_array, meta=_meta(arr),
-    )
+    try:
+        dchunks = _aligned(arr, chunks)
+        if name is None:
+            name = "zarrbolt-" + tokenize(arr, dchunks)
+        return da.from_array(
+            arr, chunks=dchunks, name=name, lock=False, asarray=True, fancy=False,
+            inline_array=inline_array, meta=_meta(arr),
+        )
+X
+        raise MetadataError(f"to_dask: invalid chunks {chunks!r} for shape {arr.shape}: {e}") from e
 
 
 def _meta(arr: Array) -> Any:

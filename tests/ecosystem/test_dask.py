@@ -97,6 +97,9 @@ def test_to_dask_names_and_chunks(tmp_path):
     assert to_dask(empty).compute().shape == (0, 5)
     with pytest.raises(MetadataError):
         to_dask(np.zeros(3))
+    for bad in ((16, 32), (0, 32, 50), ((10, 10), (64,), (50,)), "nonsense"):
+        with pytest.raises(MetadataError):
+            to_dask(arr, chunks=bad)
     pickle.loads(pickle.dumps(x))  # the graph pickles
 
 
