@@ -59,7 +59,7 @@ def to_dask(arr: Array, chunks: Any = None, *, name: str | None = None, inline_a
             arr, chunks=dchunks, name=name, lock=False, asarray=True, fancy=False,
             inline_array=inline_array, meta=_meta(arr),
         )
-X
+    except (ValueError, TypeError, ZeroDivisionError) as e:  # dask's own checks of chunks
         raise MetadataError(f"to_dask: invalid chunks {chunks!r} for shape {arr.shape}: {e}") from e
 
 
