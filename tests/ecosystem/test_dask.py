@@ -163,3 +163,17 @@ def test_from_zarr_through_the_pipeline_on_workers(client, tmp_path):
     after = client.run(_worker_reads)
     assert sum(after[w][0] - before[w][0] for w in after) > 0  # the workers read with zarrbolt
     assert all(after[w][1] == before[w][1] for w in after)  # and nothing fell back
+
+
+def test_importing_zarrbolt_imports_no_dask():
+    import subprocess
+    import sys
+
+    code = ("import sys, zarrbolt; f = zarrbolt.to_dask; import zarrbolt.dask; "
+            "assert 'dask' not in sys.modules and 'zarr' not in sys.modules, sorted(sys.modules)")
+    src = os.path.dirname(os.path.dirname(os.path.abspath(zarrbolt.__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p))
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
+    assert zarrbolt.to_dask is to_dask and "to_dask" in zarrbolt.__all__
+    with pytest.raises(AttributeError):
+        zarrbolt.no_such_name
