@@ -61,8 +61,18 @@ __all__ = [
     "open_group",
     "save_array",
     "show_versions",
+    "to_dask",
     "zeros",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # zarrbolt.to_dask lives in zarrbolt.dask, imported on first use (dask itself only when called)
+    if name == "to_dask":
+        from .dask import to_dask
+
+        return to_dask
+    raise AttributeError(f"module 'zarrbolt' has no attribute {name!r}")
 
 
 def _versions() -> dict[str, str]:

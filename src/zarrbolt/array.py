@@ -48,6 +48,8 @@ class Array(Node):
     :func:`zarrbolt.open_array`."""
 
     _kind = "array"
+    # True on an array made by unpickling until its first read or write checked its metadata
+    _unpickled = False
 
     def __init__(self, store: Store, path: str, metadata: ArrayMetadata, *, read_only: bool | None = None):
         self._store = store
@@ -77,6 +79,42 @@ class Array(Node):
         self._sharding = io.sharding
 
     _replace_metadata = _set_metadata
+
+    # ------------------------------------------------------------------ pickling
+    # Arrays pickle as their store, path, metadata document and read_only (Node.__getstate__).
+    _metadata_cls = ArrayMetadata
+
+    def _restored(self) -> None:
+        self._unpickled = True
+
+    def _sync_unpickled(self) -> None:
+        if self._unpickled:
+            self._check_unpickled()
+
+    def _check_unpickled(self) -> None:
+        """Before the first read or write of an unpickled array (and before it writes its
+        attributes): one get of its ``zarr.json``
+        (no more) to make sure the metadata the pickle carried is still the array's.  Changed
+        attributes are taken over; any other change (a resize, new codecs, the array deleted)
+        raises instead of reading or writing chunks by a stale layout."""
+        current = load_metadata(self._store, self._path)
+        if not isinstance(current, ArrayMetadata):
+            raise ArrayNotFoundError(
+                f"array {self.name} in {self._store!r} was removed or replaced since it was pickled"
+            )
+        if _layout_json(current) != _layout_json(self._metadata):
+            raise MetadataError(
+                f"array {self.name} in {self._store!r} changed since it was pickled (shape {self.shape} -> "
+                f"{tuple(current.shape)}, or its chunks, codecs or data type): open it again"
+            )
+        if current != self._metadata:
+            self._replace_metadata(current)
+        self._unpickled = False
+
+    def __dask_tokenize__(self) -> tuple:
+        """What dask names graphs over this array by (``dask.base.tokenize``): the store's
+        identity, the path and the metadata; never the data (like zarr-python's arrays)."""
+        return ("zarrbolt.Array", _store_token(self._store), self._path, self._metadata.to_bytes())
 
     # ------------------------------------------------------------------ properties
     @property
@@ -210,6 +248,8 @@ class Array(Node):
 
     # ------------------------------------------------------------------ reading
     def _read(self, make_indexer: Any) -> np.ndarray:
+        if self._unpickled:
+            self._check_unpickled()
         return read_pipeline.read(self._io, make_indexer)
 
     def _finish(self, out: np.ndarray) -> Any:
@@ -237,6 +277,8 @@ class Array(Node):
     # ------------------------------------------------------------------ writing
     def _write(self, indexer: Any, value: Any) -> None:
         self._check_writable()
+        if self._unpickled:
+            self._check_unpickled()
         write_pipeline.write(self._io, indexer, value)
 
     def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
@@ -259,6 +301,8 @@ class Array(Node):
         boundary chunk that falls outside is reset to the fill value, so growing the array again
         shows the fill value there (never stale data)."""
         self._check_writable()
+        if self._unpickled:
+            self._check_unpickled()
         if len(new_shape) == 1 and isinstance(new_shape[0], (tuple, list)):
             new_shape = tuple(new_shape[0])
         try:
@@ -329,6 +373,18 @@ class Array(Node):
         sel[axis] = slice(old, new_shape[axis])
         self[tuple(sel)] = data
         return self.shape
+
+
+def _layout_json(meta: ArrayMetadata) -> dict[str, Any]:
+    """The metadata document without the attributes: what decides where and how chunks are stored."""
+    doc = meta.to_json()
+    doc.pop("attributes", None)
+    return doc
+
+
+def _store_token(store: Store) -> Any:
+    token = getattr(store, "_dask_token", None)  # Store._dask_token; objects that only look like stores have none
+    return token() if callable(token) else (type(store).__qualname__, id(store))
 
 
 def operator_index(x: Any) -> int:

@@ -33,6 +33,7 @@ class Group(Node):
     """A Zarr v3 group."""
 
     _kind = "group"
+    _metadata_cls = GroupMetadata  # groups pickle as store, path, metadata, read_only (Node)
 
     def __init__(self, store: Store, path: str, metadata: GroupMetadata, *, read_only: bool | None = None):
         self._store = store

@@ -148,6 +148,7 @@ class Node:
     ``_metadata``; ``_kind`` names them in messages."""
 
     _kind = "node"
+    _metadata_cls: type = object
     _store: Store
     _path: str
     _metadata: Any
@@ -185,7 +186,44 @@ class Node:
         if self._read_only:
             raise ReadOnlyError(f"{self._kind} {self.name} is read-only")
 
+    # ------------------------------------------------------------------ pickling
+    def __getstate__(self) -> dict[str, Any]:
+        """A pickle holds the store (stores pickle themselves: a LocalStore as its root and mode,
+        a MemoryStore as a copy of its contents), the path, the metadata document and
+        ``read_only``; never compiled plans, caches or open files, which the unpickled node
+        makes again.  Unpickling reads nothing from the store."""
+        return {
+            "store": self._store,
+            "path": self._path,
+            "metadata": self._metadata.to_bytes(),
+            "read_only": self._read_only,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        what = f"a pickled zarrbolt {self._kind}"
+        try:
+            store, path, raw, read_only = state["store"], state["path"], state["metadata"], state["read_only"]
+        except (TypeError, KeyError):
+            raise MetadataError(f"not {what}") from None
+        if not isinstance(store, Store) or not isinstance(path, str):
+            raise MetadataError(f"not {what}: it needs a store and a path")
+        meta = parse_node_metadata(raw)
+        if not isinstance(meta, self._metadata_cls):
+            raise MetadataError(f"{what} carries {meta.node_type} metadata")
+        self._store = store
+        self._path = normalize_node_path(path)
+        self._read_only = bool(read_only) or store.read_only
+        self._replace_metadata(meta)
+        self._restored()
+
+    def _restored(self) -> None:
+        """Called at the end of unpickling."""
+
+    def _sync_unpickled(self) -> None:
+        """Called before the node writes its metadata (arrays check the store's copy once)."""
+
     def update_attributes(self, new_attributes: Mapping[str, Any]) -> Any:
+        self._sync_unpickled()
         attrs = dict(self._metadata.attributes)
         attrs.update(new_attributes)
         self._set_attributes(attrs)
@@ -193,6 +231,7 @@ class Node:
 
     def _set_attributes(self, attrs: dict[str, Any]) -> None:
         self._check_writable()
+        self._sync_unpickled()
         check_json_attributes(attrs)
         self._save_metadata(self._metadata.evolve(attributes=attrs))
 

@@ -4,12 +4,43 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from typing import Any, Callable
 
 import numpy as np
 
 from .abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
 from ..errors import CodecError, CorruptChunkError, MetadataError
+
+
+class SpecCache:
+    """A small per-instance memo of values made from one chunk spec (bound chains, shard
+    layouts).  Unlike a per-instance ``functools.lru_cache`` it pickles, and it pickles empty:
+    what it holds is rebuilt on first use in the process that unpickles it.  Safe to share
+    between threads (a race makes the value twice; both are equal)."""
+
+    __slots__ = ("_data", "_maxsize")
+
+    def __init__(self, maxsize: int):
+        self._maxsize = maxsize
+        self._data: dict[Any, Any] = {}
+
+    def get(self, spec: Any, make: Callable[[Any], Any]) -> Any:
+        """The value for ``spec``, made by ``make(spec)`` the first time (errors are not cached)."""
+        try:
+            return self._data[spec]
+        except KeyError:
+            pass
+        value = make(spec)
+        if len(self._data) >= self._maxsize:
+            self._data = {}
+        self._data[spec] = value
+        return value
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (self._maxsize,))
 
 
 @dataclass(frozen=True)
@@ -84,7 +115,7 @@ class BoundChain:
 class CodecChain:
     """An ordered, validated list of codecs (the ``codecs`` of an array's metadata)."""
 
-    __slots__ = ("codecs", "aa", "ab", "bb", "_bind")
+    __slots__ = ("codecs", "aa", "ab", "bb", "_binds")
 
     def __init__(self, codecs: Sequence[Codec]):
         codecs = tuple(codecs)
@@ -118,11 +149,11 @@ class CodecChain:
         self.aa = tuple(aa)
         self.ab = ab
         self.bb = tuple(bb)
-        self._bind = lru_cache(maxsize=64)(self._bind_uncached)
+        self._binds = SpecCache(64)
 
     def bind(self, spec: ChunkSpec) -> BoundChain:
         """Validate the chain against ``spec`` and return the bound chain (cached per spec)."""
-        return self._bind(spec)
+        return self._binds.get(spec, self._bind_uncached)
 
     def _bind_uncached(self, spec: ChunkSpec) -> BoundChain:
         aa_specs = []

@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -26,7 +25,7 @@ from .. import kernels
 from ..errors import CodecError, CorruptChunkError, MetadataError
 from .._threads import run_batches
 from .abc import ArrayToBytesCodec, ChunkSpec, Codec
-from .chain import CodecChain
+from .chain import CodecChain, SpecCache
 from .registry import parse_codecs, register_codec
 from ._util import config_dict
 
@@ -91,7 +90,7 @@ class ShardingCodec(ArrayToBytesCodec):
         self.index_codecs = tuple(parse_codecs(list(index_codecs)))
         self.inner_chain = CodecChain(self.codecs)
         self.index_chain = CodecChain(self.index_codecs)
-        self._layout: Callable[[ChunkSpec], ShardLayout] = lru_cache(maxsize=16)(self._make_layout)
+        self._layouts = SpecCache(16)  # pickles empty (see SpecCache)
 
     # ------------------------------------------------------------------ JSON
     @classmethod
@@ -149,7 +148,9 @@ class ShardingCodec(ArrayToBytesCodec):
         return ShardLayout(shape, self.chunk_shape, cps, n, inner, index, index_nbytes, fast)
 
     def layout(self, spec: ChunkSpec) -> ShardLayout:
-        return self._layout(spec)
+        return self._layouts.get(spec, self._make_layout)
+
+    _layout = layout
 
     def resolve(self, spec: ChunkSpec) -> ChunkSpec:
         self._layout(spec)

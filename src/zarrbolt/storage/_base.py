@@ -172,7 +172,9 @@ class Store(ABC):
     """A key/value store of bytes (the spec's abstract store interface).
 
     Keys are validated by :func:`check_key`; values are bytes.  Every write on a read-only
-    store raises :class:`~zarrbolt.errors.ReadOnlyError`.  Listings return full keys;
+    store raises :class:`~zarrbolt.errors.ReadOnlyError`.  Stores pickle (so arrays can go to
+    other processes, e.g. dask workers): what they pickle as is each store's business, but never
+    open files, locks or caches.  Listings return full keys;
     ``list_dir`` also returns child prefixes, which end with ``/`` (as in the spec's example).
     """
 
@@ -345,6 +347,10 @@ class Store(ABC):
 
     def close(self) -> None:
         """Release resources (nothing to release for local and in-memory stores)."""
+
+    def _dask_token(self) -> tuple:
+        """What identifies the data of this store for dask's graph names (not its contents)."""
+        return (type(self).__qualname__, id(self))
 
     def __enter__(self) -> Store:
         return self

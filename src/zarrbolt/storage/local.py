@@ -557,6 +557,17 @@ class LocalStore(Store):
                 continue
 
     # ------------------------------------------------------------------ misc
+    def __getstate__(self) -> dict[str, Any]:
+        """A LocalStore pickles as its root, mode and ``fsync``: the unpickled store opens the
+        same directory (the path must mean the same files where it is unpickled).  The native
+        file access is made again on first use."""
+        state = dict(self.__dict__)
+        state["_native"] = None
+        return state
+
+    def _dask_token(self) -> tuple:
+        return ("LocalStore", self._root_str)
+
     def with_read_only(self, read_only: bool = True) -> LocalStore:
         return LocalStore(self.root, read_only=read_only, fsync=self.fsync)
 

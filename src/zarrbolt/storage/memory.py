@@ -26,7 +26,10 @@ class MemoryStore(Store):
     """Keys and values in a dict (``store_dict`` when given, so the caller can see them).
 
     Values are stored as immutable ``bytes``.  Mutations hold a lock that read-only views made
-    by :meth:`with_read_only` share, so read-modify-write operations are atomic."""
+    by :meth:`with_read_only` share, so read-modify-write operations are atomic.
+
+    A MemoryStore pickles with its contents: the unpickled store (e.g. in a dask worker process)
+    holds a *copy* (a plain dict), and writes to either are not seen by the other."""
 
     def __init__(self, store_dict: MutableMapping[str, bytes] | None = None, *, read_only: bool = False):
         super().__init__(read_only=read_only)
@@ -142,6 +145,24 @@ class MemoryStore(Store):
         return iter(keys)
 
     # ------------------------------------------------------------------ misc
+    def __getstate__(self) -> dict[str, Any]:
+        with self._lock:
+            data = {k: (v if isinstance(v, bytes) else as_bytes(v)) for k, v in self._data.items()}
+        state = {k: v for k, v in self.__dict__.items() if k != "_lock"}
+        state["_data"] = data
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+
+    def __copy__(self) -> MemoryStore:
+        # a shallow copy shares the data, like with_read_only (deepcopy and pickle copy it)
+        return self.with_read_only(self.read_only)
+
+    def _dask_token(self) -> tuple:
+        return ("MemoryStore", id(self._data))
+
     def with_read_only(self, read_only: bool = True) -> MemoryStore:
         s = MemoryStore(self._data, read_only=read_only)
         s._lock = self._lock
