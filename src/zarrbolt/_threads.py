@@ -46,9 +46,11 @@ if hasattr(os, "register_at_fork"):
 def _get_pool(n: int) -> ThreadPoolExecutor:
     global _pool, _pool_size
     with _pool_lock:
-        if _pool is None or _pool_size != n:
-            if _pool is not None:
-                _pool.shutdown(wait=False)
+        # it only grows: callers use at most the workers they ask for, and a per-call thread
+        # count (config.override) must not tear down a pool another call is using
+        # (the old pool is not shut down: a call may be about to submit to it; its idle
+        # threads exit once it is garbage)
+        if _pool is None or _pool_size < n:
             _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="zarrbolt")
             _pool_size = n
         return _pool

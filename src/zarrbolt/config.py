@@ -14,8 +14,11 @@ machine's memory when that is less.  ``output_cache_seconds``: how long such mem
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 from .errors import MetadataError
@@ -91,7 +94,15 @@ _VALIDATORS = {
 }
 
 
+# Context-local overrides (see override()): a ContextVar, so each thread / asyncio task sees its
+# own, and ``asyncio.to_thread`` carries the caller's into the worker thread.
+_override: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("zarrbolt_config", default=None)
+
+
 def get(name: str) -> Any:
+    o = _override.get()
+    if o is not None and name in o:
+        return o[name]
     try:
         return _values[name]
     except KeyError:
@@ -126,6 +137,27 @@ def set(mapping: dict[str, Any] | None = None, /, **options: Any) -> _Restore:  
         _values.update(options)
     _on_change()
     return _Restore(old)
+
+
+@contextlib.contextmanager
+def override(**options: Any) -> Iterator[None]:
+    """Options for the current context only (this thread or asyncio task, and what it starts
+    with ``asyncio.to_thread``); the global values (:func:`set`) stay as they are::
+
+        with zarrbolt.config.override(threads=4):
+            ...
+
+    Used by zarr-python's codec pipeline to apply zarr's per-call settings."""
+    for k, v in options.items():
+        if k not in _values:
+            raise KeyError(f"unknown zarrbolt config option {k!r}; options: {sorted(_values)}")
+        if not _VALIDATORS[k](v):
+            raise MetadataError(f"invalid value {v!r} for zarrbolt config option {k!r}")
+    token = _override.set({**(_override.get() or {}), **options})
+    try:
+        yield
+    finally:
+        _override.reset(token)
 
 
 def reset() -> None:

@@ -71,13 +71,15 @@ class ArrayIO:
             self.eplans[write_empty] = compile_encode_plan(self.bound, not write_empty)
         return self.eplans[write_empty]
 
-    def inner_encode_plan(self) -> Any | None:
-        """The fused encode plan of the inner chunks of shards written whole, or None."""
+    def inner_encode_plan(self, keep_empty: bool = False) -> Any | None:
+        """The fused encode plan of the inner chunks of shards written whole, or None.
+        Inner chunks equal to the fill value are left out of the shard, unless ``keep_empty``
+        (zarr-python's ``write_empty_chunks=True`` keeps them)."""
         if not config.get("fused_pipeline"):
             return None
-        if "inner" not in self.eplans:
+        name = "inner-keep" if keep_empty else "inner"
+        if name not in self.eplans:
             from .plan import compile_encode_plan
 
-            # empty inner chunks are always left out of a shard
-            self.eplans["inner"] = compile_encode_plan(self.layout.inner, True)
-        return self.eplans["inner"]
+            self.eplans[name] = compile_encode_plan(self.layout.inner, not keep_empty)
+        return self.eplans[name]

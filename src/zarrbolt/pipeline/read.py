@@ -34,19 +34,51 @@ from .shard_io import COALESCE_GAP, ShardArenaReader, fetch_inner_chunks, group_
 strategy_counts: Counter = Counter()
 
 
-def read(io: ArrayIO, make_indexer: Callable[[tuple[int, ...]], Any]) -> np.ndarray:
-    """Read a selection: ``make_indexer(chunk_shape)`` makes its indexer over the chunk grid."""
+def read(io: ArrayIO, make_indexer: Callable[[tuple[int, ...]], Any], *, out: np.ndarray | None = None,
+         missing: set | None = None) -> np.ndarray:
+    """Read a selection: ``make_indexer(chunk_shape)`` makes its indexer over the chunk grid.
+
+    ``out``: an existing array of the selection's shape and the array's dtype (any strides) that
+    the read writes into (and returns) instead of a new one.  ``missing``: a set the store keys
+    of absent chunks / shards are added to (absent inner chunks of a present shard are not)."""
     if io.shard_direct:
         indexer = make_indexer(io.layout.chunk_shape)
+        out = _check_out(io, indexer, out)
         items = _unit_items(io, indexer)
         if items is not None:
-            return _read_sharded_fused(io, indexer, items)
-        return _read_sharded(io, indexer)
+            return _read_sharded_fused(io, indexer, items, out, missing)
+        return _read_sharded(io, indexer, out, missing)
     indexer = make_indexer(io.chunk_shape)
+    out = _check_out(io, indexer, out)
     items = _unit_items(io, indexer)
     if items is not None:
-        return _read_fused(io, indexer, items)
-    return _read_per_codec(io, indexer)
+        return _read_fused(io, indexer, items, out, missing)
+    return _read_per_codec(io, indexer, out, missing)
+
+
+def _check_out(io: ArrayIO, indexer: Any, out: np.ndarray | None) -> np.ndarray | None:
+    if out is None:
+        return None
+    if not isinstance(out, np.ndarray) or tuple(out.shape) != tuple(indexer.shape) or out.dtype != io.dtype:
+        raise ValueError(f"out must be a numpy array of shape {tuple(indexer.shape)} and dtype {io.dtype}, got "
+                         f"{type(out).__name__} {getattr(out, 'shape', None)} {getattr(out, 'dtype', None)}")
+    if not out.flags.writeable:
+        raise ValueError("out must be writable")
+    return out
+
+
+def _unit_view(out: np.ndarray, unit_shape: tuple[int, ...]) -> np.ndarray:
+    """``out`` viewed with one axis per array dimension (length-1 axes added for dropped
+    integer dimensions, newaxes removed): never a copy."""
+    if tuple(out.shape) == tuple(unit_shape):
+        return out
+    # only length-1 axes differ: numpy reshapes that without a copy (copy=False raises if not)
+    try:
+        return np.reshape(out, unit_shape, copy=False)
+    except TypeError:  # numpy < 2.1
+        v = out.view()
+        v.shape = unit_shape
+        return v
 
 
 def _unit_items(io: ArrayIO, indexer: Any) -> tuple | None:
@@ -74,13 +106,18 @@ def task_error(e: BaseException, label: Callable[[int | None], str | None]) -> B
 class FusedOutput:
     """The output of a fused read and where each task goes in it; decodes batches into it."""
 
-    def __init__(self, io: ArrayIO, indexer: Any, items: tuple):
+    def __init__(self, io: ArrayIO, indexer: Any, items: tuple, out: np.ndarray | None = None):
         coords, self.starts, self.shapes, self.out_starts = items
         self.plan, self.fill = io.plan, io.fill
-        self.out = outbuf.empty(indexer.shape, dtype=io.dtype)
-        self.full = self.out.reshape(indexer.unit_shape())
+        if out is None:
+            self.out = outbuf.empty(indexer.shape, dtype=io.dtype)
+            self.full = self.out.reshape(indexer.unit_shape())
+        else:
+            self.out = out
+            self.full = _unit_view(out, indexer.unit_shape())
         self.n = len(coords)
         self.coords = coords
+        self.missing: set | None = None  # where absent chunks / shards are recorded (read(missing=))
 
     def prepare(self) -> None:
         """What the decode calls need (only once there are tasks)."""
@@ -92,6 +129,12 @@ class FusedOutput:
 
     def fill_task(self, i: int) -> None:
         self.full[tuple(slice(o, o + l) for o, l in zip(self.out_starts[i], self.shapes[i]))] = self.fill
+
+    def absent(self, i: int, key: str) -> None:
+        """Task ``i``'s chunk (or shard) ``key`` is not in the store: fill, and record it."""
+        self.fill_task(i)
+        if self.missing is not None:
+            self.missing.add(key)
 
     def decode(self, bufs: list, idx: list, names: list) -> None:
         """Decode buffers ``bufs`` (tasks ``idx``, named ``names``) with one GIL release."""
@@ -112,9 +155,11 @@ class FusedOutput:
 
 
 # ---------------------------------------------------------------------------- chunks
-def _read_fused(io: ArrayIO, indexer: Any, items: tuple) -> np.ndarray:
+def _read_fused(io: ArrayIO, indexer: Any, items: tuple, out: np.ndarray | None = None,
+                missing: set | None = None) -> np.ndarray:
     """Unsharded reads of ints and step-1 slices through the fused C pipeline."""
-    fo = FusedOutput(io, indexer, items)
+    fo = FusedOutput(io, indexer, items, out)
+    fo.missing = missing
     if fo.n == 0:
         return fo.out
     fo.prepare()
@@ -144,12 +189,12 @@ def _read_chunk_files(io: ArrayIO, fo: FusedOutput, files: Any, keys: list[str],
     except (CodecError, StoreError) as e:
         raise task_error(e, lambda i: f"chunk {'?' if i is None else keys[lo + i]}") from None
     for j in missing:
-        fo.fill_task(lo + j)
+        fo.absent(lo + j, keys[lo + j])
     for j in too_large:  # larger than the arena
         key = keys[lo + j]
         data = io.store.get(key)
         if data is None:
-            fo.fill_task(lo + j)
+            fo.absent(lo + j, key)
         else:
             fo.decode([data], [lo + j], [key])
 
@@ -178,7 +223,7 @@ def _read_chunks_via_store(io: ArrayIO, fo: FusedOutput, keys: list[str], batch:
                     fo.decode([data], [i], [key])
                     continue
         if got is None:
-            fo.fill_task(i)
+            fo.absent(i, key)
             continue
         bufs.append(arena[pos: pos + got])
         idx.append(i)
@@ -187,10 +232,12 @@ def _read_chunks_via_store(io: ArrayIO, fo: FusedOutput, keys: list[str], batch:
     fo.decode(bufs, idx, names)
 
 
-def _read_per_codec(io: ArrayIO, indexer: Any) -> np.ndarray:
+def _read_per_codec(io: ArrayIO, indexer: Any, out: np.ndarray | None = None,
+                    missing: set | None = None) -> np.ndarray:
     """Every chunk decoded by the Python codec chain, then copied into its place."""
     strategy_counts["per-codec"] += 1
-    out = np.empty(indexer.shape, dtype=io.dtype)
+    if out is None:
+        out = np.empty(indexer.shape, dtype=io.dtype)
     projections = list(indexer)
     if not projections:
         return out
@@ -202,6 +249,8 @@ def _read_per_codec(io: ArrayIO, indexer: Any) -> np.ndarray:
             data = store.get(key)
             if data is None:
                 out[p.out_selection] = fill
+                if missing is not None:
+                    missing.add(key)
                 continue
             chunk = io.decode_chunk(data, key)
             out[p.out_selection] = chunk[p.chunk_selection]
@@ -211,10 +260,12 @@ def _read_per_codec(io: ArrayIO, indexer: Any) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- shards
-def _read_sharded_fused(io: ArrayIO, indexer: Any, items: tuple) -> np.ndarray:
+def _read_sharded_fused(io: ArrayIO, indexer: Any, items: tuple, out: np.ndarray | None = None,
+                        missing: set | None = None) -> np.ndarray:
     """Sharded reads of ints and step-1 slices: inner chunks decoded by the fused pipeline."""
     lay = io.layout
-    fo = FusedOutput(io, indexer, items)
+    fo = FusedOutput(io, indexer, items, out)
+    fo.missing = missing
     if fo.n == 0:
         return fo.out
     fo.prepare()
@@ -232,7 +283,7 @@ def _read_sharded_fused(io: ArrayIO, indexer: Any, items: tuple) -> np.ndarray:
                 index = indices[sc] = shard_index(io.store, key, io.sharding, lay)
             if index is None:
                 for i in tasks:
-                    fo.fill_task(i)
+                    fo.absent(i, key)
                 continue
             reader.read(key, index, tasks, [int(flat[i]) for i in tasks])
         reader.flush()
@@ -283,6 +334,11 @@ def _read_shard_files(io: ArrayIO, fo: FusedOutput, files: Any, items: list, ent
         raise err from None
     for j in missing:
         fo.fill_task(int(ii[j]))
+    if missing and fo.missing is not None:
+        # C reports absent shards and absent inner chunks alike: the shards not in the store
+        for p in np.unique(np.searchsorted(ends, missing, side="right")):
+            if not io.store.exists(keys[p]):
+                fo.missing.add(keys[p])
     if too_large or retry:
         redo = sorted(too_large + retry)
         p_of = np.searchsorted(ends, redo, side="right")
@@ -292,14 +348,16 @@ def _read_shard_files(io: ArrayIO, fo: FusedOutput, files: Any, items: list, ent
         via_store(again)
 
 
-def _read_sharded(io: ArrayIO, indexer: Any) -> np.ndarray:
+def _read_sharded(io: ArrayIO, indexer: Any, out: np.ndarray | None = None,
+                  missing: set | None = None) -> np.ndarray:
     """Read through the inner chunk grid, per shard fetching only the inner chunks the
     selection touches (see :func:`.shard_io.fetch_inner_chunks`), decoding each with the inner
     chain."""
     strategy_counts["sharded-per-codec"] += 1
     lay = io.layout
     cps = lay.chunks_per_shard
-    out = np.empty(indexer.shape, dtype=io.dtype)
+    if out is None:
+        out = np.empty(indexer.shape, dtype=io.dtype)
     by_shard: dict[tuple[int, ...], list[tuple[int, ChunkProjection]]] = {}
     strides = [1] * len(cps)
     for d in range(len(cps) - 2, -1, -1):
@@ -317,6 +375,8 @@ def _read_sharded(io: ArrayIO, indexer: Any) -> np.ndarray:
         for sc, entries, whole in batch:
             key = io.chunk_key(sc)
             parts = fetch_inner_chunks(io.store, key, io.sharding, lay, [f for f, _ in entries], whole)
+            if parts is None and missing is not None:
+                missing.add(key)
             for (flat, p), data in zip(entries, parts if parts is not None else [None] * len(entries)):
                 if data is None:
                     out[p.out_selection] = fill

@@ -24,8 +24,10 @@ from ..indexing import ChunkProjection, check_value_shape
 from .context import ArrayIO
 
 
-def write(io: ArrayIO, indexer: Any, value: Any) -> None:
-    """Write ``value`` (broadcast to the selection's shape) at the selection of ``indexer``."""
+def write(io: ArrayIO, indexer: Any, value: Any, *, write_empty: bool | None = None) -> None:
+    """Write ``value`` (broadcast to the selection's shape) at the selection of ``indexer``.
+    ``write_empty``: whether chunks (shards) that hold only the fill value are stored (None:
+    the ``write_empty_chunks`` config option); else they are erased."""
     value = check_value_shape(np.asarray(value) if not np.isscalar(value) else value, indexer.shape)
     if isinstance(value, np.ndarray):
         if value.dtype != io.dtype:
@@ -35,7 +37,8 @@ def write(io: ArrayIO, indexer: Any, value: Any) -> None:
     projections = list(indexer)
     if not projections:
         return
-    write_empty = config.get("write_empty_chunks")
+    if write_empty is None:
+        write_empty = config.get("write_empty_chunks")
     if io.sharding is None and isinstance(value, np.ndarray):
         whole = value
         if value.ndim == 0 and len(indexer.shape) == io.ndim:
@@ -60,9 +63,12 @@ class ChunkWriter:
         self.value = value
         self.write_empty = write_empty
         self.is_fill = io.bound.spec.is_fill
+        # inner chunks of a shard equal to the fill value are left out, unless empty chunks are
+        # written (as zarr-python does)
+        self.inner_is_fill = _never_fill if write_empty else self.is_fill
         self.sharding = io.sharding if io.shard_direct else None  # shards written directly
         self.rows = WriteRows(io, value) if self.sharding is None else None
-        self.inner_encoder = inner_encoder(io) if self.sharding is not None else None
+        self.inner_encoder = inner_encoder(io, write_empty) if self.sharding is not None else None
 
     def run(self, batch: Sequence[ChunkProjection]) -> None:
         rows = self.rows
@@ -100,7 +106,7 @@ class ChunkWriter:
         store = io.store
         data = store.get(key)
         if data is not None and self.sharding is not None:
-            enc = self.sharding.update_shard(data, io.bound.ab_spec, p.chunk_selection, src, key, self.is_fill,
+            enc = self.sharding.update_shard(data, io.bound.ab_spec, p.chunk_selection, src, key, self.inner_is_fill,
                                              parts=True, encoder=self.inner_encoder)
             if enc is None:
                 store.erase(key)
@@ -122,7 +128,7 @@ class ChunkWriter:
             store.erase(key)
             return
         if self.sharding is not None:
-            enc = self.sharding.encode_shard(chunk, self.io.bound.ab_spec, is_fill=self.is_fill, parts=True,
+            enc = self.sharding.encode_shard(chunk, self.io.bound.ab_spec, is_fill=self.inner_is_fill, parts=True,
                                              encoder=self.inner_encoder)
             if enc is None:
                 store.erase(key)
@@ -201,11 +207,16 @@ class WriteRows:
         return {i + k: dst[k] for k in range(n)}
 
 
-def inner_encoder(io: ArrayIO) -> Callable[[np.ndarray, list], tuple[np.ndarray, np.ndarray]] | None:
+def _never_fill(chunk: np.ndarray) -> bool:
+    return False
+
+
+def inner_encoder(io: ArrayIO, keep_empty: bool = False
+                  ) -> Callable[[np.ndarray, list], tuple[np.ndarray, np.ndarray]] | None:
     """For shards written whole: encode a shard's inner chunks in one C call (csrc/encode.c,
     zb_encode_chunks_par; see ShardingCodec.encode_shard), or None when the inner chain has
-    no encode plan."""
-    plan = io.inner_encode_plan()
+    no encode plan.  ``keep_empty``: inner chunks equal to the fill value are encoded too."""
+    plan = io.inner_encode_plan(keep_empty)
     if plan is None:
         return None
     inner_nbytes = plan.chunk_nbytes

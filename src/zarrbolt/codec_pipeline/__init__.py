@@ -1,0 +1,26 @@
+"""zarrbolt as a zarr-python 3 codec pipeline (needs zarr-python: ``pip install zarrbolt[zarr]``).
+
+::
+
+    import zarr
+    zarr.config.set({"codec_pipeline.path": "zarrbolt.codec_pipeline.ZarrboltCodecPipeline"})
+
+(or ``ZARR_CODEC_PIPELINE__PATH=zarrbolt.codec_pipeline.ZarrboltCodecPipeline``).  zarr-python
+finds the class through the ``zarr.codec_pipeline`` entry point of an installed zarrbolt; this
+module also registers it when imported.  Reads and writes of zarr-python arrays then run through
+zarrbolt's read and write planners and C plans; arrays zarrbolt cannot serve use zarr-python's
+own pipeline, counted in :data:`fallback_counts` (reason -> arrays) and logged at DEBUG level
+on the ``zarrbolt.codec_pipeline`` logger.  :data:`strategy_counts` is the read planner's count of
+the strategies it used.
+"""
+
+from __future__ import annotations
+
+from zarr.registry import register_pipeline
+
+from ..pipeline.read import strategy_counts
+from .pipeline import ZarrboltCodecPipeline, delegated_counts, fallback_counts
+
+register_pipeline(ZarrboltCodecPipeline)
+
+__all__ = ["ZarrboltCodecPipeline", "delegated_counts", "fallback_counts", "strategy_counts"]

@@ -1,0 +1,207 @@
+"""The zarr-python side of the pipeline: its metadata as zarrbolt's, its buffers as numpy
+arrays, its stores as zarrbolt stores (through :mod:`.stores` / :mod:`.staging`), and what
+decides that zarrbolt serves an array or a call."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+from zarr.core.buffer import cpu as zarr_cpu
+from zarr.core.buffer import default_buffer_prototype
+from zarr.core.codec_pipeline import BatchedCodecPipeline
+
+from ..errors import UnknownCodecError, ZarrboltError
+from ..storage import Store
+
+try:  # stream B's adapters (src/zarrbolt/codec_pipeline/stores.py, staging.py)
+    from .stores import DeferredWriteStore, LoopBridge
+    from .stores import native_store as _native_store
+except ImportError:  # pragma: no cover - without them every array uses zarr-python's pipeline
+    DeferredWriteStore = LoopBridge = _native_store = None  # type: ignore[assignment,misc]
+try:
+    from .staging import staged_read_store
+except ImportError:  # pragma: no cover - without staging: reads go through the bridge
+
+    async def staged_read_store(zstore: Any, loop: Any, io: Any, requests: Any) -> Any:
+        return LoopBridge(zstore, loop)
+
+
+# Codec classes zarrbolt may stand in for: zarr-python's own and numcodecs' zarr 3 wrappers (a
+# user's own class registered under a known name is left to zarr-python).
+_KNOWN_CODEC_MODULES = ("zarr.codecs", "numcodecs.zarr3", "numcodecs")
+
+
+# ---------------------------------------------------------------------------- arrays
+def zarr_pipeline(array_metadata: Any) -> Any:
+    """zarr-python's own pipeline for the array, made the way zarr-python makes it."""
+    from zarr.codecs._v2 import V2Codec
+    from zarr.core.array_spec import ArrayConfig, ArraySpec
+
+    if array_metadata.zarr_format == 2:
+        codecs: list[Any] = [V2Codec(filters=array_metadata.filters, compressor=array_metadata.compressor)]
+        shape = array_metadata.chunks
+        conf = ArrayConfig.from_dict({"order": array_metadata.order})
+    else:
+        codecs = list(array_metadata.codecs)
+        grid = array_metadata.chunk_grid
+        shape = getattr(grid, "chunk_shape", None) or (1,) * len(array_metadata.shape)
+        conf = ArrayConfig.from_dict({})
+    spec = ArraySpec(shape=shape, dtype=array_metadata.dtype if array_metadata.zarr_format == 2
+                     else array_metadata.data_type, fill_value=array_metadata.fill_value, config=conf,
+                     prototype=default_buffer_prototype())
+    return BatchedCodecPipeline.from_codecs(codecs).evolve_from_array_spec(spec)
+
+
+def _codec_reason(codecs: Any) -> str | None:
+    for c in codecs:
+        mod = type(c).__module__
+        if not mod.startswith(_KNOWN_CODEC_MODULES):
+            return f"codec class {mod}.{type(c).__qualname__}"
+        inner = getattr(c, "codecs", None)
+        if isinstance(inner, tuple) and inner:
+            why = _codec_reason(inner) or _codec_reason(getattr(c, "index_codecs", ()))
+            if why:
+                return why
+    return None
+
+
+def zarrbolt_metadata(array_metadata: Any, store: Any) -> tuple[Any, str | None]:
+    """``(zarrbolt ArrayMetadata, None)`` when zarrbolt serves the array, else ``(None,
+    reason)``."""
+    from ..metadata.nodes import parse_node_metadata
+
+    if _native_store is None:
+        return None, "stores adapters missing"
+    if array_metadata.zarr_format != 3:
+        return None, f"zarr_format {array_metadata.zarr_format}"
+    if not issubclass(default_buffer_prototype().nd_buffer, zarr_cpu.NDBuffer):
+        return None, "buffer prototype"
+    why = _codec_reason(array_metadata.codecs)
+    if why is not None:
+        return None, why
+    try:
+        raw = array_metadata.to_buffer_dict(default_buffer_prototype())["zarr.json"].to_bytes()
+        meta = parse_node_metadata(raw)
+    except UnknownCodecError as e:
+        return None, f"codec {_unknown_name(e)}"
+    except (ZarrboltError, ValueError, TypeError, KeyError) as e:
+        return None, _metadata_reason(array_metadata, e)
+    if getattr(meta, "node_type", None) != "array":
+        return None, "metadata"
+    try:
+        native = array_metadata.data_type.to_native_dtype()
+    except Exception:  # noqa: BLE001 - a data type zarr cannot map to numpy
+        return None, f"dtype {array_metadata.data_type}"
+    if np.dtype(native) != meta.dtype:
+        return None, f"dtype {native} (zarrbolt: {meta.dtype})"
+    return meta, None
+
+
+def _unknown_name(e: Exception) -> str:
+    msg = str(e)
+    if "'" in msg:
+        return msg.split("'")[1]
+    return msg
+
+
+def _metadata_reason(array_metadata: Any, e: Exception) -> str:
+    msg = str(e)
+    if "data type" in msg or "dtype" in msg or "data_type" in msg:
+        return f"dtype {array_metadata.data_type}"
+    return f"metadata: {msg[:120]}"
+
+
+async def load_metadata(zstore: Any, prefix: str, old: Any) -> Any:
+    """The array's metadata read again from the store (after a resize), when only its shape
+    differs from ``old``; else None."""
+    from ..metadata.nodes import parse_node_metadata
+
+    key = f"{prefix}/zarr.json" if prefix else "zarr.json"
+    buf = await zstore.get(key, prototype=default_buffer_prototype())
+    if buf is None:
+        return None
+    try:
+        meta = parse_node_metadata(buf.to_bytes())
+    except ZarrboltError:
+        return None
+    if getattr(meta, "node_type", None) != "array" or meta.evolve(shape=old.shape) != old.evolve(
+            attributes=meta.attributes):
+        return None
+    return meta
+
+
+# ---------------------------------------------------------------------------- calls
+def numpy_of(buf: Any) -> np.ndarray | None:
+    """The numpy array behind a zarr-python CPU (ND)Buffer (a view, never a copy), or None."""
+    if not isinstance(buf, zarr_cpu.NDBuffer):
+        return None
+    data = getattr(buf, "_data", None)
+    return data if type(data) is np.ndarray else None
+
+
+def batch_problem(batch: list, buf: Any, meta: Any) -> str | None:
+    """Why zarrbolt does not serve this call, or None when it does."""
+    from zarr.storage import StorePath
+
+    arr = numpy_of(buf)
+    if arr is None:
+        return "buffer type"
+    if arr.dtype != meta.dtype:
+        return f"buffer dtype {arr.dtype}"
+    first = batch[0]
+    if not isinstance(first[0], StorePath):
+        return "byte getter"
+    zstore = first[0].store
+    spec = first[1]
+    chunks = tuple(meta.chunks)
+    if not issubclass(spec.prototype.nd_buffer, zarr_cpu.NDBuffer):
+        return "buffer prototype"
+    for item in batch:
+        if item[1] is not spec and tuple(item[1].shape) != chunks:
+            return "chunk spec"
+        if not isinstance(item[0], StorePath) or item[0].store is not zstore:
+            return "store"
+    if tuple(spec.shape) != chunks:
+        return "chunk spec"
+    return None
+
+
+# ---------------------------------------------------------------------------- stores
+class _NoStore(Store):
+    """A placeholder store (ArrayIO needs one to be made; calls then give it theirs)."""
+
+    def get(self, key: str, byte_range: Any = None) -> None:  # pragma: no cover
+        raise RuntimeError("no store")
+
+    def exists(self, key: str) -> bool:  # pragma: no cover
+        raise RuntimeError("no store")
+
+    def set(self, key: str, value: Any) -> None:  # pragma: no cover
+        raise RuntimeError("no store")
+
+    def erase(self, key: str) -> None:  # pragma: no cover
+        raise RuntimeError("no store")
+
+    def list(self) -> Iterator[str]:  # pragma: no cover
+        return iter(())
+
+    def with_read_only(self, read_only: bool = True) -> Store:  # pragma: no cover
+        return self
+
+
+NO_STORE = _NoStore()
+
+
+def native_store(zstore: Any) -> Store | None:
+    return _native_store(zstore)
+
+
+async def staged_store(zstore: Any, io: Any, requests: dict[str, list[int] | None]) -> Store:
+    return await staged_read_store(zstore, asyncio.get_running_loop(), io, requests)
+
+
+def deferred_store(zstore: Any) -> Any:
+    return DeferredWriteStore(LoopBridge(zstore, asyncio.get_running_loop()))

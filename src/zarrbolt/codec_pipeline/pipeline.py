@@ -1,0 +1,339 @@
+"""zarrbolt's zarr-python codec pipeline: zarr-python's reads and writes through zarrbolt's read
+and write planners and C plans (see :mod:`zarrbolt.codec_pipeline`)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import logging
+import threading
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+from zarr.abc.codec import CodecPipeline, GetResult
+from zarr.core.codec_pipeline import BatchedCodecPipeline
+from zarr.core.config import config as zarr_config
+
+from .. import config as zb_config
+from ..indexing import basic_indexer
+from ..pipeline import read as read_planner
+from ..pipeline import write as write_planner
+from ..pipeline.context import ArrayIO
+from . import adapt
+from .batch import KeyParser, box_of, complete_in, inner_flats, item_bbox, shift_selection
+
+logger = logging.getLogger("zarrbolt.codec_pipeline")
+
+# Arrays that zarr-python's own pipeline serves, by reason (see adapt.unsupported_reason).
+fallback_counts: Counter = Counter()
+# Calls of arrays zarrbolt serves that were handed to zarr-python's pipeline all the same, by
+# reason (selections the planners do not take, a non-CPU buffer, ...).
+delegated_counts: Counter = Counter()
+
+_MISSING = GetResult(status="missing")
+_PRESENT = GetResult(status="present")
+
+
+class ZarrboltCodecPipeline(CodecPipeline):
+    """A zarr-python 3 codec pipeline that reads and writes through zarrbolt.
+
+    Turn it on with ``zarr.config.set({"codec_pipeline.path":
+    "zarrbolt.codec_pipeline.ZarrboltCodecPipeline"})``.  Arrays zarrbolt cannot serve (zarr
+    format 2, codecs or data types it lacks) use zarr-python's own ``BatchedCodecPipeline``,
+    counted in ``fallback_counts``."""
+
+    __module__ = "zarrbolt.codec_pipeline"
+
+    def __init__(self, wrapped: Any, meta: Any = None, reason: str | None = None):
+        self._wrapped = wrapped  # zarr-python's pipeline for the same codecs
+        self._meta = meta  # zarrbolt's ArrayMetadata of the array; None: delegate everything
+        self.fallback_reason = reason
+        self._cache: _Cache | None = None
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_codecs(cls, codecs: Iterable[Any]) -> ZarrboltCodecPipeline:
+        return cls(BatchedCodecPipeline.from_codecs(codecs))
+
+    @classmethod
+    def from_array_metadata_and_store(cls, array_metadata: Any, store: Any) -> ZarrboltCodecPipeline:
+        wrapped = adapt.zarr_pipeline(array_metadata)
+        meta, reason = adapt.zarrbolt_metadata(array_metadata, store)
+        if meta is None:
+            fallback_counts[reason] += 1
+            logger.debug("zarr-python's pipeline serves this array: %s", reason)
+        return cls(wrapped, meta, reason)
+
+    def evolve_from_array_spec(self, array_spec: Any) -> ZarrboltCodecPipeline:
+        return type(self)(self._wrapped.evolve_from_array_spec(array_spec), self._meta, self.fallback_reason)
+
+    # ------------------------------------------------------------------ delegated
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._wrapped)
+
+    @property
+    def codecs(self) -> tuple:
+        return tuple(self._wrapped.codecs)
+
+    @property
+    def supports_partial_decode(self) -> bool:
+        return self._wrapped.supports_partial_decode
+
+    @property
+    def supports_partial_encode(self) -> bool:
+        return self._wrapped.supports_partial_encode
+
+    def validate(self, *, shape: tuple[int, ...], dtype: Any, chunk_grid: Any) -> None:
+        self._wrapped.validate(shape=shape, dtype=dtype, chunk_grid=chunk_grid)
+
+    def compute_encoded_size(self, byte_length: int, array_spec: Any) -> int:
+        return self._wrapped.compute_encoded_size(byte_length, array_spec)
+
+    async def decode(self, chunk_bytes_and_specs: Iterable[tuple[Any, Any]]) -> Iterable[Any]:
+        return await self._wrapped.decode(chunk_bytes_and_specs)
+
+    async def encode(self, chunk_arrays_and_specs: Iterable[tuple[Any, Any]]) -> Iterable[Any]:
+        return await self._wrapped.encode(chunk_arrays_and_specs)
+
+    def __repr__(self) -> str:
+        how = "zarrbolt" if self._meta is not None else f"zarr-python ({self.fallback_reason or 'codecs'})"
+        return f"ZarrboltCodecPipeline({how})"
+
+    # ------------------------------------------------------------------ pickling
+    def __getstate__(self) -> dict[str, Any]:
+        return {"wrapped": self._wrapped, "meta": None if self._meta is None else self._meta.to_json(),
+                "reason": self.fallback_reason}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        from ..metadata import ArrayMetadata
+
+        self._wrapped = state["wrapped"]
+        self._meta = None if state["meta"] is None else ArrayMetadata.from_json(state["meta"])
+        self.fallback_reason = state["reason"]
+        self._cache = None
+
+    # ------------------------------------------------------------------ reading
+    async def read(self, batch_info: Iterable[tuple], out: Any, drop_axes: tuple[int, ...] = ()) -> tuple:
+        batch = list(batch_info)
+        if not batch:
+            return ()
+        job = self._job(batch, out)
+        if job is None:
+            return await self._wrapped.read(batch, out, drop_axes)
+        zstore, prefix, coords = job
+        out_np = adapt.numpy_of(out)
+        io = self._io(zstore, prefix)
+        box = box_of(coords, batch, io.chunk_shape, drop_axes)
+        if box is not None and tuple(out_np.shape) != box.shape():
+            box = None
+        plan = None if box is not None else _item_plans(batch, io.chunk_shape)
+        if box is None and plan is None:
+            delegated_counts["read selection"] += 1
+            return await self._wrapped.read(batch, out, drop_axes)
+        missing: set = set()
+        with _zarr_settings():
+            if io.store is None:
+                io = _with_store(io, await adapt.staged_store(zstore, io, _requests(io, coords, batch)))
+            if box is not None:
+                await asyncio.to_thread(_read_box, io, box, out_np, missing)
+            else:
+                await asyncio.to_thread(_read_items, io, coords, batch, plan, out_np, drop_axes, missing)
+        return tuple(_MISSING if it[0].path in missing else _PRESENT for it in batch)
+
+    # ------------------------------------------------------------------ writing
+    async def write(self, batch_info: Iterable[tuple], value: Any, drop_axes: tuple[int, ...] = ()) -> None:
+        batch = list(batch_info)
+        if not batch:
+            return
+        job = self._job(batch, value)
+        if job is None:
+            return await self._wrapped.write(batch, value, drop_axes)
+        zstore, prefix, coords = job
+        value_np = adapt.numpy_of(value)
+        io = self._io(zstore, prefix)
+        box = box_of(coords, batch, io.chunk_shape, drop_axes)
+        if box is not None and value_np.ndim and tuple(value_np.shape) != box.shape():
+            box = None
+        if box is not None and not _shape_agrees(io, box, coords, batch):
+            # the array was resized since this pipeline was made: read its metadata again
+            io = await self._refresh(zstore, prefix)
+            if io is None or not _shape_agrees(io, box, coords, batch):
+                box = None
+        if box is None:
+            delegated_counts["write selection"] += 1
+            return await self._wrapped.write(batch, value, drop_axes)
+        write_empty = bool(batch[0][1].config.write_empty_chunks)
+        with _zarr_settings():
+            if io.store is None:
+                deferred = adapt.deferred_store(zstore)
+                await asyncio.to_thread(_write_box, _with_store(io, deferred), box, value_np, write_empty)
+                await deferred.flush()
+            else:
+                await asyncio.to_thread(_write_box, io, box, value_np, write_empty)
+
+    # ------------------------------------------------------------------ helpers
+    def _job(self, batch: list, buf: Any) -> tuple[Any, str, list] | None:
+        """``(zarr store, array prefix, chunk coords per item)`` when zarrbolt serves this
+        call, else None (and the reason is counted)."""
+        if self._meta is None:
+            return None
+        why = adapt.batch_problem(batch, buf, self._meta)
+        if why is None:
+            try:
+                prefix, coords = _split_keys(batch, self._meta)
+            except Exception:  # noqa: BLE001 - keys zarrbolt does not parse: zarr-python's way
+                prefix, coords, why = "", [], "chunk keys"
+        if why is not None:
+            delegated_counts[why] += 1
+            return None
+        return batch[0][0].store, prefix, coords
+
+    def _io(self, zstore: Any, prefix: str) -> ArrayIO:
+        """The array's ArrayIO for ``prefix`` on ``zstore``'s native store (``store`` None when
+        the zarr store has none: each call then gives it its own)."""
+        cache = self._cache
+        if cache is None:
+            cache = self._cache = _Cache()
+        key = (id(zstore), prefix)
+        with cache.lock:
+            hit = cache.ios.get(key)
+            if hit is not None and hit[0] is zstore:
+                return hit[1]
+        native = adapt.native_store(zstore)
+        io = ArrayIO(native if native is not None else adapt.NO_STORE, prefix, self._meta)
+        if native is None:
+            io.store = None
+        with cache.lock:
+            cache.ios[key] = (zstore, io)
+        return io
+
+    async def _refresh(self, zstore: Any, prefix: str) -> ArrayIO | None:
+        meta = await adapt.load_metadata(zstore, prefix, self._meta)
+        if meta is None:
+            return None
+        self._meta = meta
+        self._cache = None
+        return self._io(zstore, prefix)
+
+
+class _Cache:
+    """What a pipeline keeps between calls (never pickled): an ArrayIO per store and prefix."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.ios: dict[tuple[int, str], tuple[Any, ArrayIO]] = {}
+
+
+@contextlib.contextmanager
+def _zarr_settings() -> Iterator[None]:
+    """zarr-python's ``threading.max_workers`` as zarrbolt's thread count for this call."""
+    n = zarr_config.get("threading.max_workers", None)
+    try:
+        n = None if n is None else max(1, int(n))
+    except (TypeError, ValueError):
+        n = None
+    if n is None:
+        yield
+    else:
+        with zb_config.override(threads=n):
+            yield
+
+
+def _split_keys(batch: list, meta: Any) -> tuple[str, list[tuple[int, ...]]]:
+    parser = KeyParser(meta.chunk_key_encoding, len(meta.shape))
+    prefix, first = parser.split(batch[0][0].path)
+    coords = [first]
+    n = parser.parts()
+    for item in batch[1:]:
+        p, c = parser.split(item[0].path)
+        if p != prefix:
+            raise ValueError("items of several arrays in one batch")
+        coords.append(c)
+    del n
+    return prefix, coords
+
+
+def _with_store(io: ArrayIO, store: Any) -> ArrayIO:
+    """``io`` over another store (a shallow copy: the compiled plans are shared)."""
+    io = copy.copy(io)
+    io.store = store
+    io.files = store.native_files()
+    return io
+
+
+def _shape_eff(io: ArrayIO, hi: Iterable[int]) -> tuple[int, ...]:
+    """A shape that holds the selection: reads do not depend on the array's shape beyond that,
+    so a pipeline made before the array grew still reads right."""
+    return tuple(max(a, b) for a, b in zip(io.shape, hi))
+
+
+def _read_box(io: ArrayIO, box: Any, out: np.ndarray, missing: set) -> None:
+    shape = _shape_eff(io, box.hi)
+    read_planner.read(io, lambda cs: basic_indexer(box.sel, shape, cs), out=out, missing=missing)
+
+
+def _item_plans(batch: list, chunk_shape: tuple[int, ...]) -> list | None:
+    """Per item: its chunk selection normalised and its bounding box in the chunk; None when
+    one is not understood."""
+    plans = []
+    for item in batch:
+        bb = item_bbox(item[2], chunk_shape)
+        if bb is None:
+            return None
+        plans.append(bb)
+    return plans
+
+
+def _read_items(io: ArrayIO, coords: list, batch: list, plans: list, out: np.ndarray,
+                drop_axes: tuple[int, ...], missing: set) -> None:
+    """Any selection, item by item: the bounding box of the item's selection in its chunk read
+    by the planner, then the selection taken from it and put in its place in ``out``."""
+    cs = io.chunk_shape
+    for c, item, (norm, lo, hi) in zip(coords, batch, plans):
+        key = item[0].path
+        if any(h <= l for l, h in zip(lo, hi)):
+            if not io.store.exists(key):
+                missing.add(key)
+            continue
+        g = tuple(slice(ci * n + a, ci * n + b) for ci, n, a, b in zip(c, cs, lo, hi))
+        shape = _shape_eff(io, [s.stop for s in g])
+        tmp = np.empty(tuple(b - a for a, b in zip(lo, hi)), dtype=io.dtype)
+        read_planner.read(io, lambda chunk_shape: basic_indexer(g, shape, chunk_shape), out=tmp, missing=missing)
+        piece = tmp[shift_selection(norm, lo)]
+        if drop_axes:
+            piece = piece.squeeze(axis=drop_axes)
+        out[item[3]] = piece
+
+
+def _requests(io: ArrayIO, coords: list, batch: list) -> dict[str, list[int] | None]:
+    """What a read of ``batch`` needs from a store it stages: per store key None (the whole
+    value) or, for shards read directly, the flat indices of the inner chunks it touches."""
+    if not io.shard_direct:
+        return {item[0].path: None for item in batch}
+    lay = io.layout
+    inner, cps = lay.chunk_shape, lay.chunks_per_shard
+    req: dict[str, list[int] | None] = {}
+    for item in batch:
+        bb = item_bbox(item[2], io.chunk_shape)
+        if bb is None:
+            req[item[0].path] = list(range(int(np.prod(cps))))
+            continue
+        req[item[0].path] = inner_flats(bb[1], bb[2], inner, cps).tolist()
+    return req
+
+
+def _shape_agrees(io: ArrayIO, box: Any, coords: list, batch: list) -> bool:
+    """Whether the array shape this pipeline knows agrees with the batch: the box lies inside
+    it and zarr-python's ``is_complete_chunk`` of every item is what that shape gives."""
+    if any(b > n for b, n in zip(box.hi, io.shape)):
+        return False
+    cs = io.chunk_shape
+    return all(complete_in(c, item[2], cs, io.shape) == bool(item[4]) for c, item in zip(coords, batch))
+
+
+def _write_box(io: ArrayIO, box: Any, value: np.ndarray, write_empty: bool) -> None:
+    indexer = basic_indexer(box.sel, io.shape, io.chunk_shape)
+    write_planner.write(io, indexer, value, write_empty=write_empty)
