@@ -98,6 +98,14 @@ class ZarrboltCodecPipeline(CodecPipeline):
     async def encode(self, chunk_arrays_and_specs: Iterable[tuple[Any, Any]]) -> Iterable[Any]:
         return await self._wrapped.encode(chunk_arrays_and_specs)
 
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._wrapped == other._wrapped and self._meta == other._meta  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._wrapped)
+
     def __repr__(self) -> str:
         how = "zarrbolt" if self._meta is not None else f"zarr-python ({self.fallback_reason or 'codecs'})"
         return f"ZarrboltCodecPipeline({how})"
@@ -335,5 +343,10 @@ def _shape_agrees(io: ArrayIO, box: Any, coords: list, batch: list) -> bool:
 
 
 def _write_box(io: ArrayIO, box: Any, value: np.ndarray, write_empty: bool) -> None:
-    indexer = basic_indexer(box.sel, io.shape, io.chunk_shape)
+    shape = io.shape
+    if io.shard_direct:
+        # as zarr-python: a shard at the array's edge is updated, not rewritten, so that what
+        # it holds beyond the edge (after a shrinking resize) stays
+        shape = tuple(-(-n // c) * c for n, c in zip(shape, io.chunk_shape))
+    indexer = basic_indexer(box.sel, shape, io.chunk_shape)
     write_planner.write(io, indexer, value, write_empty=write_empty)
