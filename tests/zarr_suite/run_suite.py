@@ -29,6 +29,7 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -41,7 +42,9 @@ REFERENCES = {
 }
 CASE_NAME = "tests/test_zarrbolt_pipeline_suite.py"
 BAD = ("failed", "error")
-PER_TEST_TIMEOUT = 300
+# zarr's slowest test takes seconds; a pipeline that hangs (e.g. a child process that cannot find
+# it and leaves a multiprocessing pool waiting forever) costs this much per test, not the whole run.
+PER_TEST_TIMEOUT = 60
 
 
 def log(msg: str) -> None:
@@ -102,6 +105,8 @@ def run_pytest(root: Path, paths: list[str], pipeline: str | None, out_json: Pat
     env.pop("ZARR_CODEC_PIPELINE__PATH", None)
     if pipeline:
         env["ZARR_CODEC_PIPELINE__PATH"] = pipeline
+        if pipeline == ZARRBOLT_PIPELINE:
+            env["ZB_PRELOAD"] = pipeline.rsplit(".", 1)[0]
     env["ZB_OUTCOMES_JSON"] = str(out_json)
     env["HYPOTHESIS_PROFILE"] = "ci"  # zarr's derandomized profile: the same examples every run
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(HERE), env.get("PYTHONPATH", "")) if p)
@@ -112,6 +117,8 @@ def run_pytest(root: Path, paths: list[str], pipeline: str | None, out_json: Pat
     if workers > 1 and importlib.util.find_spec("xdist"):
         cmd += ["-n", str(workers)]
     out_json.unlink(missing_ok=True)
+    for old in out_json.parent.glob(out_json.name + ".counters-*"):
+        old.unlink()
     t0 = time.monotonic()
     proc = subprocess.run(cmd + paths, cwd=root, env=env, capture_output=True, text=True)
     seconds = time.monotonic() - t0
@@ -120,7 +127,19 @@ def run_pytest(root: Path, paths: list[str], pipeline: str | None, out_json: Pat
         raise RuntimeError(f"pytest wrote no outcomes (exit {proc.returncode}): {' '.join(cmd)}")
     tail = proc.stdout.strip().splitlines()[-1:] if proc.stdout.strip() else []
     log(f"  {label or pipeline or 'default'}: {tail[0] if tail else ''} ({seconds:.0f} s)")
+    report_counters(out_json)
     return json.loads(out_json.read_text()), seconds
+
+
+def report_counters(out_json: Path) -> None:
+    """Sum and print the pipeline counters the pytest processes left (``zb_outcomes``)."""
+    total: dict[str, Counter] = {}
+    for f in out_json.parent.glob(out_json.name + ".counters-*"):
+        for name, counts_ in json.loads(f.read_text()).items():
+            total.setdefault(name, Counter()).update(counts_)
+    for name, c in sorted(total.items()):
+        top = ", ".join(f"{k}: {v}" for k, v in c.most_common(8)) or "none"
+        log(f"    {name}: {top}")
 
 
 def counts(outcomes: dict[str, str]) -> dict[str, int]:
