@@ -122,11 +122,13 @@ def run_pytest(root: Path, paths: list[str], pipeline: str | None, out_json: Pat
     t0 = time.monotonic()
     proc = subprocess.run(cmd + paths, cwd=root, env=env, capture_output=True, text=True)
     seconds = time.monotonic() - t0
+    log_file = out_json.with_suffix(".log")
+    log_file.write_text(proc.stdout + proc.stderr)
     if not out_json.exists():
         sys.stdout.write(proc.stdout[-6000:] + proc.stderr[-6000:])
         raise RuntimeError(f"pytest wrote no outcomes (exit {proc.returncode}): {' '.join(cmd)}")
     tail = proc.stdout.strip().splitlines()[-1:] if proc.stdout.strip() else []
-    log(f"  {label or pipeline or 'default'}: {tail[0] if tail else ''} ({seconds:.0f} s)")
+    log(f"  {label or pipeline or 'default'}: {tail[0] if tail else ''} ({seconds:.0f} s; output in {log_file})")
     report_counters(out_json)
     return json.loads(out_json.read_text()), seconds
 
@@ -154,7 +156,9 @@ def counts(outcomes: dict[str, str]) -> dict[str, int]:
 
 def behaviour(root: Path, pipeline: str, work: Path) -> bool:
     """zarr's CodecPipelineTests for ``pipeline`` on both store kinds; all must pass."""
-    shutil.copyfile(HERE / "pipeline_suite_case.py", root / CASE_NAME)
+    tmp = root / f"{CASE_NAME}.{os.getpid()}.tmp"
+    shutil.copyfile(HERE / "pipeline_suite_case.py", tmp)
+    os.replace(tmp, root / CASE_NAME)
     log(f"behaviour suite (tests/test_codec_pipeline_suite.py::CodecPipelineTests) for {pipeline}")
     out, _ = run_pytest(root, [CASE_NAME], None, work / "behaviour.json", 1,
                         {"ZARRBOLT_SUITE_PIPELINE": pipeline}, label=pipeline)
@@ -187,7 +191,6 @@ def reference_outcomes(root: Path, cache: Path, name: str, workers: int, work: P
 def compare(root: Path, cache: Path, pipeline: str, workers: int, work: Path,
             bounded: bool) -> bool:
     """zarr's array/indexing/codec/group tests with the three pipelines; see the module doc."""
-    (root / CASE_NAME).unlink(missing_ok=True)
     log(f"comparison on {' '.join(SUBSET)}")
     runs = {name: reference_outcomes(root, cache, name, workers, work, bounded)[0]
             for name in REFERENCES}
@@ -259,17 +262,20 @@ def main(argv: list[str] | None = None) -> int:
     root = fetch_sdist(args.cache, args.zarr_version)
     parts = set(args.parts.split(","))
     ok, timings = True, {}
-    with tempfile.TemporaryDirectory(prefix="zarr-suite-") as tmp:
-        for name, fn in (("behaviour", behaviour), ("compare", compare)):
-            if name not in parts:
-                continue
+    # outcomes and pytest output of this run: kept when it fails, one directory per run (runs may
+    # share the cache)
+    work = Path(tempfile.mkdtemp(prefix="run-", dir=args.cache))
+    runs = {"behaviour": lambda: behaviour(root, args.pipeline, work),
+            "compare": lambda: compare(root, args.cache, args.pipeline, args.workers, work, args.bounded)}
+    for name, run in runs.items():
+        if name in parts:
             t0 = time.monotonic()
-            if name == "behaviour":
-                good = fn(root, args.pipeline, Path(tmp))
-            else:
-                good = fn(root, args.cache, args.pipeline, args.workers, Path(tmp), args.bounded)
+            ok = run() and ok
             timings[name] = time.monotonic() - t0
-            ok = ok and good
+    if ok:
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        log(f"outcomes and pytest output kept in {work}")
     log("timings: " + ", ".join(f"{k} {v:.0f} s" for k, v in timings.items())
         + f"; result: {'OK' if ok else 'FAILED'}")
     return 0 if ok else 1
