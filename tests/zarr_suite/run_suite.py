@@ -173,8 +173,8 @@ def behaviour(root: Path, pipeline: str, work: Path) -> bool:
 
 def reference_outcomes(root: Path, cache: Path, name: str, workers: int, work: Path,
                        bounded: bool) -> tuple[dict[str, str], float | None]:
-    version = root.name.removeprefix("zarr-")
     """The outcomes with a reference pipeline: cached (``bounded``) or fresh (then cached)."""
+    version = root.name.removeprefix("zarr-")
     key = environment_key(version)
     stored = cache / "baselines" / f"zarr-{version}-{name}-{key}.json"
     if bounded and stored.exists():
