@@ -16,17 +16,9 @@ from zarr.core.codec_pipeline import BatchedCodecPipeline
 from ..errors import UnknownCodecError, ZarrboltError
 from ..storage import Store
 
-try:  # stream B's adapters (src/zarrbolt/codec_pipeline/stores.py, staging.py)
-    from .stores import DeferredWriteStore, LoopBridge
-    from .stores import native_store as _native_store
-except ImportError:  # pragma: no cover - without them every array uses zarr-python's pipeline
-    DeferredWriteStore = LoopBridge = _native_store = None  # type: ignore[assignment,misc]
-try:
-    from .staging import staged_read_store
-except ImportError:  # pragma: no cover - without staging: reads go through the bridge
-
-    async def staged_read_store(zstore: Any, loop: Any, io: Any, requests: Any) -> Any:
-        return LoopBridge(zstore, loop)
+from .staging import staged_read_store, write_requests
+from .stores import DeferredWriteStore, run_in_worker
+from .stores import native_store as _native_store
 
 
 # Codec classes zarrbolt may stand in for: zarr-python's own and numcodecs' zarr 3 wrappers (a
@@ -73,8 +65,6 @@ def zarrbolt_metadata(array_metadata: Any, store: Any) -> tuple[Any, str | None]
     reason)``."""
     from ..metadata.nodes import parse_node_metadata
 
-    if _native_store is None:
-        return None, "stores adapters missing"
     if array_metadata.zarr_format != 3:
         return None, f"zarr_format {array_metadata.zarr_format}"
     if not issubclass(default_buffer_prototype().nd_buffer, zarr_cpu.NDBuffer):
@@ -203,5 +193,12 @@ async def staged_store(zstore: Any, io: Any, requests: dict[str, list[int] | Non
     return await staged_read_store(zstore, asyncio.get_running_loop(), io, requests)
 
 
-def deferred_store(zstore: Any) -> Any:
-    return DeferredWriteStore(LoopBridge(zstore, asyncio.get_running_loop()))
+async def deferred_store(zstore: Any, io: Any, indexer: Any) -> Any:
+    """A store for a write of ``io`` at ``indexer`` to a zarr store without a native one: what
+    the write reads (chunks and shards it updates in part) staged, its writes kept until
+    ``flush()``."""
+    staged = await staged_read_store(zstore, asyncio.get_running_loop(), io, write_requests(io, indexer))
+    return DeferredWriteStore(staged)
+
+
+__all__ = ["run_in_worker"]  # re-exported for the pipeline

@@ -3,7 +3,6 @@ and write planners and C plans (see :mod:`zarrbolt.codec_pipeline`)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import copy
 import logging
@@ -146,9 +145,9 @@ class ZarrboltCodecPipeline(CodecPipeline):
             if io.store is None:
                 io = _with_store(io, await adapt.staged_store(zstore, io, _requests(io, coords, batch)))
             if box is not None:
-                await asyncio.to_thread(_read_box, io, box, out_np, missing)
+                await adapt.run_in_worker(_read_box, io, box, out_np, missing)
             else:
-                await asyncio.to_thread(_read_items, io, coords, batch, plan, out_np, drop_axes, missing)
+                await adapt.run_in_worker(_read_items, io, coords, batch, plan, out_np, drop_axes, missing)
         return tuple(_MISSING if it[0].path in missing else _PRESENT for it in batch)
 
     # ------------------------------------------------------------------ writing
@@ -175,12 +174,13 @@ class ZarrboltCodecPipeline(CodecPipeline):
             return await self._wrapped.write(batch, value, drop_axes)
         write_empty = bool(batch[0][1].config.write_empty_chunks)
         with _zarr_settings():
+            io, indexer = _write_target(io, box)
             if io.store is None:
-                deferred = adapt.deferred_store(zstore)
-                await asyncio.to_thread(_write_box, _with_store(io, deferred), box, value_np, write_empty)
+                deferred = await adapt.deferred_store(zstore, io, indexer)
+                await adapt.run_in_worker(_write_box, _with_store(io, deferred), indexer, value_np, write_empty)
                 await deferred.flush()
             else:
-                await asyncio.to_thread(_write_box, io, box, value_np, write_empty)
+                await adapt.run_in_worker(_write_box, io, indexer, value_np, write_empty)
 
     # ------------------------------------------------------------------ helpers
     def _job(self, batch: list, buf: Any) -> tuple[Any, str, list] | None:
@@ -254,13 +254,11 @@ def _split_keys(batch: list, meta: Any) -> tuple[str, list[tuple[int, ...]]]:
     parser = KeyParser(meta.chunk_key_encoding, len(meta.shape))
     prefix, first = parser.split(batch[0][0].path)
     coords = [first]
-    n = parser.parts()
     for item in batch[1:]:
         p, c = parser.split(item[0].path)
         if p != prefix:
             raise ValueError("items of several arrays in one batch")
         coords.append(c)
-    del n
     return prefix, coords
 
 
@@ -342,11 +340,15 @@ def _shape_agrees(io: ArrayIO, box: Any, coords: list, batch: list) -> bool:
     return all(complete_in(c, item[2], cs, io.shape) == bool(item[4]) for c, item in zip(coords, batch))
 
 
-def _write_box(io: ArrayIO, box: Any, value: np.ndarray, write_empty: bool) -> None:
+def _write_target(io: ArrayIO, box: Any) -> tuple[ArrayIO, Any]:
+    """The ArrayIO and indexer a write of ``box`` goes through."""
     shape = io.shape
     if io.shard_direct:
         # as zarr-python: a shard at the array's edge is updated, not rewritten, so that what
         # it holds beyond the edge (after a shrinking resize) stays
         shape = tuple(-(-n // c) * c for n, c in zip(shape, io.chunk_shape))
-    indexer = basic_indexer(box.sel, shape, io.chunk_shape)
+    return io, basic_indexer(box.sel, shape, io.chunk_shape)
+
+
+def _write_box(io: ArrayIO, indexer: Any, value: np.ndarray, write_empty: bool) -> None:
     write_planner.write(io, indexer, value, write_empty=write_empty)
