@@ -330,3 +330,92 @@ def test_config_override_is_context_local():
 
         assert asyncio.run(inner()) == base + 5
     assert zb_config.get("threads") == base
+
+
+DTYPES = {
+    "bool": (np.array([True, False, False] * 7), True),
+    "float16": (np.arange(21, dtype="f2"), True),
+    "complex128": (np.arange(21) * (1 + 2j), True),
+    "int8": (np.arange(21, dtype="i1") - 10, True),
+    "bytes": (np.array([b"ab", b"cdefg", b""] * 7), False),  # data types zarrbolt lacks: zarr-python's way
+    "str": (np.array(["a", "bbbbbb", ""] * 7, dtype=object), False),
+}
+
+
+@pytest.mark.filterwarnings("ignore::zarr.errors.UnstableSpecificationWarning")
+@pytest.mark.parametrize("name", sorted(DTYPES))
+def test_data_types(name):
+    v, served = DTYPES[name]
+    zcp.fallback_counts.clear()
+    a = zarr.create_array(MemoryStore(), shape=(21,), chunks=(8,), dtype=str if name == "str" else v.dtype,
+                          fill_value=None)
+    assert (_pipe(a)._meta is not None) == served
+    assert bool(zcp.fallback_counts) == (not served)
+    a[:] = v
+    a[3:9] = v[:6]
+    exp = v.copy()
+    exp[3:9] = v[:6]
+    assert (a[:] == exp).all()
+    assert (a.vindex[[20, 0, 5]] == exp[[20, 0, 5]]).all()
+
+
+def test_sharded_selections_on_a_bridged_store():
+    """Point, mask and orthogonal reads of a sharded array on a store with no native access:
+    only the inner chunks they touch are staged."""
+    st = LatencyStore(MemoryStore(), get_latency=0.0, set_latency=0.0)
+    a = _array(st, "sharded-zstd")
+    ref = _ref()
+    a[:] = ref
+    zcp.delegated_counts.clear()
+    np.testing.assert_array_equal(a.vindex[[0, 12], [1, 44], [2, 29]], ref[[0, 12], [1, 44], [2, 29]])
+    np.testing.assert_array_equal(a.oindex[[3, 9], 4:30, [0, 17]], ref[np.ix_([3, 9], range(4, 30), [0, 17])])
+    mask = ref % 13 == 1
+    np.testing.assert_array_equal(a.vindex[mask], ref[mask])
+    np.testing.assert_array_equal(a[1:12:3, ::4, 5], ref[1:12:3, ::4, 5])
+    assert not zcp.delegated_counts
+
+
+def test_read_only_store_refuses_writes(tmp_path):
+    a = _array(LocalStore(tmp_path / "ro"), "raw")
+    a[:] = _ref()
+    b = zarr.open_array(LocalStore(tmp_path / "ro", read_only=True), mode="r")
+    with pytest.raises(ValueError, match="read-only"):
+        b[:] = 1
+    np.testing.assert_array_equal(b[:], _ref())
+
+
+def _read_all(arr):
+    return arr[:]
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_forked_child_reads(tmp_path):
+    """A child forked after the parent read through the pipeline (its worker threads idle) reads
+    too (it must not wait on the parent's threads)."""
+    import multiprocessing as mp
+
+    st = LatencyStore(LocalStore(tmp_path / "f"), get_latency=0.0, set_latency=0.0)  # the bridged path
+    a = _array(st, "zstd")
+    a[:] = _ref()
+    a[:]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork() of a process with threads
+        with mp.get_context("fork").Pool(1) as pool:
+            got = pool.apply_async(_read_all, (a,)).get(timeout=60)
+    np.testing.assert_array_equal(got, _ref())
+
+
+@pytest.mark.parametrize("codecs", ["raw", "sharded"])
+def test_read_into_a_strided_out(codecs):
+    """zarr-python's ``out=``: the fused read decodes straight into a strided, permuted view."""
+    from zarr.core.buffer.cpu import NDBuffer
+
+    a = _array(MemoryStore(), codecs)
+    a[:] = _ref()
+    big = np.zeros((20, 60, 70), np.uint16)
+    view = big[2:13, 5:32, 3:63:2].transpose(0, 2, 1)
+    zcp.strategy_counts.clear()
+    a.get_basic_selection(np.s_[1:12, 0:30, 3:30], out=NDBuffer.from_numpy_array(view))
+    np.testing.assert_array_equal(view, _ref()[1:12, 0:30, 3:30])
+    assert big.sum() == view.sum()  # nothing written outside the view
+    assert zcp.strategy_counts["fused-store"] + zcp.strategy_counts["sharded-fused-store"] == 1

@@ -17,7 +17,7 @@ from ..errors import UnknownCodecError, ZarrboltError
 from ..storage import Store
 
 from .staging import staged_read_store, write_requests
-from .stores import DeferredWriteStore, run_in_worker
+from .stores import DeferredWriteStore
 from .stores import native_store as _native_store
 
 
@@ -200,5 +200,3 @@ async def deferred_store(zstore: Any, io: Any, indexer: Any) -> Any:
     staged = await staged_read_store(zstore, asyncio.get_running_loop(), io, write_requests(io, indexer))
     return DeferredWriteStore(staged)
 
-
-__all__ = ["run_in_worker"]  # re-exported for the pipeline

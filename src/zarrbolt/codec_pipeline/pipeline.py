@@ -23,6 +23,7 @@ from ..pipeline import write as write_planner
 from ..pipeline.context import ArrayIO
 from . import adapt
 from .batch import KeyParser, box_of, complete_in, inner_flats, item_bbox, shift_selection
+from .stores import run_in_worker
 
 logger = logging.getLogger("zarrbolt.codec_pipeline")
 
@@ -145,9 +146,9 @@ class ZarrboltCodecPipeline(CodecPipeline):
             if io.store is None:
                 io = _with_store(io, await adapt.staged_store(zstore, io, _requests(io, coords, batch)))
             if box is not None:
-                await adapt.run_in_worker(_read_box, io, box, out_np, missing)
+                await run_in_worker(_read_box, io, box, out_np, missing)
             else:
-                await adapt.run_in_worker(_read_items, io, coords, batch, plan, out_np, drop_axes, missing)
+                await run_in_worker(_read_items, io, coords, batch, plan, out_np, drop_axes, missing)
         return tuple(_MISSING if it[0].path in missing else _PRESENT for it in batch)
 
     # ------------------------------------------------------------------ writing
@@ -159,6 +160,8 @@ class ZarrboltCodecPipeline(CodecPipeline):
         if job is None:
             return await self._wrapped.write(batch, value, drop_axes)
         zstore, prefix, coords = job
+        if getattr(zstore, "read_only", False) is True:  # zarr-python raises its own error for it
+            return await self._wrapped.write(batch, value, drop_axes)
         value_np = adapt.numpy_of(value)
         io = self._io(zstore, prefix)
         box = box_of(coords, batch, io.chunk_shape, drop_axes)
@@ -177,10 +180,10 @@ class ZarrboltCodecPipeline(CodecPipeline):
             io, indexer = _write_target(io, box)
             if io.store is None:
                 deferred = await adapt.deferred_store(zstore, io, indexer)
-                await adapt.run_in_worker(_write_box, _with_store(io, deferred), indexer, value_np, write_empty)
+                await run_in_worker(_write_box, _with_store(io, deferred), indexer, value_np, write_empty)
                 await deferred.flush()
             else:
-                await adapt.run_in_worker(_write_box, io, indexer, value_np, write_empty)
+                await run_in_worker(_write_box, io, indexer, value_np, write_empty)
 
     # ------------------------------------------------------------------ helpers
     def _job(self, batch: list, buf: Any) -> tuple[Any, str, list] | None:

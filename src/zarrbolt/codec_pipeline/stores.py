@@ -129,6 +129,18 @@ _WORKERS_LOCK = threading.Lock()
 _WORKERS_MAX = 64
 
 
+def _workers_after_fork_in_child() -> None:
+    """A forked child has none of the parent's worker threads (an inherited executor would take
+    calls and never run them): it starts its own."""
+    global _WORKERS, _WORKERS_LOCK
+    _WORKERS = None
+    _WORKERS_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_workers_after_fork_in_child)
+
+
 async def run_in_worker(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)`` in a worker thread of zarrbolt's own (with the caller's context
     variables, as ``asyncio.to_thread``), awaited.

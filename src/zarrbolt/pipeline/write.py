@@ -19,7 +19,7 @@ from . import buffers, outbuf
 from .. import config, kernels
 from .._ext._pipeline import ENC_FILL, POOL_MAX
 from .._threads import batch_bounds, parallel_workers, run_batches
-from ..errors import CodecError, MetadataError, ZarrboltError
+from ..errors import CodecError, MetadataError, ReadOnlyError, ZarrboltError
 from ..indexing import ChunkProjection, check_value_shape
 from .context import ArrayIO
 
@@ -28,6 +28,8 @@ def write(io: ArrayIO, indexer: Any, value: Any, *, write_empty: bool | None = N
     """Write ``value`` (broadcast to the selection's shape) at the selection of ``indexer``.
     ``write_empty``: whether chunks (shards) that hold only the fill value are stored (None:
     the ``write_empty_chunks`` config option); else they are erased."""
+    if getattr(io.store, "read_only", False) is True:  # (native file writes bypass the store)
+        raise ReadOnlyError(f"{io.store!r} is read-only")
     value = check_value_shape(np.asarray(value) if not np.isscalar(value) else value, indexer.shape)
     if isinstance(value, np.ndarray):
         if value.dtype != io.dtype:
