@@ -1,6 +1,8 @@
 # zarrbolt developer and CI entry points.  Everything installs what it needs.
 #   make demo   build + install, then write/read a synthetic sharded microscopy volume
-#   make test   build + install, then run the full test suite (compat tests included)
+#   make test   build + install, then run the full test suite (compat tests included), then, in the
+#               reference venv, tests/ecosystem and zarr-python's own tests against zarrbolt's pipeline
+#   make zarr-suite   zarr-python's test suite against zarrbolt's codec pipeline (unbounded)
 PYTHON ?= python3
 REF_PYTHON ?= $(shell for p in $$(command -v python3.12) $$HOME/.pyenv/versions/3.12*/bin/python3.12 /root/.pyenv/versions/3.12*/bin/python3.12 /usr/bin/python3.12 /usr/local/bin/python3.12; do [ -x "$$p" ] && "$$p" -c "import venv" >/dev/null 2>&1 && { echo "$$p"; break; }; done)
 VENV := .venv
@@ -8,14 +10,30 @@ VPY := $(VENV)/bin/python
 REFVENV := .venv-ref
 BUILD_DEPS := "scikit-build-core>=0.10" "cython>=3.0.10" "numpy>=2.0" "blosc2>=2.7" "blosc>=1.11.3" cmake ninja
 TEST_DEPS := "pytest>=7" "hypothesis>=6" pytest-timeout
+# Reference venv: the reference implementations, the ecosystem (dask, xarray, ome-zarr-py), what
+# zarr-python's own test suite needs (its `test` dependency group, less coverage/benchmark tooling
+# it does not use here) and zarrbolt's build deps (zarrbolt is installed there non-editable).
+ZARR_VERSION := 3.4.2
+REF_DEPS := "zarr==$(ZARR_VERSION)" tensorstore zarrs numcodecs crc32c google-crc32c blosc2 zlib-ng "cast-value-rs>=0.4.2" \
+  "pytest>=9" pytest-asyncio "hypothesis>=6" pytest-timeout pytest-xdist pytest-benchmark "fsspec>=2023.10.0" \
+  "dask[array,distributed]" xarray ome-zarr
+# Bump when REF_DEPS change: an existing reference venv is then upgraded in place.
+REF_STAMP := $(REFVENV)/.zarrbolt-ref-deps-2
+REFPY := $(REFVENV)/bin/python
+ZARR_SUITE_CACHE ?= $(HOME)/.cache/zarrbolt/zarr-suite
 
-.PHONY: demo test sysdeps venv install inplace refvenv clean bench asan wincheck armcheck
+.PHONY: demo test sysdeps venv install inplace refvenv refinstall ecosystem zarr-suite clean bench asan wincheck armcheck
 
 demo: install
 	$(VPY) -m zarrbolt demo
 
-test: install refvenv
-	ZARRBOLT_REF_PYTHON=$(CURDIR)/$(REFVENV)/bin/python $(VPY) -m pytest -q -p no:cacheprovider tests
+# Main suite (.venv), then under the reference venv (when it could be built): tests/ecosystem and
+# zarr-python's own tests against zarrbolt's pipeline (bounded: reference outcomes are cached).
+test: install refinstall
+	@t0=$$(date +%s); ZARRBOLT_REF_PYTHON=$(CURDIR)/$(REFPY) $(VPY) -m pytest -q -p no:cacheprovider tests \
+	  && echo "main suite: $$(( $$(date +%s) - t0 )) s"
+	@$(ECOSYSTEM_RUN)
+	@$(ZARR_SUITE_RUN) --bounded; fi
 
 # System libraries (Debian/Ubuntu): zstd, libdeflate and lz4 headers + static libs.
 sysdeps:
@@ -44,13 +62,38 @@ inplace: sysdeps venv
 	  -DPython_EXECUTABLE=$(CURDIR)/$(VPY) -DCMAKE_MAKE_PROGRAM=$(CURDIR)/$(VENV)/bin/ninja >/dev/null \
 	  && $(VENV)/bin/cmake --build build/dev'
 
-# Reference implementations (zarr-python, tensorstore, ...) for the compat tests and the
-# anchors benchmark, in their own Python 3.12 virtualenv; never dependencies of zarrbolt.
-refvenv: $(REFVENV)/bin/python
-$(REFVENV)/bin/python:
-	@if [ -z "$(REF_PYTHON)" ]; then echo "no python3.12: compat tests will be skipped"; else \
-	  $(REF_PYTHON) -m venv $(REFVENV) && $(REFVENV)/bin/pip install -q "zarr>=3.1" tensorstore zarrs numcodecs crc32c google-crc32c blosc2 zlib-ng "cast-value-rs>=0.4.2" \
-	  || { echo "reference venv failed: compat tests will be skipped"; rm -rf $(REFVENV); }; fi
+# Reference implementations (zarr-python, tensorstore, ...) for the compat tests and the anchors
+# benchmark, and the ecosystem around zarr-python, in their own Python 3.12 virtualenv; never
+# dependencies of zarrbolt.  An existing venv is upgraded in place (REF_STAMP), never recreated.
+refvenv: $(REF_STAMP)
+$(REF_STAMP):
+	@fresh=; if [ ! -x $(REFPY) ]; then \
+	  if [ -z "$(REF_PYTHON)" ]; then echo "no python3.12: compat, ecosystem and zarr-suite tests will be skipped"; exit 0; fi; \
+	  fresh=1; $(REF_PYTHON) -m venv $(REFVENV) || { echo "python3.12 -m venv failed: reference tests will be skipped"; rm -rf $(REFVENV); exit 0; }; fi; \
+	if $(REFPY) -m pip install -q $(REF_DEPS) $(BUILD_DEPS); then rm -f $(REFVENV)/.zarrbolt-ref-deps-*; touch $@; \
+	else echo "reference venv could not be built or upgraded: ecosystem and zarr-suite tests will be skipped"; \
+	  [ -z "$$fresh" ] || rm -rf $(REFVENV); fi
+
+# zarrbolt itself in the reference venv, non-editable, rebuilt on every run (like `install`).
+refinstall: sysdeps refvenv
+	@if [ -f $(REF_STAMP) ]; then t0=$$(date +%s); \
+	  $(REFPY) -m pip install -q --no-build-isolation --force-reinstall --no-deps . \
+	  && echo "zarrbolt installed in $(REFVENV): $$(( $$(date +%s) - t0 )) s"; fi
+
+# Tests that import zarr-python / dask / xarray / ome-zarr, under the reference venv.
+ECOSYSTEM_RUN = if [ ! -f $(REF_STAMP) ]; then echo "no reference venv: tests/ecosystem skipped"; else \
+  t0=$$(date +%s); $(REFPY) -m pytest -q -p no:cacheprovider -o asyncio_default_fixture_loop_scope=function tests/ecosystem; rc=$$?; \
+  [ $$rc = 5 ] && rc=0; echo "ecosystem tests: $$(( $$(date +%s) - t0 )) s"; exit $$rc; fi
+ecosystem: refinstall
+	@$(ECOSYSTEM_RUN)
+
+# zarr-python's own tests (sdist fetched once into ZARR_SUITE_CACHE) against zarrbolt's pipeline:
+# its codec-pipeline behaviour suite, then its array/indexing/codec/group tests compared with zarr's
+# default and its FusedCodecPipeline (see tests/zarr_suite/run_suite.py --help).
+ZARR_SUITE_RUN = if [ ! -f $(REF_STAMP) ]; then echo "no reference venv: zarr-suite skipped"; else \
+  $(REFPY) tests/zarr_suite/run_suite.py --zarr-version $(ZARR_VERSION) --cache $(ZARR_SUITE_CACHE) $(ZARR_SUITE_ARGS)
+zarr-suite: refinstall
+	@$(ZARR_SUITE_RUN); fi
 
 asan: sysdeps venv
 	mkdir -p build
