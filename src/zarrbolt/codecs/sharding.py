@@ -280,9 +280,11 @@ class ShardingCodec(ArrayToBytesCodec):
         returns None when all of them are empty (the caller deletes the shard).  ``parts=True``
         returns the shard's pieces in order (for ``Store.set_parts``) instead of joined bytes.
 
-        With ``reuse=(shard_bytes, offsets, nbytes)`` and a boolean ``touched`` mask (flat, one
-        per inner chunk), untouched inner chunks copy their existing encoded bytes instead of
-        being re-encoded (partial writes).
+        With a boolean ``touched`` mask (flat, one per inner chunk) only the touched inner chunks
+        are encoded; the untouched ones copy their existing encoded bytes from
+        ``reuse=(shard_bytes, offsets, nbytes)`` (partial writes), or stay empty without
+        ``reuse`` (a new shard written in part: like zarr-python, a write stores no inner chunk
+        it does not touch, even where empty chunks are written).
 
         ``encoder(array, regions)``, when given, encodes the inner chunks at ``regions`` of
         ``array`` in one call (the fused C encode): it returns ``(buffer, where)``, each
@@ -296,8 +298,8 @@ class ShardingCodec(ArrayToBytesCodec):
 
         def encode_batch(flats: Sequence[int]) -> None:
             for i in flats:
-                if reuse is not None and touched is not None and not touched[i]:
-                    o = int(reuse[1][i])
+                if touched is not None and not touched[i]:
+                    o = EMPTY if reuse is None else int(reuse[1][i])
                     if o != EMPTY:
                         encoded[i] = reuse[0][o: o + int(reuse[2][i])]
                     continue
@@ -306,8 +308,9 @@ class ShardingCodec(ArrayToBytesCodec):
                     encoded[i] = inner.encode(chunk)
 
         if encoder is not None:
-            todo = [i for i in range(lay.n) if reuse is None or touched is None or touched[i]]
-            encode_batch([i for i in range(lay.n) if reuse is not None and touched is not None and not touched[i]])
+            todo = [i for i in range(lay.n) if touched is None or touched[i]]
+            if reuse is not None and touched is not None:
+                encode_batch([i for i in range(lay.n) if not touched[i]])
             buf, where = encoder(array, [self.inner_region(lay, i) for i in todo])
             mv = memoryview(buf)
             for i, (o, n) in zip(todo, where.tolist()):
