@@ -110,12 +110,28 @@ def range_detail(e: BaseException, io: ArrayIO, key: str, data: Any) -> BaseExce
     if not isinstance(e, CodecRangeError) or getattr(e, "task_index", None) is None:
         return e
     try:
-        io.decode_chunk(io.store.get(key) if data is None else data, key)
+        if io.sharding is None:
+            io.decode_chunk(io.store.get(key) if data is None else data, key)
+        else:  # data: an inner chunk's bytes
+            io.layout.inner.decode(data)
     except CodecRangeError as detail:
-        return detail
+        return detail if io.sharding is None else type(detail)(f"{key}: {detail}")
     except Exception:  # noqa: BLE001 - only a better message was sought
         return e
     return e
+
+
+def inner_range_detail(e: BaseException, io: ArrayIO, key: str, flat: int) -> BaseException:
+    """:func:`range_detail` for inner chunk ``flat`` of shard ``key`` (read again from the store)."""
+    if not isinstance(e, CodecRangeError):
+        return e
+    try:
+        mv, offs, nb = io.sharding.split_shard(io.store.get(key), io.layout, key)
+        o = int(offs[flat])
+        data = mv[o: o + int(nb[flat])]
+    except Exception:  # noqa: BLE001 - only a better message was sought
+        return e
+    return range_detail(e, io, f"shard {key!r}, inner chunk {flat}", data)
 
 
 class FusedOutput:
@@ -162,7 +178,7 @@ class FusedOutput:
                              buffers.thread_scratch(self.scratch_bytes), self.nslots)
         except CodecError as e:
             i = getattr(e, "task_index", None)
-            if isinstance(i, int) and 0 <= i < len(bufs) and not self.io.sharding:
+            if isinstance(i, int) and 0 <= i < len(bufs):
                 detail = range_detail(e, self.io, names[i], bufs[i])
                 if detail is not e:
                     raise detail from None
@@ -353,6 +369,11 @@ def _read_shard_files(io: ArrayIO, fo: FusedOutput, files: Any, items: list, ent
             key = keys[int(np.searchsorted(ends, pos, side="right"))]
             return f"shard {key!r}" if isinstance(e, StoreError) else f"chunk {key}[{int(entries[ii[pos]])}]"
 
+        pos = getattr(e, "task_index", None)
+        if isinstance(pos, int) and 0 <= pos < len(ii):
+            detail = inner_range_detail(e, io, keys[int(np.searchsorted(ends, pos, side="right"))], int(entries[ii[pos]]))
+            if detail is not e:
+                raise detail from None
         err = task_error(e, label)
         if err is None:
             raise
