@@ -109,7 +109,8 @@ def test_sharded_fused_read_range_error_names_the_value(kind, tmp_path):
     so = {"name": "scale_offset", "configuration": {"offset": 100, "scale": 1}}
     st = MemoryStore() if kind == "memory" else LocalStore(str(tmp_path))
     a = zarr.create_array(st, shape=(8,), dtype="int8", chunks=(8,), fill_value=0, codecs=[{
-        "name": "sharding_indexed", "configuration": {"chunk_shape": [4], "codecs": [so, {"name": "bytes"}]}}])
+        "name": "sharding_indexed", "configuration": {"chunk_shape": [4], "codecs": [so, {"name": "bytes"}],
+                                              "index_codecs": [LE, {"name": "crc32c"}]}}])
     a[:] = np.arange(1, 9, dtype="int8")
     raw = bytearray(bytes(st.get("c/0")))
     raw[4:8] = np.array([0, 50, 100, 1], dtype="int8").tobytes()  # inner chunk 1 (its index is unchanged)
