@@ -138,3 +138,19 @@ def test_scale_offset_decode_range_errors_are_value_errors(offset, scale, stored
         with pytest.raises(ValueError, match=match) as info:
             a[:]
     assert isinstance(info.value, CodecRangeError)
+
+
+@pytest.mark.parametrize("dtype,values,match", [
+    ("float32", [1, 300, 2], r"outside the range of dtype uint8 \[0, 255\]"),
+    ("float32", [1, np.nan, 2], "NaN"),
+    ("int32", [1, 300, 2], "outside the range of dtype uint8"),
+])
+def test_cast_value_range_errors_are_value_errors(dtype, values, match):
+    from zarr.codecs import CastValue
+
+    with zarr.config.set({"codec_pipeline.path": OURS}):
+        a = zarr.create_array(store={}, shape=(3,), dtype=dtype, chunks=(3,), filters=[CastValue(data_type="uint8")],
+                              compressors=None, fill_value=0)
+        with pytest.raises(ValueError, match=match) as info:
+            a[:] = np.array(values, dtype=dtype)
+    assert isinstance(info.value, CodecRangeError)
