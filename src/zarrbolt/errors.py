@@ -18,6 +18,7 @@ __all__ = [
     "ContainsArrayError",
     "ContainsGroupError",
     "CodecError",
+    "CodecRangeError",
     "ChecksumError",
     "CorruptChunkError",
     "StoreError",
@@ -68,6 +69,12 @@ class ContainsGroupError(ZarrboltError, ValueError):
 
 class CodecError(ZarrboltError, RuntimeError):
     """A chunk could not be encoded or decoded."""
+
+
+class CodecRangeError(CodecError, ValueError):
+    """A value cannot be represented after a numeric codec's arithmetic: outside the range of
+    the target data type, or (integer ``scale_offset`` decode) not exactly divisible by the
+    scale.  Also a ``ValueError``, as zarr-python raises for the same data."""
 
 
 class ChecksumError(CodecError):

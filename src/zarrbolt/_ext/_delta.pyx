@@ -75,7 +75,7 @@ cdef object _run(object arr, object target, bint enc, object out):
         PyBuffer_Release(&oview)
     if st == ZB_ERANGE:
         kind = "difference" if enc else "running sum"
-        raise _zb_errors.CodecError(
+        raise _zb_errors.CodecRangeError(
             f"{what} ({src_dt} -> {dst_dt}): the {kind} at element {err} is NaN, infinite or out of "
             f"the range of {dst_dt}")
     zb_raise(st, what)

@@ -134,10 +134,24 @@ def _src_out(a, dtype, out):
     return a, res
 
 
-cdef _raise(int st, size_t idx, src, what):
+cdef _raise(int st, size_t idx, src, what, dst_dtype, scale=None, bint cast=False):
+    """The error for status ``st`` at element ``idx``.  Out-of-range values name the data type
+    they do not fit (``dst_dtype``); with ``scale`` (an integer decode), a value not exactly
+    divisible by it is reported as such; ``cast``: a cast_value, whose options can handle it."""
     if st == ZB_ERANGE:
         v = src.reshape(-1)[idx] if src.size else None
-        raise _zb_errors.CodecError(f"{what}: element {idx} (value {v!r}) cannot be represented")
+        if scale is not None and v is not None and scale != 0 and int(v) % int(scale) != 0:
+            raise _zb_errors.CodecRangeError(
+                f"{what}: element {idx} (value {v!r}) divided by the scale {scale!r} leaves a non-zero remainder")
+        dst = np.dtype(dst_dtype)
+        if cast and dst.kind in "iu" and v is not None and src.dtype.kind in "fc" and np.isnan(v):
+            raise _zb_errors.CodecRangeError(
+                f"{what}: element {idx} is NaN, which the integer dtype {dst} cannot hold without a scalar_map")
+        msg = f"{what}: element {idx} (value {v!r}) gives a result outside the range of dtype {dst}"
+        if cast and dst.kind in "iu":
+            info = np.iinfo(dst)
+            msg += f" [{info.min}, {info.max}]; out_of_range='clamp' (or 'wrap') handles such values"
+        raise _zb_errors.CodecRangeError(msg)
     zb_raise(st, what)
 
 
@@ -152,7 +166,7 @@ def cast_value(src, dtype, rounding="nearest-even", out_of_range=None, scalar_ma
     with nogil:
         s = zb_cast_value(<const void *>sp, st, <void *>dp, dt, n, &opts.o, &idx)
     if s != ZB_OK:
-        _raise(s, idx, a, f"cast_value {a.dtype} -> {res.dtype}")
+        _raise(s, idx, a, f"cast_value {a.dtype} -> {res.dtype}", res.dtype, None, True)
     return res
 
 
@@ -180,7 +194,8 @@ def scale_offset(src, offset, scale, bint decode, out=None):
         else:
             s = zb_scale_offset_encode(<const void *>sp, <void *>dp, t, n, <const void *>op, <const void *>scp, &idx)
     if s != ZB_OK:
-        _raise(s, idx, a, "scale_offset " + ("decode" if decode else "encode"))
+        _raise(s, idx, a, "scale_offset " + ("decode" if decode else "encode"), res.dtype,
+               sc[0] if decode and a.dtype.kind in "iu" else None)
     return res
 
 
@@ -206,7 +221,7 @@ cdef object _fused(src, offset, scale, dtype, rounding, out_of_range, scalar_map
                                             <const void *>scp, &opts.o, &idx)
     if s != ZB_OK:
         what = "cast_value + scale_offset decode" if decode else "scale_offset + cast_value"
-        _raise(s, idx, a, f"{what} {a.dtype} -> {res.dtype}")
+        _raise(s, idx, a, f"{what} {a.dtype} -> {res.dtype}", res.dtype, None, not decode)
     return res
 
 

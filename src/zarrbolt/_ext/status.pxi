@@ -35,7 +35,9 @@ cdef object zb_exception(int status, str msg):
         return _zb_errors.CorruptChunkError(msg)
     if status == ZB_ENOMEM:
         return MemoryError(msg)
-    if status == ZB_EUNSUPPORTED or status == ZB_ERANGE:
+    if status == ZB_ERANGE:
+        return _zb_errors.CodecRangeError(msg)
+    if status == ZB_EUNSUPPORTED:
         return _zb_errors.CodecError(msg)
     if status == ZB_EIO:
         return _zb_errors.StoreError(msg)

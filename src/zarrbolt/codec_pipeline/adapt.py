@@ -87,7 +87,24 @@ def zarrbolt_metadata(array_metadata: Any, store: Any) -> tuple[Any, str | None]
         return None, f"dtype {array_metadata.data_type}"
     if np.dtype(native) != meta.dtype:
         return None, f"dtype {native} (zarrbolt: {meta.dtype})"
+    copy_write_orders(array_metadata.codecs, meta.codecs)
     return meta, None
+
+
+def copy_write_orders(source: Any, target: Any) -> None:
+    """Give zarrbolt's sharding codecs in ``target`` the inner chunk layout order of the
+    matching sharding codecs in ``source`` (zarr-python's ``subchunk_write_order``, or another
+    zarrbolt chain's ``write_order``): a runtime setting the metadata JSON does not carry, so
+    shards written through the pipeline are laid out as zarr-python lays them out."""
+    from ..codecs.sharding import WRITE_ORDERS, ShardingCodec
+
+    for src, dst in zip(source, target):
+        if not isinstance(dst, ShardingCodec):
+            continue
+        order = getattr(src, "subchunk_write_order", None) or getattr(src, "write_order", None)
+        if order in WRITE_ORDERS:
+            dst.write_order = order
+        copy_write_orders(getattr(src, "codecs", ()), dst.codecs)
 
 
 def _unknown_name(e: Exception) -> str:
@@ -120,6 +137,7 @@ async def load_metadata(zstore: Any, prefix: str, old: Any) -> Any:
     if getattr(meta, "node_type", None) != "array" or meta.evolve(shape=old.shape) != old.evolve(
             attributes=meta.attributes):
         return None
+    copy_write_orders(old.codecs, meta.codecs)
     return meta
 
 

@@ -15,6 +15,7 @@ selection touches, neighbours coalesced) are planned by :mod:`zarrbolt.pipeline.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +35,36 @@ _U64 = None  # DataType("uint64"), resolved lazily (metadata imports codecs)
 # Gaps between wanted inner chunks up to this many bytes are read rather than split into
 # separate requests (one larger read is cheaper than two round trips on every store).
 COALESCE_GAP = 1 << 16
+
+
+# The orders in which a shard's inner chunks may be laid out (``write_order``): lexicographic
+# (C order of the chunk grid, zarrbolt's default), colexicographic (first axis fastest) and
+# morton (Z order over the grid, axes with more chunks keep their extra bits last).  The index
+# stays in C order either way; only where each chunk's bytes sit changes.
+WRITE_ORDERS = ("lexicographic", "colexicographic", "morton", "unordered")
+
+
+@lru_cache(maxsize=64)
+def storage_order(chunks_per_shard: tuple[int, ...], order: str) -> tuple[int, ...] | None:
+    """Flat C-order inner chunk numbers in the order their bytes are laid out (None: C order)."""
+    n = math.prod(chunks_per_shard)
+    if order in ("lexicographic", "unordered") or n <= 1:
+        return None
+    flat = np.arange(n, dtype=np.int64)
+    if order == "colexicographic":
+        return tuple(flat.reshape(chunks_per_shard).ravel(order="F").tolist())
+    if order != "morton":
+        raise MetadataError(f"sharding_indexed: unknown inner chunk write order {order!r}; one of {list(WRITE_ORDERS)}")
+    coords = np.unravel_index(flat, chunks_per_shard)
+    bits = [(c - 1).bit_length() for c in chunks_per_shard]
+    key = np.zeros(n, dtype=np.int64)
+    out_bit = 0
+    for b in range(max(bits)):
+        for d, nb in enumerate(bits):
+            if b < nb:
+                key |= ((coords[d] >> b) & 1) << out_bit
+                out_bit += 1
+    return tuple(np.argsort(key, kind="stable").tolist())
 
 
 def _u64() -> Any:
@@ -74,6 +105,8 @@ class ShardingCodec(ArrayToBytesCodec):
             {"name": "crc32c"},
         ),
         index_location: str = "end",
+        *,
+        write_order: str = "lexicographic",
     ):
         if isinstance(chunk_shape, (str, bytes)) or not isinstance(chunk_shape, Sequence):
             raise MetadataError(f"sharding_indexed: chunk_shape must be an array of integers, got {chunk_shape!r}")
@@ -86,6 +119,9 @@ class ShardingCodec(ArrayToBytesCodec):
         if index_location not in ("start", "end"):
             raise MetadataError(f"sharding_indexed: index_location must be 'start' or 'end', got {index_location!r}")
         self.index_location = index_location
+        self.write_order = write_order  # a runtime setting: not in the metadata JSON
+        if write_order not in WRITE_ORDERS:
+            raise MetadataError(f"sharding_indexed: unknown inner chunk write order {write_order!r}; one of {list(WRITE_ORDERS)}")
         self.codecs = tuple(parse_codecs(list(codecs)))
         self.index_codecs = tuple(parse_codecs(list(index_codecs)))
         self.inner_chain = CodecChain(self.codecs)
@@ -244,9 +280,11 @@ class ShardingCodec(ArrayToBytesCodec):
         returns None when all of them are empty (the caller deletes the shard).  ``parts=True``
         returns the shard's pieces in order (for ``Store.set_parts``) instead of joined bytes.
 
-        With ``reuse=(shard_bytes, offsets, nbytes)`` and a boolean ``touched`` mask (flat, one
-        per inner chunk), untouched inner chunks copy their existing encoded bytes instead of
-        being re-encoded (partial writes).
+        With a boolean ``touched`` mask (flat, one per inner chunk) only the touched inner chunks
+        are encoded; the untouched ones copy their existing encoded bytes from
+        ``reuse=(shard_bytes, offsets, nbytes)`` (partial writes), or stay empty without
+        ``reuse`` (a new shard written in part: like zarr-python, a write stores no inner chunk
+        it does not touch, even where empty chunks are written).
 
         ``encoder(array, regions)``, when given, encodes the inner chunks at ``regions`` of
         ``array`` in one call (the fused C encode): it returns ``(buffer, where)``, each
@@ -260,8 +298,8 @@ class ShardingCodec(ArrayToBytesCodec):
 
         def encode_batch(flats: Sequence[int]) -> None:
             for i in flats:
-                if reuse is not None and touched is not None and not touched[i]:
-                    o = int(reuse[1][i])
+                if touched is not None and not touched[i]:
+                    o = EMPTY if reuse is None else int(reuse[1][i])
                     if o != EMPTY:
                         encoded[i] = reuse[0][o: o + int(reuse[2][i])]
                     continue
@@ -270,8 +308,9 @@ class ShardingCodec(ArrayToBytesCodec):
                     encoded[i] = inner.encode(chunk)
 
         if encoder is not None:
-            todo = [i for i in range(lay.n) if reuse is None or touched is None or touched[i]]
-            encode_batch([i for i in range(lay.n) if reuse is not None and touched is not None and not touched[i]])
+            todo = [i for i in range(lay.n) if touched is None or touched[i]]
+            if reuse is not None and touched is not None:
+                encode_batch([i for i in range(lay.n) if not touched[i]])
             buf, where = encoder(array, [self.inner_region(lay, i) for i in todo])
             mv = memoryview(buf)
             for i, (o, n) in zip(todo, where.tolist()):
@@ -287,7 +326,9 @@ class ShardingCodec(ArrayToBytesCodec):
         offsets = np.full(lay.n, EMPTY, dtype=np.uint64)
         nbytes = np.full(lay.n, EMPTY, dtype=np.uint64)
         pos = lay.index_nbytes if self.index_location == "start" else 0
-        for i, enc in enumerate(encoded):
+        order = storage_order(lay.chunks_per_shard, self.write_order)
+        for i in range(lay.n) if order is None else order:
+            enc = encoded[i]
             if enc is None:
                 continue
             size = len(enc) if isinstance(enc, (bytes, bytearray)) else len(memoryview(enc).cast("B"))

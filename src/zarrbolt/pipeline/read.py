@@ -25,7 +25,7 @@ import numpy as np
 from . import buffers, outbuf
 from .._ext._pipeline import POOL_MAX
 from .._threads import batch_bounds, parallel_workers, run_batches
-from ..errors import CodecError, CorruptChunkError, MetadataError, StoreError
+from ..errors import CodecError, CodecRangeError, CorruptChunkError, MetadataError, StoreError
 from ..indexing import ChunkProjection
 from .context import ArrayIO
 from .shard_io import COALESCE_GAP, ShardArenaReader, fetch_inner_chunks, group_by_shard, shard_index, work_items
@@ -103,12 +103,43 @@ def task_error(e: BaseException, label: Callable[[int | None], str | None]) -> B
     return type(e)(f"{where}: {msg}")
 
 
+def range_detail(e: BaseException, io: ArrayIO, key: str, data: Any) -> BaseException:
+    """A fused C decode reports an out-of-range value by status only; decoding the chunk's
+    bytes ``data`` (None: read them from the store) again through the per-codec chain names
+    the value and what is wrong with it.  ``e`` itself when that is not the case."""
+    if not isinstance(e, CodecRangeError) or getattr(e, "task_index", None) is None:
+        return e
+    try:
+        if io.sharding is None:
+            io.decode_chunk(io.store.get(key) if data is None else data, key)
+        else:  # data: an inner chunk's bytes
+            io.layout.inner.decode(data)
+    except CodecRangeError as detail:
+        return detail if io.sharding is None else type(detail)(f"{key}: {detail}")
+    except Exception:  # noqa: BLE001 - only a better message was sought
+        return e
+    return e
+
+
+def inner_range_detail(e: BaseException, io: ArrayIO, key: str, flat: int) -> BaseException:
+    """:func:`range_detail` for inner chunk ``flat`` of shard ``key`` (read again from the store)."""
+    if not isinstance(e, CodecRangeError):
+        return e
+    try:
+        mv, offs, nb = io.sharding.split_shard(io.store.get(key), io.layout, key)
+        o = int(offs[flat])
+        data = mv[o: o + int(nb[flat])]
+    except Exception:  # noqa: BLE001 - only a better message was sought
+        return e
+    return range_detail(e, io, f"shard {key!r}, inner chunk {flat}", data)
+
+
 class FusedOutput:
     """The output of a fused read and where each task goes in it; decodes batches into it."""
 
     def __init__(self, io: ArrayIO, indexer: Any, items: tuple, out: np.ndarray | None = None):
         coords, self.starts, self.shapes, self.out_starts = items
-        self.plan, self.fill = io.plan, io.fill
+        self.io, self.plan, self.fill = io, io.plan, io.fill
         if out is None:
             self.out = outbuf.empty(indexer.shape, dtype=io.dtype)
             self.full = self.out.reshape(indexer.unit_shape())
@@ -146,6 +177,11 @@ class FusedOutput:
                              np.ascontiguousarray(self.offs[ii]), self.full, self.stream,
                              buffers.thread_scratch(self.scratch_bytes), self.nslots)
         except CodecError as e:
+            i = getattr(e, "task_index", None)
+            if isinstance(i, int) and 0 <= i < len(bufs):
+                detail = range_detail(e, self.io, names[i], bufs[i])
+                if detail is not e:
+                    raise detail from None
             raise task_error(e, lambda i: f"chunk {'?' if i is None else names[i]}") from None
 
     def tasks(self, ii: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -187,6 +223,11 @@ def _read_chunk_files(io: ArrayIO, fo: FusedOutput, files: Any, keys: list[str],
             files.paths(keys[lo:hi]), bufs, batch_bounds(m, workers), fo.starts[lo:hi], fo.shapes[lo:hi],
             fo.offs[lo:hi], fo.full, fo.stream, fo.nslots)
     except (CodecError, StoreError) as e:
+        i = getattr(e, "task_index", None)
+        if isinstance(i, int) and 0 <= i < hi - lo:
+            detail = range_detail(e, io, keys[lo + i], None)
+            if detail is not e:
+                raise detail from None
         raise task_error(e, lambda i: f"chunk {'?' if i is None else keys[lo + i]}") from None
     for j in missing:
         fo.absent(lo + j, keys[lo + j])
@@ -328,6 +369,11 @@ def _read_shard_files(io: ArrayIO, fo: FusedOutput, files: Any, items: list, ent
             key = keys[int(np.searchsorted(ends, pos, side="right"))]
             return f"shard {key!r}" if isinstance(e, StoreError) else f"chunk {key}[{int(entries[ii[pos]])}]"
 
+        pos = getattr(e, "task_index", None)
+        if isinstance(pos, int) and 0 <= pos < len(ii):
+            detail = inner_range_detail(e, io, keys[int(np.searchsorted(ends, pos, side="right"))], int(entries[ii[pos]]))
+            if detail is not e:
+                raise detail from None
         err = task_error(e, label)
         if err is None:
             raise

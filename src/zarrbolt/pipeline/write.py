@@ -102,8 +102,12 @@ class ChunkWriter:
                 chunk = np.empty(io.chunk_shape, dtype=io.dtype)
                 chunk[...] = src
                 return chunk
+            inside = tuple(slice(0, r.stop - r.start) for r in region)
             chunk = np.full(io.chunk_shape, io.fill, dtype=io.dtype)
-            chunk[tuple(slice(0, r.stop - r.start) for r in region)] = src
+            chunk[inside] = src
+            if self.sharding is not None:  # an edge shard: no inner chunk beyond the edge is stored
+                self._put_shard(key, chunk, inside)
+                return None
             return chunk
         store = io.store
         data = store.get(key)
@@ -117,6 +121,10 @@ class ChunkWriter:
             return None
         if data is None:
             chunk = np.full(io.chunk_shape, io.fill, dtype=io.dtype)
+            if self.sharding is not None:  # a new shard written in part: only the touched inner chunks
+                chunk[p.chunk_selection] = src
+                self._put_shard(key, chunk, p.chunk_selection)
+                return None
         else:
             chunk = np.array(io.decode_chunk(data, key), copy=True)
         chunk[p.chunk_selection] = src
@@ -130,14 +138,24 @@ class ChunkWriter:
             store.erase(key)
             return
         if self.sharding is not None:
-            enc = self.sharding.encode_shard(chunk, self.io.bound.ab_spec, is_fill=self.inner_is_fill, parts=True,
-                                             encoder=self.inner_encoder)
-            if enc is None:
-                store.erase(key)
-            else:
-                store.set_parts(key, enc)  # the pieces go to the store unjoined
+            self._put_shard(key, chunk)
             return
         store.set(key, self.io.bound.encode(chunk))
+
+    def _put_shard(self, key: str, chunk: np.ndarray, selection: Any = None) -> None:
+        """Encode and store shard ``key``; with ``selection`` (the part of the shard a write
+        sets), only the inner chunks it touches are stored, as zarr-python does (the others
+        stay empty even when empty chunks are written)."""
+        store = self.io.store
+        touched = None
+        if selection is not None:
+            touched = self.sharding.touched_inner_chunks(self.io.layout, selection)
+        enc = self.sharding.encode_shard(chunk, self.io.bound.ab_spec, is_fill=self.inner_is_fill, parts=True,
+                                         encoder=self.inner_encoder, touched=touched)
+        if enc is None:
+            store.erase(key)
+        else:
+            store.set_parts(key, enc)  # the pieces go to the store unjoined
 
 
 class WriteRows:
