@@ -13,6 +13,7 @@ import pytest
 zarr = pytest.importorskip("zarr")
 
 from zarr.abc.store import RangeByteRequest as ZRange  # noqa: E402
+from zarr.abc.store import Store as ZarrStoreABC  # noqa: E402
 from zarr.abc.store import SuffixByteRequest as ZSuffix  # noqa: E402
 from zarr.core.buffer.core import default_buffer_prototype  # noqa: E402
 from zarr.storage import LocalStore as ZLocalStore  # noqa: E402
@@ -71,6 +72,11 @@ class CountingStore(WrapperStore):
             self.inflight -= 1
         self.gets.append((key, byte_range, None if buf is None else len(buf)))
         return buf
+
+    def get_ranges(self, key, byte_ranges, **kw):
+        # zarr's own coalescing get_ranges, through this wrapper's counted get (WrapperStore would
+        # hand it to the wrapped store, uncounted)
+        return ZarrStoreABC.get_ranges(self, key, byte_ranges, **kw)
 
     async def set(self, key, value):
         await self._enter()
@@ -260,6 +266,9 @@ class FailingStore(WrapperStore):
         if "/c/" in key or key.startswith("c/"):
             raise ConnectionError("network down")
         return await self._store.get(key, prototype, byte_range)
+
+    def get_ranges(self, key, byte_ranges, **kw):
+        return ZarrStoreABC.get_ranges(self, key, byte_ranges, **kw)
 
 
 def test_loop_bridge_errors_are_typed():
@@ -479,6 +488,26 @@ def test_staged_missing_keys_and_shards():
     out, staged, reqs = _staged_read(z, "u", (slice(None), slice(None)), before=z.reset)
     assert len(z.chunk_gets()) == len(reqs) == 9
     np.testing.assert_array_equal(out, b[:])
+
+
+class VanishingShardStore(CountingStore):
+    """Its ranged reads find the key gone (as zarr-python's get_ranges reports it: a group holding
+    FileNotFoundError), as when a shard is deleted between its index read and its data read."""
+
+    def get_ranges(self, key, byte_ranges, **kw):
+        async def gone():
+            raise BaseExceptionGroup("ranged read failed", [FileNotFoundError(key)])
+            yield  # an async generator, as zarr's
+
+        return gone()
+
+
+def test_shard_gone_after_its_index_reads_as_fill():
+    z = VanishingShardStore(MemoryStore())
+    a, data = _make(z, (40, 40), sharded=((20, 20), (10, 10)))
+    out, staged, reqs = _staged_read(z, "arr", (slice(0, 5), slice(0, 5)), before=z.reset)
+    assert staged.get("arr/c/0/0") is None  # absent, as a shard without an index
+    np.testing.assert_array_equal(out, np.full((5, 5), a.fill_value, dtype=data.dtype))
 
 
 def _corrupt(zstore, key, fn):

@@ -237,8 +237,8 @@ async def _stage_whole(staged: StagedStore, key: str) -> None:
 
 
 async def _stage_shard(staged: StagedStore, io: Any, key: str, wanted: list[int]) -> None:
-    """The index of shard ``key`` (one request), then its ``wanted`` inner chunks' coalesced
-    byte ranges, concurrently."""
+    """The index of shard ``key`` (one request), then its ``wanted`` inner chunks' byte ranges
+    (coalesced here, then by the store) in one ``get_ranges`` call of the zarr store."""
     bridge, codec, lay = staged.bridge, io.sharding, io.layout
     kind, nidx = codec.index_range(lay)
     buf = await bridge.aget(key, SuffixByteRequest(nidx) if kind == "suffix" else RangeByteRequest(0, nidx))
@@ -256,10 +256,11 @@ async def _stage_shard(staged: StagedStore, io: Any, key: str, wanted: list[int]
     parts.add(data_end if kind == "suffix" else 0, raw)
     _order, _read_of, begins, ends = kernels.coalesce_ranges(offs, nb, wanted, max_gap=COALESCE_GAP)
     spans = list(zip(begins.tolist(), ends.tolist()))
-    bufs = await asyncio.gather(*[bridge.aget(key, RangeByteRequest(b, e)) for b, e in spans])
+    bufs = await bridge.aget_ranges(key, spans, max_gap=COALESCE_GAP) if spans else []
+    if bufs is None:  # deleted since its index was read: absent, as a shard without an index
+        staged._whole[key] = None
+        return
     for (b, e), got in zip(spans, bufs):
-        if got is None:
-            raise CorruptChunkError(f"shard {key!r} vanished while being read")
         view = _buffer_view(got)
         if len(view) != e - b:
             raise CorruptChunkError(f"shard {key!r}: its index names bytes [{b}, {e}) but only {len(view)} of them "
