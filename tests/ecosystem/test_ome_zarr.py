@@ -3,9 +3,6 @@ the ways a microscopy user opens it: zarrbolt directly, zarr-python + dask throu
 pipeline, and ome-zarr-py's own Reader under that pipeline.  Every way must give the pixels that
 were written."""
 
-import contextlib
-import os
-
 import pytest
 
 zarr = pytest.importorskip("zarr")
@@ -21,30 +18,9 @@ from ome_zarr.writer import write_image  # noqa: E402
 
 import zarrbolt  # noqa: E402
 
-ZARRBOLT_PIPELINE = "zarrbolt.codec_pipeline.ZarrboltCodecPipeline"
-# The pipeline the tests configure zarr-python with.  ZARRBOLT_TEST_CODEC_PIPELINE=
-# zarr.core.codec_pipeline.BatchedCodecPipeline runs them against zarr-python's own pipeline.
-PIPELINE = os.environ.get("ZARRBOLT_TEST_CODEC_PIPELINE", ZARRBOLT_PIPELINE)
+from ecosystem_helpers import PIPELINE, through_pipeline  # noqa: E402
 
 SHAPE = (2, 12, 160, 128)  # c, z, y, x
-
-
-@contextlib.contextmanager
-def through_pipeline():
-    """zarr-python configured with PIPELINE; with zarrbolt's, afterwards: no array fell back to
-    zarr-python's pipeline and zarrbolt's read planner ran."""
-    cp = None
-    if PIPELINE == ZARRBOLT_PIPELINE:
-        cp = pytest.importorskip("zarrbolt.codec_pipeline", reason="zarrbolt.codec_pipeline is not built")
-        from zarrbolt.pipeline import read as zb_read
-
-        counts = getattr(cp, "strategy_counts", zb_read.strategy_counts)
-        fallbacks, reads = dict(cp.fallback_counts), sum(counts.values())
-    with zarr.config.set({"codec_pipeline.path": PIPELINE}):
-        yield
-    if cp is not None:
-        assert dict(cp.fallback_counts) == fallbacks
-        assert sum(counts.values()) > reads
 
 
 def _pipeline_name(z):

@@ -1,9 +1,6 @@
 """xarray datasets written to Zarr v3 by xarray (through zarr-python) and opened again with
 zarrbolt's codec pipeline switched on: the same values, eagerly and through dask."""
 
-import contextlib
-import os
-
 import pytest
 
 xr = pytest.importorskip("xarray")
@@ -14,28 +11,7 @@ import numpy as np  # noqa: E402
 
 import zarrbolt  # noqa: E402
 
-ZARRBOLT_PIPELINE = "zarrbolt.codec_pipeline.ZarrboltCodecPipeline"
-# ZARRBOLT_TEST_CODEC_PIPELINE=zarr.core.codec_pipeline.BatchedCodecPipeline runs these tests
-# against zarr-python's own pipeline.
-PIPELINE = os.environ.get("ZARRBOLT_TEST_CODEC_PIPELINE", ZARRBOLT_PIPELINE)
-
-
-@contextlib.contextmanager
-def through_pipeline():
-    """zarr-python configured with PIPELINE; with zarrbolt's, afterwards: no array fell back to
-    zarr-python's pipeline and zarrbolt's read planner ran."""
-    cp = None
-    if PIPELINE == ZARRBOLT_PIPELINE:
-        cp = pytest.importorskip("zarrbolt.codec_pipeline", reason="zarrbolt.codec_pipeline is not built")
-        from zarrbolt.pipeline import read as zb_read
-
-        counts = getattr(cp, "strategy_counts", zb_read.strategy_counts)
-        fallbacks, reads = dict(cp.fallback_counts), sum(counts.values())
-    with zarr.config.set({"codec_pipeline.path": PIPELINE}):
-        yield
-    if cp is not None:
-        assert dict(cp.fallback_counts) == fallbacks
-        assert sum(counts.values()) > reads
+from ecosystem_helpers import through_pipeline  # noqa: E402
 
 
 def _dataset():
