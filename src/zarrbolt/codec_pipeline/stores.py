@@ -32,6 +32,7 @@ from ..errors import StoreError, ZarrboltError
 from ..storage import LocalStore, Store
 from ..storage._base import (
     ByteRequest,
+    InMemoryReads,
     OffsetByteRequest,
     RangeByteRequest,
     SuffixByteRequest,
@@ -224,7 +225,7 @@ def native_store(zstore: Any) -> Store | None:
     return None
 
 
-class ZarrMemoryView(Store):
+class ZarrMemoryView(InMemoryReads, Store):
     """A zarrbolt Store over the dict of a zarr-python ``MemoryStore`` (values: zarr ``Buffer`` s).
 
     Reads return zero-copy read-only views of the stored buffers; writes store new host
@@ -237,7 +238,7 @@ class ZarrMemoryView(Store):
         self._dict = store_dict
         self._prefix = prefix
 
-    def _view(self, key: str) -> memoryview | None:
+    def _value(self, key: str) -> memoryview | None:
         check_key(key)
         buf = self._dict.get(self._prefix + key)
         return None if buf is None else _buffer_view(buf)
@@ -247,53 +248,9 @@ class ZarrMemoryView(Store):
         check_key(key)
         self._dict[self._prefix + key] = _prototype().buffer.from_bytes(arr)
 
-    # ------------------------------------------------------------------ reading
-    def get(self, key: str, byte_range: ByteRequest = None) -> memoryview | None:
-        v = self._view(key)
-        if v is None or byte_range is None:
-            return v
-        a, b = resolve_range(byte_range, len(v))
-        return v[a:b]
-
-    def get_into(self, key: str, buffer: Any, offset: int = 0) -> int | None:
-        offset = _index(offset, "offset")
-        if offset < 0:
-            raise ValueError(f"negative offset {offset}")
-        mv = writable_view(buffer)
-        v = self._view(key)
-        return None if v is None else _copy_into(mv, v[offset: offset + len(mv)])
-
-    def read_into(self, key: str, buffer: Any) -> int | None:
-        mv = writable_view(buffer)
-        v = self._view(key)
-        if v is None:
-            return None
-        if len(v) > len(mv):
-            return -len(v)
-        return _copy_into(mv, v)
-
-    def get_ranges_into(self, key: str, ranges: Any, buffer: Any) -> list[int] | None:
-        mv = writable_view(buffer)
-        ranges = check_ranges(ranges, len(mv))
-        v = self._view(key)
-        if v is None:
-            return None
-        counts: list[int] = []
-        pos = 0
-        for start, end in ranges:
-            counts.append(_copy_into(mv[pos: pos + end - start], v[start:end]))
-            pos += end - start
-        return counts
-
     def exists(self, key: str) -> bool:
         check_key(key)
         return (self._prefix + key) in self._dict
-
-    def getsize(self, key: str) -> int:
-        v = self._view(key)
-        if v is None:
-            raise StoreError(f"key {key!r} not found in {self!r}")
-        return len(v)
 
     # ------------------------------------------------------------------ writing
     def set(self, key: str, value: Any) -> None:

@@ -359,6 +359,68 @@ class Store(ABC):
         self.close()
 
 
+class InMemoryReads:
+    """The reading half of a :class:`Store` whose values are buffers in memory, found by one
+    lookup: ``_value(key)`` (a bytes-like that slices without copying, e.g. ``bytes`` or a
+    ``memoryview``; None when absent) is all a store supplies.  Reads copy from the value
+    straight into the caller's buffer, every range of a key with one lookup."""
+
+    def _value(self, key: str) -> Any:  # pragma: no cover - supplied by the store
+        raise NotImplementedError
+
+    def get(self, key: str, byte_range: ByteRequest = None) -> Any:
+        v = self._value(key)
+        if v is None or byte_range is None:
+            return v
+        a, b = resolve_range(byte_range, len(v))
+        return v[a:b]
+
+    def get_into(self, key: str, buffer: Any, offset: int = 0) -> int | None:
+        offset = _index(offset, "offset")
+        if offset < 0:
+            raise ValueError(f"negative offset {offset}")
+        mv = writable_view(buffer)
+        v = self._value(key)
+        if v is None:
+            return None
+        src = memoryview(v)[offset: offset + len(mv)]
+        mv[: len(src)] = src
+        return len(src)
+
+    def read_into(self, key: str, buffer: Any) -> int | None:
+        mv = writable_view(buffer)
+        v = self._value(key)
+        if v is None:
+            return None
+        if len(v) > len(mv):
+            return -len(v)
+        mv[: len(v)] = v
+        return len(v)
+
+    def get_ranges_into(self, key: str, ranges: Any, buffer: Any) -> list[int] | None:
+        """One lookup for all the ranges (see :meth:`Store.get_ranges_into`)."""
+        mv = writable_view(buffer)
+        ranges = check_ranges(ranges, len(mv))
+        v = self._value(key)
+        if v is None:
+            return None
+        src = memoryview(v)
+        counts: list[int] = []
+        pos = 0
+        for start, end in ranges:
+            part = src[start:end]
+            mv[pos: pos + len(part)] = part
+            counts.append(len(part))
+            pos += end - start
+        return counts
+
+    def getsize(self, key: str) -> int:
+        v = self._value(key)
+        if v is None:
+            raise StoreError(f"key {key!r} not found in {self!r}")
+        return len(v)
+
+
 def _group_partial_values(key_start_values: Iterable[tuple[str, int, Any]]) -> dict[str, list[tuple[int, bytes]]]:
     """Validate ``(key, start, bytes)`` triples and group them by key, keeping their order."""
     by_key: dict[str, list[tuple[int, bytes]]] = {}

@@ -8,21 +8,17 @@ from typing import Any
 
 from ..errors import StoreError
 from ._base import (
-    ByteRequest,
+    InMemoryReads,
     Store,
     _apply_parts,
     _group_partial_values,
-    _index,
     as_bytes,
     check_key,
-    check_ranges,
     check_prefix,
-    resolve_range,
-    writable_view,
 )
 
 
-class MemoryStore(Store):
+class MemoryStore(InMemoryReads, Store):
     """Keys and values in a dict (``store_dict`` when given, so the caller can see them).
 
     Values are stored as immutable ``bytes``.  Mutations hold a lock that read-only views made
@@ -45,55 +41,9 @@ class MemoryStore(Store):
             return v
         return as_bytes(v)  # a caller-supplied dict may hold other bytes-likes
 
-    # ------------------------------------------------------------------ reading
-    def get(self, key: str, byte_range: ByteRequest = None) -> bytes | None:
-        v = self._value(key)
-        if v is None:
-            return None
-        if byte_range is None:
-            return v
-        a, b = resolve_range(byte_range, len(v))
-        return v[a:b]
-
-    def get_into(self, key: str, buffer: Any, offset: int = 0) -> int | None:
-        offset = _index(offset, "offset")
-        if offset < 0:
-            raise ValueError(f"negative offset {offset}")
-        mv = writable_view(buffer)
-        v = self._value(key)
-        if v is None:
-            return None
-        src = memoryview(v)[offset : offset + len(mv)]
-        mv[: len(src)] = src
-        return len(src)
-
-    def get_ranges_into(self, key: str, ranges: Any, buffer: Any) -> list[int] | None:
-        """One lookup for all the ranges (see :meth:`Store.get_ranges_into`)."""
-        mv = writable_view(buffer)
-        ranges = check_ranges(ranges, len(mv))
-        v = self._value(key)
-        if v is None:
-            return None
-        src = memoryview(v)
-        counts: list[int] = []
-        pos = 0
-        for start, end in ranges:
-            part = src[start:end]
-            n = len(part)
-            mv[pos: pos + n] = part
-            counts.append(n)
-            pos += end - start
-        return counts
-
     def exists(self, key: str) -> bool:
         check_key(key)
         return key in self._data
-
-    def getsize(self, key: str) -> int:
-        v = self._value(key)
-        if v is None:
-            raise StoreError(f"key {key!r} not found in {self!r}")
-        return len(v)
 
     # ------------------------------------------------------------------ writing
     def set(self, key: str, value: Any) -> None:
