@@ -144,6 +144,8 @@ def _classify_one(exc: BaseException) -> str | None:
         if "Timeout" in name or "Disconnected" in name or "Connection" in name or name == "ClientOSError":
             return TRANSIENT
         return _by_text(text)
+    if isinstance(exc, (IsADirectoryError, NotADirectoryError)):
+        return ABSENT  # a prefix ("directory") is not a key
     if isinstance(exc, FileNotFoundError):
         return MISSING_CONTAINER if any(s in text for s in _MISSING_CONTAINER) else ABSENT
     if isinstance(exc, PermissionError):
