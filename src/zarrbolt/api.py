@@ -69,7 +69,7 @@ def create_group(
 ) -> Group:
     if zarr_format not in (None, 3):
         raise MetadataError("zarrbolt writes Zarr format 3 only")
-    st, p = _resolve(store, "w" if overwrite else "a", path)
+    st, p = _resolve(store, "w" if overwrite else "a", path, storage_options)
     return Group.create(st, p, attributes=attributes, overwrite=overwrite)
 
 
@@ -89,7 +89,7 @@ def open_array(store: Any = None, *, mode: str = "a", path: str | None = None, z
     """Open an array; with mode 'a' / 'w' / 'w-' and a ``shape`` it is created when missing."""
     if zarr_format not in (None, 3):
         raise MetadataError("zarrbolt reads Zarr format 3 only (v2 support is planned)")
-    st, p = _resolve(store, mode, path)
+    st, p = _resolve(store, mode, path, storage_options)
     if mode in ("w", "w-") or (mode == "a" and "shape" in kwargs and _load_metadata(st, p) is None):
         if "shape" not in kwargs:
             raise MetadataError(f"open_array(mode={mode!r}) creates an array and needs a shape")
@@ -106,7 +106,7 @@ def open_group(store: Any = None, *, mode: str = "a", path: str | None = None, a
                zarr_format: int | None = None, storage_options: Any = None, **kwargs: Any) -> Group:
     if zarr_format not in (None, 3):
         raise MetadataError("zarrbolt reads Zarr format 3 only (v2 support is planned)")
-    st, p = _resolve(store, mode, path)
+    st, p = _resolve(store, mode, path, storage_options)
     if mode in ("w", "w-"):
         return Group.create(st, p, attributes=attributes, overwrite=(mode == "w"))
     meta = _load_metadata(st, p)
@@ -123,7 +123,7 @@ def open(store: Any = None, *, mode: str = "a", path: str | None = None, zarr_fo
          storage_options: Any = None, **kwargs: Any) -> Array | Group:
     """Open the array or group at ``path``; with a writable mode and nothing there, create an array
     when ``shape`` is given, else a group."""
-    st, p = _resolve(store, mode, path)
+    st, p = _resolve(store, mode, path, storage_options)
     if mode in ("w", "w-"):
         if "shape" in kwargs:
             return create_array(st, name=p, overwrite=(mode == "w"), **kwargs)

@@ -31,9 +31,9 @@ def _check_mode(mode: str) -> None:
         raise MetadataError(f"invalid mode {mode!r}; expected one of {_MODES}")
 
 
-def _resolve(store: Any, mode: str, path: str | None) -> tuple[Store, str]:
+def _resolve(store: Any, mode: str, path: str | None, storage_options: Any = None) -> tuple[Store, str]:
     _check_mode(mode)
-    st, base = make_store(store, mode=mode)
+    st, base = make_store(store, mode=mode, storage_options=storage_options)
     full = "/".join(p for p in (normalize_node_path(base), normalize_node_path(path)) if p)
     return st, full
 
@@ -309,7 +309,7 @@ def create_array(
         attributes=attrs,
         dimension_names=_normalize_dimension_names(dimension_names),
     )
-    st, path = _resolve(store, "w" if overwrite else "a", name)
+    st, path = _resolve(store, "w" if overwrite else "a", name, storage_options)
     arr = _create_array_from_metadata(st, path, meta, overwrite=overwrite)
     if data is not None and write_data:
         arr[...] = data

@@ -24,6 +24,9 @@ __all__ = [
     "StoreError",
     "InvalidKeyError",
     "ReadOnlyError",
+    "StorePermissionError",
+    "StoreUnavailableError",
+    "ConflictError",
     "BoundsCheckError",
 ]
 
@@ -95,6 +98,21 @@ class InvalidKeyError(StoreError, ValueError):
 
 class ReadOnlyError(StoreError, PermissionError):
     """A write was attempted on a store or array opened read-only."""
+
+
+class StorePermissionError(StoreError, PermissionError):
+    """The storage service refused the request: missing or wrong credentials, or no permission
+    for the object (HTTP 401/403)."""
+
+
+class StoreUnavailableError(StoreError, ConnectionError):
+    """The storage service could not be reached or kept failing (5xx responses, connection
+    resets, timeouts) after the configured number of retries."""
+
+
+class ConflictError(StoreError):
+    """A conditional write lost a race: the object changed (or appeared) since its version was
+    read, so the write was refused rather than silently overwriting another writer's update."""
 
 
 class BoundsCheckError(ZarrboltError, IndexError):

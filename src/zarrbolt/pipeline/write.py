@@ -41,6 +41,9 @@ def write(io: ArrayIO, indexer: Any, value: Any, *, write_empty: bool | None = N
         return
     if write_empty is None:
         write_empty = config.get("write_empty_chunks")
+    if io.source is not None:
+        _write_remote(io, projections, value, write_empty)
+        return
     if io.sharding is None and isinstance(value, np.ndarray):
         whole = value
         if value.ndim == 0 and len(indexer.shape) == io.ndim:
@@ -54,6 +57,28 @@ def write(io: ArrayIO, indexer: Any, value: Any, *, write_empty: bool | None = N
         writer.run(projections)
     else:
         run_batches(writer.run, projections, cost=io.bound.spec.nbytes * len(projections))
+
+
+def _write_remote(io: ArrayIO, projections: list, value: Any, write_empty: bool) -> None:
+    """A store with an async source: see :mod:`.remote_write` (whole objects sent concurrently,
+    partial updates guarded by the object's version where the store can)."""
+    import copy
+
+    from .remote_write import RemoteWriteStore, run_projections
+
+    store = RemoteWriteStore(io.store, io.source)
+    io = copy.copy(io)
+    io.store, io.files, io.source = store, None, None
+    writer = ChunkWriter(io, value, write_empty)
+    try:
+        run_projections(writer.run, projections, max(config.get("threads"), int(getattr(store.source, "concurrency", 8))))
+    except BaseException:
+        try:
+            store.flush()  # what was done is stored, as on a local store
+        except Exception:  # noqa: BLE001 - the first failure is the one reported
+            pass
+        raise
+    store.flush()
 
 
 class ChunkWriter:
@@ -71,6 +96,8 @@ class ChunkWriter:
         self.sharding = io.sharding if io.shard_direct else None  # shards written directly
         self.rows = WriteRows(io, value) if self.sharding is None else None
         self.inner_encoder = inner_encoder(io, write_empty) if self.sharding is not None else None
+        # partial updates guarded by the object's version (remote stores: pipeline/remote_write.py)
+        self.conditional = getattr(io.store, "supports_conditional_writes", False) is True
 
     def run(self, batch: Sequence[ChunkProjection]) -> None:
         rows = self.rows
@@ -109,6 +136,11 @@ class ChunkWriter:
                 self._put_shard(key, chunk, inside)
                 return None
             return chunk
+        if self.conditional:
+            from .remote_write import conditional_update
+
+            conditional_update(self, p, key, src)
+            return None
         store = io.store
         data = store.get(key)
         if data is not None and self.sharding is not None:
