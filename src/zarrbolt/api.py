@@ -18,8 +18,18 @@ from .errors import (
     NodeNotFoundError,
 )
 from .group import Group
-from .node import load_metadata as _load_metadata
+from .node import load_metadata as _node_load_metadata
 from .metadata import ArrayMetadata, GroupMetadata
+
+
+def _load_metadata(store: Any, path: str) -> Any:
+    """The node's metadata; a document zarrbolt cannot use raises its typed error naming the path."""
+    from .unsupported import with_path
+
+    try:
+        return _node_load_metadata(store, path)
+    except MetadataError as e:
+        raise with_path(e, path) from None
 
 
 def create(shape: Any, *, store: Any = None, path: str | None = None, **kwargs: Any) -> Array:
@@ -103,7 +113,11 @@ def open_array(store: Any = None, *, mode: str = "a", path: str | None = None, z
 
 
 def open_group(store: Any = None, *, mode: str = "a", path: str | None = None, attributes: Any = None,
-               zarr_format: int | None = None, storage_options: Any = None, **kwargs: Any) -> Group:
+               zarr_format: int | None = None, storage_options: Any = None,
+               use_consolidated: bool | str | None = None, **kwargs: Any) -> Group:
+    """Open (or with mode 'a' / 'w' / 'w-' create) a group.  ``use_consolidated`` as zarr-python's:
+    None uses the group's consolidated metadata when it has some, True requires it (MetadataError
+    when absent), False ignores it; a string names a Zarr v2 group's consolidated key."""
     if zarr_format not in (None, 3):
         raise MetadataError("zarrbolt reads Zarr format 3 only (v2 support is planned)")
     st, p = _resolve(store, mode, path, storage_options)
@@ -116,7 +130,7 @@ def open_group(store: Any = None, *, mode: str = "a", path: str | None = None, a
         raise GroupNotFoundError(f"no group at path {p!r} in {st!r}")
     if not isinstance(meta, GroupMetadata):
         raise ContainsArrayError(f"path {p!r} in {st!r} holds an array, not a group")
-    return Group(st, p, meta, read_only=(mode == "r"))
+    return Group(st, p, meta, read_only=(mode == "r"), use_consolidated=use_consolidated)
 
 
 def open(store: Any = None, *, mode: str = "a", path: str | None = None, zarr_format: int | None = None,  # noqa: A001
@@ -137,12 +151,30 @@ def open(store: Any = None, *, mode: str = "a", path: str | None = None, zarr_fo
         raise NodeNotFoundError(f"no array or group at path {p!r} in {st!r}")
     if isinstance(meta, ArrayMetadata):
         return Array(st, p, meta, read_only=(mode == "r"))
-    return Group(st, p, meta, read_only=(mode == "r"))
+    return Group(st, p, meta, read_only=(mode == "r"), use_consolidated=kwargs.get("use_consolidated"))
 
 
-def open_consolidated(*args: Any, **kwargs: Any) -> Group:
-    """zarrbolt reads hierarchies directly; consolidated metadata is not needed (opens the group)."""
-    return open_group(*args, **kwargs)
+def open_consolidated(*args: Any, use_consolidated: Any = True, **kwargs: Any) -> Group:
+    """:func:`open_group` with ``use_consolidated=True``: the group's members are listed and opened
+    from its consolidated metadata (MetadataError when it has none)."""
+    if use_consolidated is not True:
+        raise MetadataError("open_consolidated needs use_consolidated=True; use open_group(use_consolidated=False) "
+                            "to bypass consolidated metadata")
+    return open_group(*args, use_consolidated=True, **kwargs)
+
+
+def consolidate_metadata(store: Any, path: str | None = None, zarr_format: int | None = None) -> Group:
+    """Write the consolidated metadata of the group at ``path`` (the store's root by default): the
+    ``zarr.json`` documents of every node below it inline in the group's ``zarr.json`` (Zarr v3),
+    or a ``.zmetadata`` object (Zarr v2), as zarr-python does.  Returns the group, opened with it.
+    zarrbolt keeps it current as nodes are created, changed or deleted through zarrbolt."""
+    from .metadata import consolidated
+
+    st, p = _resolve(store, "r+", path)
+    fmt = consolidated.consolidate(st, p)
+    if zarr_format is not None and zarr_format != fmt:
+        raise MetadataError(f"the group at {p!r} is Zarr format {fmt}, not {zarr_format}")
+    return open_group(st, mode="r+", path=p, use_consolidated=True)
 
 
 def save_array(store: Any, arr: Any, *, path: str | None = None, **kwargs: Any) -> Array:

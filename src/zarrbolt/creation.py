@@ -16,7 +16,7 @@ from .errors import ContainsArrayError, ContainsGroupError, MetadataError
 from .node import ensure_parent_groups, erase_node, normalize_node_path
 from .node import check_json_attributes as _check_json_attributes
 from .node import load_metadata as _load_metadata
-from .node import meta_key as _meta_key
+from .node import save_metadata as _save_metadata
 from .metadata import ArrayMetadata
 from .metadata.chunk_grid import RegularChunkGrid
 from .metadata.chunk_key import DefaultChunkKeyEncoding, parse_chunk_key_encoding
@@ -328,5 +328,5 @@ def _create_array_from_metadata(store: Store, path: str, meta: ArrayMetadata, *,
             raise err(f"a node already exists at path {path!r} in {store!r}")
         erase_node(store, path)
     ensure_parent_groups(store, path)
-    store.set(_meta_key(path), meta.to_bytes())
+    _save_metadata(store, path, meta)
     return Array(store, path, meta)

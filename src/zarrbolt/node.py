@@ -68,8 +68,12 @@ def load_metadata(store: Store, path: str) -> ArrayMetadata | GroupMetadata | No
 
 
 def save_metadata(store: Store, path: str, metadata: ArrayMetadata | GroupMetadata) -> None:
-    """Write the metadata document of the node at ``path``."""
+    """Write the metadata document of the node at ``path`` (and bring the consolidated metadata of
+    its ancestors up to date: :mod:`zarrbolt.metadata.consolidated`)."""
     store.set(meta_key(path), metadata.to_bytes())
+    from .metadata import consolidated
+
+    consolidated.node_written(store, path, metadata)
 
 
 def check_json_attributes(attrs: Mapping[str, Any]) -> None:
@@ -101,6 +105,9 @@ def erase_node(store: Store, path: str) -> None:
         store.erase_prefix(path + "/")
     else:
         store.erase_prefix("")
+    from .metadata import consolidated
+
+    consolidated.node_erased(store, path)
 
 
 # ---------------------------------------------------------------------------- nodes
