@@ -81,7 +81,10 @@ def load_metadata(store: Store, path: str, zarr_format: int | None = None) -> Ar
                 "zarr_format=2 (or None), or convert it with zarrbolt.migrate"
             )
         return None
-    return v2.read_v2_node(store.get, path)
+    try:
+        return v2.read_v2_node(store.get, path)
+    except MetadataError as e:
+        raise type(e)(f"{e} (in {store!r})") from None
 
 
 def v2_metadata_key(store: Store, path: str) -> str | None:
