@@ -153,11 +153,11 @@ def _chain(meta: V2ArrayMetadata, data_type: Any, fill: Any, ocodec: str | None)
             bb.append(codec)
     if ab is None:
         ab = _bytes_codec(BytesCodec, spec, big)
-    if ocodec is not None and getattr(ab, "name", None) != ocodec:
-        raise MetadataError(f"{key!r}: the object codec {ocodec!r} must be a filter of this object array")
     if meta.compressor is not None:
         itemsize = spec.dtype.itemsize if ab.name == "bytes" and not bb else 1
         bb.append(codec_from_v2(meta.compressor, itemsize=itemsize, where=f"{key!r} compressor"))
+    if ocodec is not None and getattr(ab, "name", None) != ocodec:
+        raise MetadataError(f"{key!r}: the object codec {ocodec!r} must be a filter of this object array")
     return (*aa, ab, *bb)
 
 
