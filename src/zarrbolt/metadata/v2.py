@@ -29,8 +29,8 @@ from .chunk_key import V2ChunkKeyEncoding
 from .chunk_grid import RegularChunkGrid
 from .nodes import ArrayMetadata, GroupMetadata
 from .v2_dtypes import (
+    byte_order,
     data_type_for,
-    native_dtype,
     parse_v2_dtype,
     parse_v2_fill_value,
     v2_dtype_to_json,
@@ -122,7 +122,8 @@ def _chain(meta: V2ArrayMetadata, data_type: Any, fill: Any, ocodec: str | None)
     from ..codecs.v2_ids import codec_from_v2
 
     key, ndim, dt = meta.key, len(meta.shape), meta.storage_dtype
-    big = dt.str.startswith(">")
+    endian = byte_order(dt, f"{key!r} dtype")
+    big = endian == "big"
     aa: list[Any] = []
     if meta.order == "F" and ndim > 1:
         aa.append(TransposeCodec(tuple(range(ndim - 1, -1, -1))))
@@ -149,10 +150,10 @@ def _chain(meta: V2ArrayMetadata, data_type: Any, fill: Any, ocodec: str | None)
             ab = codec
         else:
             if ab is None:
-                ab = _bytes_codec(BytesCodec, spec, big)
+                ab = _bytes_codec(BytesCodec, spec, endian)
             bb.append(codec)
     if ab is None:
-        ab = _bytes_codec(BytesCodec, spec, big)
+        ab = _bytes_codec(BytesCodec, spec, endian)
     if meta.compressor is not None:
         itemsize = spec.dtype.itemsize if ab.name == "bytes" and not bb else 1
         bb.append(codec_from_v2(meta.compressor, itemsize=itemsize, where=f"{key!r} compressor"))
@@ -161,10 +162,12 @@ def _chain(meta: V2ArrayMetadata, data_type: Any, fill: Any, ocodec: str | None)
     return (*aa, ab, *bb)
 
 
-def _bytes_codec(cls: Any, spec: Any, big: bool) -> Any:
-    if spec.dtype.itemsize == 1 or spec.dtype.kind == "raw":
+def _bytes_codec(cls: Any, spec: Any, endian: str | None) -> Any:
+    """The bytes codec: the stored dtype's byte order, none where the bytes do not depend on it."""
+    dt = spec.dtype
+    if dt.itemsize == 1 or dt.kind == "raw" or getattr(dt, "swap_unit", 0) == 1:
         return cls(None)
-    return cls("big" if big else "little")
+    return cls(endian or "little")
 
 
 @dataclass(frozen=True, eq=False)

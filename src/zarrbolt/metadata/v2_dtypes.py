@@ -116,18 +116,34 @@ def v2_dtype_to_json(dt: np.dtype) -> Any:
     return dt.str
 
 
-def _byte_order(dt: np.dtype) -> str | None:
-    """'little', 'big' or None (one-byte items, byte strings, void) for the bytes codec."""
-    if dt.kind in "SVbO" or dt.itemsize == 1:
-        return None
+def _orders(dt: np.dtype) -> set[str]:
     if dt.fields is not None:
+        return set().union(*(_orders(dt.fields[n][0]) for n in dt.names))
+    if dt.subdtype is not None:
+        return _orders(dt.subdtype[0])
+    if dt.kind in "SVbO" or dt.itemsize == 1:
+        return set()
+    return {">" if dt.str.startswith(">") else "<"}
+
+
+def byte_order(dt: np.dtype, where: str) -> str | None:
+    """The bytes codec's ``endian`` for a stored v2 dtype: 'little', 'big' or None (no multi-byte
+    numbers: one-byte items, byte strings, void); a record's fields must agree."""
+    orders = _orders(dt)
+    if len(orders) > 1:
+        raise MetadataError(f"{where}: the fields of {v2_dtype_to_json(dt)!r} mix byte orders, which is not supported")
+    if not orders:
         return None
-    return "big" if dt.str.startswith(">") else "little"
+    return "big" if orders == {">"} else "little"
 
 
 def native_dtype(dt: np.dtype) -> np.dtype:
-    """``dt`` in native byte order (the decoded chunks' dtype)."""
-    if dt.fields is not None or dt.kind in "OSVb":
+    """``dt`` in native byte order (the decoded chunks' dtype; a record's fields too)."""
+    if dt.fields is not None:
+        return np.dtype([(n, native_dtype(dt.fields[n][0])) for n in dt.names])
+    if dt.subdtype is not None:
+        return np.dtype((native_dtype(dt.subdtype[0]), dt.subdtype[1]))
+    if dt.kind in "OSVb":
         return dt
     return dt.newbyteorder("=")
 
@@ -138,7 +154,7 @@ def data_type_for(dt: np.dtype, object_codec: str | None, where: str) -> DataTyp
         if dt.kind == "O":
             if object_codec is None:
                 raise MetadataError(f"{where}: an object ('|O') array needs a vlen-utf8 or vlen-bytes filter")
-            name = {"vlen-utf8": "string", "vlen-bytes": "bytes"}.get(object_codec)
+            name = {"vlen-utf8": "string", "vlen-bytes": "variable_length_bytes"}.get(object_codec)
             if name is None:
                 raise UnknownDataTypeError(f"{where}: object arrays with the {object_codec!r} codec are not supported")
             return DataType.parse(name)
@@ -223,7 +239,9 @@ def parse_v2_fill_value(obj: Any, dt: np.dtype, object_codec: str | None, where:
         return np.bytes_(raw)
     if len(raw) != dt.itemsize:
         raise MetadataError(f"{where}: {len(raw)} bytes, {v2_dtype_to_json(dt)!r} items have {dt.itemsize}")
-    return np.frombuffer(raw, dtype=dt)[0] if dt.fields is not None else np.void(raw)
+    if dt.fields is not None:
+        return np.frombuffer(raw, dtype=dt).astype(native_dtype(dt))[0]
+    return np.void(raw)
 
 
 def _float_json(x: float) -> Any:
@@ -241,7 +259,9 @@ def v2_fill_value_to_json(value: Any, dt: np.dtype, object_codec: str | None) ->
         if object_codec == "vlen-utf8":
             return str(value)
         return base64.b64encode(bytes(value)).decode("ascii")
-    arr = np.asarray(value, dtype=native_dtype(dt)) if dt.fields is None else np.asarray(value)
+    if dt.fields is not None:  # the record's bytes in the stored byte order
+        return base64.b64encode(np.asarray(value).astype(dt).tobytes()).decode("ascii")
+    arr = np.asarray(value, dtype=native_dtype(dt)) if dt.kind != "V" else np.asarray(value)
     if k == "b":
         return bool(arr)
     if k in "iu":
