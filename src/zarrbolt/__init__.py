@@ -33,6 +33,7 @@ from .api import (
 )
 from .array import Array
 from .group import Group
+from .migrate import migrate
 from .storage import LocalStore, MemoryStore, Store
 
 # `from .array import Array` binds the submodule zarrbolt.array; the function wins the name.
@@ -56,6 +57,7 @@ __all__ = [
     "full",
     "group",
     "load",
+    "migrate",
     "ones",
     "open",
     "open_array",

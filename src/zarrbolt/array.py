@@ -167,7 +167,7 @@ class Array(Node):
 
     @property
     def order(self) -> str:
-        return "C"
+        return getattr(self._metadata, "order", "C")  # a v2 array's memory order within its chunks
 
     @property
     def codecs(self) -> tuple:

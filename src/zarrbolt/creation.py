@@ -260,11 +260,25 @@ def create_array(
     overwrite: bool = False,
     config: Any = None,
     write_data: bool = True,
+    dimension_separator: str | None = None,
 ) -> Array:
     """Create a Zarr v3 array (zarr-python 3's ``create_array``), plus ``codecs=[...]`` for a raw
-    codec list that replaces filters/serializer/compressors."""
+    codec list that replaces filters/serializer/compressors; ``zarr_format=2`` creates a Zarr v2
+    array (:func:`zarrbolt.creation_v2.create_array_v2`)."""
+    if zarr_format == 2:
+        from .creation_v2 import create_array_v2
+
+        return create_array_v2(
+            store, name=name, shape=shape, dtype=dtype, data=data, chunks=chunks, shards=shards,
+            filters=filters, compressors=compressor if compressor != "auto" else compressors,
+            serializer=serializer, codecs=codecs, fill_value=fill_value, order=order, attributes=attributes,
+            chunk_key_encoding=chunk_key_encoding, dimension_separator=dimension_separator,
+            dimension_names=dimension_names, overwrite=overwrite, write_data=write_data,
+        )
     if zarr_format not in (None, 3):
-        raise MetadataError("zarrbolt writes Zarr format 3 only")
+        raise MetadataError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
+    if dimension_separator is not None:
+        raise MetadataError("dimension_separator is a Zarr v2 setting; v3 arrays take chunk_key_encoding")
     if order not in (None, "C"):
         raise MetadataError("only C order is supported for Zarr v3 arrays; use a transpose codec instead")
     if compressor != "auto":
@@ -327,6 +341,6 @@ def _create_array_from_metadata(store: Store, path: str, meta: ArrayMetadata, *,
             err = ContainsArrayError if isinstance(existing, ArrayMetadata) else ContainsGroupError
             raise err(f"a node already exists at path {path!r} in {store!r}")
         erase_node(store, path)
-    ensure_parent_groups(store, path)
+    ensure_parent_groups(store, path, meta.zarr_format)
     _save_metadata(store, path, meta)
     return Array(store, path, meta)
