@@ -97,5 +97,14 @@ class ReadOnlyError(StoreError, PermissionError):
     """A write was attempted on a store or array opened read-only."""
 
 
+class ValueOverflowError(ZarrboltError, OverflowError):
+    """A Python number written into an array is outside its integer data type's range (numpy and
+    zarr-python raise OverflowError too); numpy arrays and scalars are cast as numpy casts them."""
+
+
+class InvalidValueError(ZarrboltError, ValueError):
+    """A Python value written into an array has no value of its data type (NaN into integers)."""
+
+
 class BoundsCheckError(ZarrboltError, IndexError):
     """An index or selection lies outside the array."""

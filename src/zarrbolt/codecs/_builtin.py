@@ -2,3 +2,4 @@
 
 from . import bytes_codec, compressors, crc32c, numeric, reshape, sharding, transpose  # noqa: F401
 from . import delta, lz4, zlib  # noqa: F401  (numcodecs.delta, numcodecs.lz4, numcodecs.zlib)
+from . import vlen  # noqa: F401  (vlen-utf8, vlen-bytes)
