@@ -252,11 +252,11 @@ class _Time(_Handler):
         return ExtInfo(kind, npdt, 8, {"unit": unit, "scale_factor": scale})
 
     def default(self, dt: DataType) -> Any:
-        return dt.numpy_dtype.type("NaT")
+        return np.array(NAT, np.int64).view(dt.numpy_dtype)[()]
 
     def parse_fill(self, dt: DataType, obj: Any) -> Any:
         if obj == "NaT":
-            return dt.numpy_dtype.type("NaT")
+            return self.default(dt)
         if isinstance(obj, bool) or not isinstance(obj, int) or not NAT <= obj < 2**63:
             raise MetadataError(f"fill_value for {dt} must be a 64-bit integer or 'NaT', got {obj!r}")
         return np.array(obj, dtype=np.int64).view(dt.numpy_dtype)[()]
