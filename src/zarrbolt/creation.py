@@ -177,7 +177,12 @@ def _default_compressors(dtype: DataType) -> list[Codec]:
 
 
 def _default_serializer(dtype: DataType) -> Codec:
-    if dtype.itemsize == 1:
+    # zarr-python's: vlen codecs for variable-length types, no endian where the order is moot
+    if dtype.kind == "string":
+        return parse_codecs([{"name": "vlen-utf8", "configuration": {}}])[0]
+    if dtype.kind == "vbytes":
+        return parse_codecs([{"name": "vlen-bytes", "configuration": {}}])[0]
+    if dtype.itemsize == 1 or dtype.swap_unit == 1:
         return parse_codecs(["bytes"])[0]
     return parse_codecs([{"name": "bytes", "configuration": {"endian": "little"}}])[0]
 

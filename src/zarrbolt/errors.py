@@ -131,5 +131,14 @@ class ConflictError(StoreError):
     read, so the write was refused rather than silently overwriting another writer's update."""
 
 
+class ValueOverflowError(ZarrboltError, OverflowError):
+    """A Python number written into an array is outside its integer data type's range (numpy and
+    zarr-python raise OverflowError too); numpy arrays and scalars are cast as numpy casts them."""
+
+
+class InvalidValueError(ZarrboltError, ValueError):
+    """A Python value written into an array has no value of its data type (NaN into integers)."""
+
+
 class BoundsCheckError(ZarrboltError, IndexError):
     """An index or selection lies outside the array."""
