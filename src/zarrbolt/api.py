@@ -22,12 +22,13 @@ from .node import load_metadata as _node_load_metadata
 from .metadata import ArrayMetadata, GroupMetadata
 
 
-def _load_metadata(store: Any, path: str) -> Any:
-    """The node's metadata; a document zarrbolt cannot use raises its typed error naming the path."""
+def _load_metadata(store: Any, path: str, zarr_format: int | None = None) -> Any:
+    """The node's metadata (``zarr_format``: as :func:`zarrbolt.node.load_metadata`); a document
+    zarrbolt cannot use raises its typed error naming the path."""
     from .unsupported import with_path
 
     try:
-        return _node_load_metadata(store, path)
+        return _node_load_metadata(store, path, zarr_format)
     except MetadataError as e:
         raise with_path(e, path) from None
 
