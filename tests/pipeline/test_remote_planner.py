@@ -110,6 +110,18 @@ def test_full_read_of_sharded_array(store):
         small.close()
 
 
+def test_per_codec_sharded_read_is_windowed():
+    small = AsyncMemoryStore(max_bytes_in_flight=4 * INNER)
+    try:
+        a = _make(small)
+        remote.remote_counts["max_window_bytes"] = 0
+        sel = (slice(None, None, 2), slice(None), slice(1, None, 3))  # steps: the per-codec path
+        np.testing.assert_array_equal(a[sel], DATA[sel])
+        assert remote.remote_counts["max_window_bytes"] <= 2 * INNER
+    finally:
+        small.close()
+
+
 def test_chunked_read_is_windowed(store):
     small = AsyncMemoryStore(max_bytes_in_flight=8 * INNER)
     try:

@@ -332,19 +332,27 @@ def _sharded_per_codec(io: ArrayIO, indexer: Any, out: np.ndarray | None, missin
     strategy_counts["sharded-per-codec-remote"] += 1
     if out is None:
         out = np.empty(indexer.shape, dtype=io.dtype)
-    by_shard = list(_sharded_groups(io, indexer).items())
     inner = io.layout.inner.spec.nbytes
-    windows = _cut([len(e) * inner for _, e in by_shard], window_budget(io.source))
+    budget = window_budget(io.source)
+    per = max(1, budget // max(inner, 1))  # inner chunks per window: a big shard is read in pieces
+    by_shard = [(sc, e[lo: lo + per]) for sc, e in _sharded_groups(io, indexer).items() for lo in range(0, len(e), per)]
+    windows = _cut([len(e) * inner for _, e in by_shard], per * inner)
 
     def requests_of(w: tuple[int, int]) -> dict:
-        return {io.chunk_key(sc): [f for f, _ in e] for sc, e in by_shard[w[0]: w[1]]}
+        req: dict[str, list[int]] = {}
+        for sc, e in by_shard[w[0]: w[1]]:
+            req.setdefault(io.chunk_key(sc), []).extend(f for f, _ in e)
+        return req
 
     def decode(w: tuple[int, int], ready: list[str], staged: StagedStore) -> None:
         def fetch(store: Any, key: str, codec: Any, lay: Any, flats: list[int], whole: bool) -> list | None:
             got = [staged.inner_chunk(key, f) for f in flats]
             return None if any(g is _NOT_STAGED for g in got) else got
 
-        _read_shard_groups(_with_store(io, staged), dict(by_shard[w[0]: w[1]]), out, missing, fetch)
+        groups: dict = {}
+        for sc, e in by_shard[w[0]: w[1]]:
+            groups.setdefault(sc, []).extend(e)
+        _read_shard_groups(_with_store(io, staged), groups, out, missing, fetch)
 
     _run_windows(io, windows, requests_of, decode, stream=False)
     return out
