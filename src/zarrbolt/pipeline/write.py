@@ -75,8 +75,13 @@ def _write_remote(io: ArrayIO, projections: list, value: Any, write_empty: bool)
     io = copy.copy(io)
     io.store, io.files, io.source = store, None, None
     writer = ChunkWriter(io, value, write_empty)
+    # whole chunks are encoded (CPU) and queued for concurrent PUTs: the configured threads;
+    # partial updates wait on a GET and a PUT each: as many as the store has requests in flight
+    threads = config.get("threads")
+    if not all(p.is_complete_chunk for p in projections):
+        threads = max(threads, int(getattr(store.source, "concurrency", 8)))
     try:
-        run_projections(writer.run, projections, max(config.get("threads"), int(getattr(store.source, "concurrency", 8))))
+        run_projections(writer.run, projections, threads)
     except BaseException:
         try:
             store.flush()  # what was done is stored, as on a local store
