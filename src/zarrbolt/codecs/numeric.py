@@ -341,7 +341,21 @@ class FixedScaleOffsetCodec(ArrayToArrayCodec):
 
     def resolve(self, spec: ChunkSpec) -> ChunkSpec:
         so, cv = self._parts(spec)
-        return cv.resolve(so.resolve(spec))
+        try:
+            return cv.resolve(so.resolve(spec))
+        except MetadataError:
+            pass
+        # numcodecs' codec knows no fill value (zarr-python and Zarr v2 fill decoded arrays): a fill
+        # value the integer type cannot carry is encoded as numcodecs encodes any value (wrapping),
+        # after the configuration is checked with the data type's default fill value
+        zero = ChunkSpec(spec.shape, spec.dtype, spec.dtype.default_fill_value())
+        out = cv.resolve(so.resolve(zero))
+        with np.errstate(all="ignore"):
+            try:
+                enc = self.encode(np.asarray([spec.fill_value], dtype=spec.dtype.numpy_dtype), zero)[0]
+            except CodecError:
+                enc = out.fill_value
+        return ChunkSpec(out.shape, out.dtype, out.dtype.normalize_fill_value(enc))
 
     def encoded_size(self, decoded_nbytes: int) -> int | None:
         return None
