@@ -347,8 +347,8 @@ class FixedScaleOffsetCodec(ArrayToArrayCodec):
             pass
         # numcodecs' codec knows no fill value (zarr-python and Zarr v2 fill decoded arrays): a fill
         # value the integer type cannot carry is encoded as numcodecs encodes any value (wrapping),
-        # after the configuration is checked with the data type's default fill value
-        zero = ChunkSpec(spec.shape, spec.dtype, spec.dtype.default_fill_value())
+        # after the configuration is checked with the fill value that encodes to 0 (the offset)
+        zero = ChunkSpec(spec.shape, spec.dtype, spec.dtype.normalize_fill_value(self.offset))
         out = cv.resolve(so.resolve(zero))
         with np.errstate(all="ignore"):
             try:
