@@ -337,7 +337,8 @@ class FixedScaleOffsetCodec(ArrayToArrayCodec):
         from ..metadata.dtypes import DataType
 
         target = DataType.from_numpy(self.astype) if self.astype is not None else spec.dtype
-        return ScaleOffsetCodec(self.offset, self.scale), CastValueCodec(target.name, "nearest-even", "wrap")
+        oor = "wrap" if target.kind in ("int", "uint") else None  # wrap: integer targets only
+        return ScaleOffsetCodec(self.offset, self.scale), CastValueCodec(target.name, "nearest-even", oor)
 
     def resolve(self, spec: ChunkSpec) -> ChunkSpec:
         so, cv = self._parts(spec)
@@ -363,7 +364,11 @@ class FixedScaleOffsetCodec(ArrayToArrayCodec):
     def encode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
         so, cv = self._parts(spec)
         mid = so.resolve(spec)
-        return cv.encode(so.encode(array, spec), mid)
+        scaled = so.encode(array, spec)
+        if cv.data_type.kind == "float" and spec.dtype.kind == "float":
+            # numcodecs rounds to whole steps of 1/scale (half to even) for a float astype too
+            scaled = np.around(scaled)
+        return cv.encode(scaled, mid)
 
     def decode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
         so, cv = self._parts(spec)
