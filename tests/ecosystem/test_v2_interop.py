@@ -51,7 +51,7 @@ def _data(dtype, shape=SHAPE):
     elif dt.fields is not None:
         v = np.zeros(n, dtype=dt)
         for name in dt.names:
-            v[name] = i % 50
+            v[name] = _data(dt.fields[name][0], (n,)) if dt.fields[name][0].fields is not None else i % 50
     else:  # void
         v = np.frombuffer(bytes((j * 3) % 256 for j in range(n * dt.itemsize)), dtype=dt)
     return np.asarray(v).astype(dt).reshape(shape)
@@ -66,7 +66,12 @@ def _same(a, b):
 
 
 DTYPES = ["|b1", "|u1", "|i1", "<u2", ">u2", "<i4", ">i8", "<f2", ">f4", "<f8", "<c8", ">c16",
-          "|S5", "<U3", ">U2", "<M8[ns]", ">M8[s]", "<m8[ms]", "|V4", [("a", "<i4"), ("b", "<f8")]]
+          "|S5", "<U3", ">U2", "<M8[ns]", ">M8[s]", "<m8[ms]", "|V4", [("a", "<i4"), ("b", "<f8")],
+          [("a", ">i4"), ("b", ">f8")], [("a", "<u2"), ("n", [("x", "|u1"), ("y", "<f4")])]]
+
+
+def _v2_json(fields):
+    return [[name, _v2_json(t) if isinstance(t, list) else t] for name, t in fields]
 
 
 def _ids(v):
@@ -94,7 +99,7 @@ def test_zarr_python_writes_zarrbolt_reads(tmp_path, dtype, order, sep):
 @pytest.mark.parametrize("dtype", DTYPES, ids=_ids)
 def test_zarrbolt_writes_zarr_python_reads(tmp_path, dtype, order, sep):
     path = str(tmp_path / "a")
-    dt = np.dtype([tuple(f) for f in dtype]) if isinstance(dtype, list) else np.dtype(dtype)
+    dt = np.dtype(dtype)
     data = _data(dt)
     a = zarrbolt.create_array(path, shape=SHAPE, chunks=CHUNKS, dtype=dt, order=order, zarr_format=2,
                               dimension_separator=sep)
@@ -105,7 +110,7 @@ def test_zarrbolt_writes_zarr_python_reads(tmp_path, dtype, order, sep):
     assert z.metadata.dimension_separator == sep
     _same(z[...], data)
     written = json.loads((tmp_path / "a/.zarray").read_text())
-    assert written["dtype"] == ([list(f) for f in dtype] if isinstance(dtype, list) else dt.str if dt.kind != "b" else "|b1")
+    assert written["dtype"] == (_v2_json(dtype) if isinstance(dtype, list) else dt.str if dt.kind != "b" else "|b1")
 
 
 def test_same_documents_as_zarr_python(tmp_path):
