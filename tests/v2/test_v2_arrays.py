@@ -226,3 +226,10 @@ def test_fixedscaleoffset_fill_the_integer_type_cannot_carry(tmp_path):
     b = zarrbolt.open_array(str(tmp_path), mode="r")
     np.testing.assert_allclose(b[:12], data, atol=0.051)
     assert (b[12:] == 0).all()
+
+
+def test_info_names_the_format_and_order(tmp_path):
+    a = zarrbolt.create_array(str(tmp_path), shape=(4, 4), dtype="<u2", zarr_format=2, order="F")
+    text = repr(a.info)
+    assert [ln.split(":")[1].strip() for ln in text.splitlines() if ln.startswith("Zarr format")] == ["2"]
+    assert [ln.split(":")[1].strip() for ln in text.splitlines() if ln.startswith("Order")] == ["F"]

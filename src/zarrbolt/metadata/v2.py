@@ -16,7 +16,6 @@ Errors name the document (``'a/b/.zarray'``) and the member."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
