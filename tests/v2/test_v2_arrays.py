@@ -233,3 +233,16 @@ def test_info_names_the_format_and_order(tmp_path):
     text = repr(a.info)
     assert [ln.split(":")[1].strip() for ln in text.splitlines() if ln.startswith("Zarr format")] == ["2"]
     assert [ln.split(":")[1].strip() for ln in text.splitlines() if ln.startswith("Order")] == ["F"]
+
+
+def test_new_nodes_inside_v2_hierarchies_are_v2(tmp_path):
+    zarrbolt.create_group(str(tmp_path), zarr_format=2)
+    a = zarrbolt.open(str(tmp_path), path="deep/arr", shape=(3,), dtype="<u2")  # mode "a", nothing there yet
+    g = zarrbolt.open_group(str(tmp_path), path="other", mode="a")
+    h = zarrbolt.group(str(tmp_path), path="third")
+    w = zarrbolt.open_array(str(tmp_path), path="deep/arr", mode="w", shape=(2,), dtype="|u1")
+    assert [n.metadata.zarr_format for n in (a, g, h, w)] == [2, 2, 2, 2]
+    assert (tmp_path / "deep/.zgroup").exists() and not list(tmp_path.rglob("zarr.json"))
+    # the root itself has no ancestor: mode "w" there makes what is asked (v3 by default)
+    assert zarrbolt.open(str(tmp_path), mode="w").metadata.zarr_format == 3
+    assert zarrbolt.open_group(str(tmp_path / "n"), mode="a").metadata.zarr_format == 3
