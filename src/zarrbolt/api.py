@@ -18,6 +18,7 @@ from .errors import (
     NodeNotFoundError,
 )
 from .group import Group
+from .node import inherited_format as _inherited_format
 from .node import load_metadata as _node_load_metadata
 from .metadata import ArrayMetadata, GroupMetadata
 
@@ -97,7 +98,7 @@ def group(store: Any = None, *, path: str | None = None, overwrite: bool = False
         meta = _load_metadata(st, p, zf)
         if isinstance(meta, GroupMetadata):
             return Group(st, p, meta)
-    return Group.create(st, p, attributes=attributes, overwrite=overwrite, zarr_format=zf or 3)
+    return Group.create(st, p, attributes=attributes, overwrite=overwrite, zarr_format=zf or _inherited_format(st, p))
 
 
 # ---------------------------------------------------------------------------- opening
@@ -109,7 +110,8 @@ def open_array(store: Any = None, *, mode: str = "a", path: str | None = None, z
     if mode in ("w", "w-") or (mode == "a" and "shape" in kwargs and _load_metadata(st, p, zarr_format) is None):
         if "shape" not in kwargs:
             raise MetadataError(f"open_array(mode={mode!r}) creates an array and needs a shape")
-        return create_array(st, name=p, overwrite=(mode == "w"), zarr_format=zarr_format or 3, **kwargs)
+        return create_array(st, name=p, overwrite=(mode == "w"), zarr_format=zarr_format or _inherited_format(st, p),
+                            **kwargs)
     meta = _load_metadata(st, p, zarr_format)
     if meta is None:
         raise ArrayNotFoundError(f"no array at path {p!r} in {st!r}")
@@ -126,13 +128,13 @@ def open_group(store: Any = None, *, mode: str = "a", path: str | None = None, a
     when absent), False ignores it; a string names a Zarr v2 group's consolidated key."""
     _check_format(zarr_format)
     st, p = _resolve(store, mode, path, storage_options)
-    zf = zarr_format or 3  # of a group created here
     if mode in ("w", "w-"):
+        zf = zarr_format or _inherited_format(st, p)  # of a group created here
         return Group.create(st, p, attributes=attributes, overwrite=(mode == "w"), zarr_format=zf)
     meta = _load_metadata(st, p, zarr_format)
     if meta is None:
         if mode == "a":
-            return Group.create(st, p, attributes=attributes, zarr_format=zf)
+            return Group.create(st, p, attributes=attributes, zarr_format=zarr_format or _inherited_format(st, p))
         raise GroupNotFoundError(f"no group at path {p!r} in {st!r}")
     if not isinstance(meta, GroupMetadata):
         raise ContainsArrayError(f"path {p!r} in {st!r} holds an array, not a group")
@@ -145,13 +147,14 @@ def open(store: Any = None, *, mode: str = "a", path: str | None = None, zarr_fo
     when ``shape`` is given, else a group."""
     _check_format(zarr_format)
     st, p = _resolve(store, mode, path, storage_options)
-    zf = zarr_format or 3  # of a node created here
     if mode in ("w", "w-"):
+        zf = zarr_format or _inherited_format(st, p)  # of a node created here
         if "shape" in kwargs:
             return create_array(st, name=p, overwrite=(mode == "w"), zarr_format=zf, **kwargs)
         return Group.create(st, p, attributes=kwargs.get("attributes"), overwrite=(mode == "w"), zarr_format=zf)
     meta = _load_metadata(st, p, zarr_format)
     if meta is None:
+        zf = zarr_format or _inherited_format(st, p)
         if mode == "a":
             if "shape" in kwargs:
                 return create_array(st, name=p, zarr_format=zf, **kwargs)

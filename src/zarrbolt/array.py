@@ -409,12 +409,12 @@ class ArrayInfo:
         a = self._a
         rows = [
             ("Type", "Array"),
-            ("Zarr format", "3"),
+            ("Zarr format", str(a.metadata.zarr_format)),
             ("Data type", a.metadata.data_type.to_json()),
             ("Fill value", a.metadata.data_type.fill_value_to_json(a.fill_value)),
             ("Shape", a.shape),
             ("Chunk shape", a.chunks),
-            ("Order", "C"),
+            ("Order", a.order),
             ("Read-only", a.read_only),
             ("Store type", type(a.store).__name__),
             ("Filters", a.filters),

@@ -27,11 +27,15 @@ def _v2_codec(obj: Any) -> dict[str, Any]:
     if not isinstance(obj, (Codec, dict, str)) and callable(getattr(obj, "get_config", None)):
         obj = obj.get_config()  # a numcodecs codec object
     if isinstance(obj, dict) and "id" in obj and "name" not in obj:
-        return dict(obj)
-    codec = parse_codec(obj)
-    if codec is None:
-        raise MetadataError(f"codec {obj!r} is not known")
-    return codec_to_v2(codec)
+        conf = dict(obj)
+    else:
+        codec = parse_codec(obj)
+        if codec is None:
+            raise MetadataError(f"codec {obj!r} is not known")
+        conf = codec_to_v2(codec)
+    if conf.get("id") == "zstd" and conf.get("checksum") is False:
+        del conf["checksum"]  # as zarr-python writes it (numcodecs' default)
+    return conf
 
 
 def _codec_list(obj: Any) -> list[dict[str, Any]]:

@@ -98,6 +98,19 @@ def v2_metadata_key(store: Store, path: str) -> str | None:
     return None
 
 
+def inherited_format(store: Store, path: str) -> int:
+    """The Zarr format of a node to be created at ``path`` when none is asked for: that of its
+    nearest existing ancestor (a new node inside a v2 hierarchy is v2), else 3."""
+    if not path:
+        return 3  # the root has no ancestor
+    parts = path.split("/")[:-1]
+    for i in range(len(parts), -1, -1):
+        meta = load_metadata(store, "/".join(parts[:i]))
+        if meta is not None:
+            return meta.zarr_format
+    return 3
+
+
 def node_exists(store: Store, path: str) -> bool:
     """Whether an array or group (v3 or v2) exists at ``path``."""
     return store.exists(meta_key(path)) or v2_metadata_key(store, path) is not None

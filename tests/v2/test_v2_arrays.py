@@ -202,3 +202,47 @@ def test_migrate(tmp_path, cke):
     assert ("c/0/0" in chunk_names) == (cke == "default")
     with pytest.raises(NodeNotFoundError):
         zarrbolt.migrate(str(src))  # nothing v2 left
+
+
+def test_migrate_command_line(tmp_path):
+    from zarrbolt.__main__ import main
+
+    zarrbolt.create_array(str(tmp_path / "a"), shape=(3,), dtype="<i2", zarr_format=2)[...] = [1, 2, 3]
+    assert main(["migrate", str(tmp_path / "a"), str(tmp_path / "b"), "--chunk-key-encoding", "default"]) == 0
+    b = zarrbolt.open_array(str(tmp_path / "b"), mode="r")
+    assert b.metadata.zarr_format == 3 and list(b[...]) == [1, 2, 3] and (tmp_path / "b/c/0").exists()
+    assert main(["migrate", str(tmp_path / "a")]) == 0
+    assert (tmp_path / "a/zarr.json").exists() and not (tmp_path / "a/.zarray").exists()
+
+
+def test_fixedscaleoffset_fill_the_integer_type_cannot_carry(tmp_path):
+    """numcodecs has no fill value: fill 0 with offset 2, scale 10 into uint8 must not refuse the
+    array (zarr-python writes such arrays); chunks never written read as the fill value."""
+    data = np.linspace(2, 20, 12)
+    a = zarrbolt.create_array(str(tmp_path), shape=(24,), chunks=(12,), dtype="<f8", zarr_format=2, fill_value=0,
+                              filters=[{"id": "fixedscaleoffset", "offset": 2, "scale": 10, "dtype": "<f8",
+                                        "astype": "|u1"}])
+    a[:12] = data
+    b = zarrbolt.open_array(str(tmp_path), mode="r")
+    np.testing.assert_allclose(b[:12], data, atol=0.051)
+    assert (b[12:] == 0).all()
+
+
+def test_info_names_the_format_and_order(tmp_path):
+    a = zarrbolt.create_array(str(tmp_path), shape=(4, 4), dtype="<u2", zarr_format=2, order="F")
+    text = repr(a.info)
+    assert [ln.split(":")[1].strip() for ln in text.splitlines() if ln.startswith("Zarr format")] == ["2"]
+    assert [ln.split(":")[1].strip() for ln in text.splitlines() if ln.startswith("Order")] == ["F"]
+
+
+def test_new_nodes_inside_v2_hierarchies_are_v2(tmp_path):
+    zarrbolt.create_group(str(tmp_path), zarr_format=2)
+    a = zarrbolt.open(str(tmp_path), path="deep/arr", shape=(3,), dtype="<u2")  # mode "a", nothing there yet
+    g = zarrbolt.open_group(str(tmp_path), path="other", mode="a")
+    h = zarrbolt.group(str(tmp_path), path="third")
+    w = zarrbolt.open_array(str(tmp_path), path="deep/arr", mode="w", shape=(2,), dtype="|u1")
+    assert [n.metadata.zarr_format for n in (a, g, h, w)] == [2, 2, 2, 2]
+    assert (tmp_path / "deep/.zgroup").exists() and not list(tmp_path.rglob("zarr.json"))
+    # the root itself has no ancestor: mode "w" there makes what is asked (v3 by default)
+    assert zarrbolt.open(str(tmp_path), mode="w").metadata.zarr_format == 3
+    assert zarrbolt.open_group(str(tmp_path / "n"), mode="a").metadata.zarr_format == 3

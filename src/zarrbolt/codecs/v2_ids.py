@@ -33,6 +33,8 @@ _BLOSC_SHUFFLE_NAMES = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle"}
 _BLOSC_SHUFFLE_NUMBERS = {v: k for k, v in _BLOSC_SHUFFLE_NAMES.items()}
 _BLOSC_DEFAULTS = {"cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}
 _NUMCODECS_DEFAULT_LEVEL = 1  # numcodecs' Zstd and GZip
+_ZLIB_DEFAULT_LEVEL = 6
+_ZSTD_MIN_LEVEL, _ZSTD_MAX_LEVEL = -131072, 22
 OBJECT_CODEC_IDS = ("vlen-utf8", "vlen-bytes", "vlen-array", "json2", "msgpack2", "pickle")
 _VLEN_IDS = ("vlen-utf8", "vlen-bytes")
 
@@ -84,10 +86,16 @@ def codec_from_v2(conf: Any, *, itemsize: int, where: str) -> Codec:
             return cls(c["cname"], c["clevel"], shuffle, max(1, min(itemsize, 255)), c["blocksize"])
         if cid == "zstd":
             c = _members(conf, {"level", "checksum"}, cid, where)
-            return get_codec_class("zstd")(c.get("level", _NUMCODECS_DEFAULT_LEVEL), c.get("checksum", False))
+            level = _int(c.get("level", _NUMCODECS_DEFAULT_LEVEL), "zstd 'level'", where)
+            # numcodecs passes any level to libzstd, which clamps it to its range
+            level = max(_ZSTD_MIN_LEVEL, min(level, _ZSTD_MAX_LEVEL))
+            return get_codec_class("zstd")(level, c.get("checksum", False))
         if cid == "gzip":
             c = _members(conf, {"level"}, cid, where)
-            return get_codec_class("gzip")(c.get("level", _NUMCODECS_DEFAULT_LEVEL))
+            level = _int(c.get("level", _NUMCODECS_DEFAULT_LEVEL), "gzip 'level'", where)
+            if level == -1:  # zlib's default, as numcodecs.GZip takes it
+                level = _ZLIB_DEFAULT_LEVEL
+            return get_codec_class("gzip")(level)
         known = registered_codecs()
         if cid in _VLEN_IDS and cid in known:
             _members(conf, set(), cid, where)
@@ -99,6 +107,17 @@ def codec_from_v2(conf: Any, *, itemsize: int, where: str) -> Codec:
         raise
     except MetadataError as e:
         raise MetadataError(f"{where}: {e}") from None
+    check_known(conf, where)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def check_known(conf: Any, where: str) -> None:
+    """UnknownCodecError naming ``where`` unless zarrbolt has a codec for this configuration's id
+    (checked before anything else of a document, so an unknown codec is named as such)."""
+    cid = codec_id(conf, where)
+    known = registered_codecs()
+    if cid in ("blosc", "zstd", "gzip") or f"numcodecs.{cid}" in known or (cid in _VLEN_IDS and cid in known):
+        return
     if cid in OBJECT_CODEC_IDS:
         raise UnknownCodecError(f"{where}: the object codec {cid!r} is not supported (vlen-utf8 and vlen-bytes are)")
     raise UnknownCodecError(f"{where}: unknown codec id {cid!r} (no zarrbolt codec reads it)")

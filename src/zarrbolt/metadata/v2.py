@@ -16,7 +16,6 @@ Errors name the document (``'a/b/.zarray'``) and the member."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -200,6 +199,12 @@ class V2ArrayMetadata(ArrayMetadata):
             raise MetadataError(f"{key!r}: chunk keys of a v2 array are v2 keys")
         if self.filters is not None:
             set_(self, "filters", tuple(self.filters) or None)
+        from ..codecs.v2_ids import check_known
+
+        for i, conf in enumerate(self.filters or ()):
+            check_known(conf, f"{key!r} filters[{i}]")
+        if self.compressor is not None:
+            check_known(self.compressor, f"{key!r} compressor")
         ocodec = _object_codec(self.filters, self.compressor)
         dt = data_type_for(self.storage_dtype, ocodec, f"{key!r} dtype")
         set_(self, "data_type", dt)

@@ -383,6 +383,11 @@ def cast_for_write(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Convert a user value to the array dtype the way numpy assignment does (same_kind-ish),
     refusing conversions that would silently lose information for raw types."""
     if dtype.kind == "V":
+        if value.dtype.fields is not None and dtype.fields is not None:
+            try:  # records: field by field (a viewed '>i4' field would be read as '<i4')
+                return value.astype(dtype, casting="unsafe", copy=False)
+            except (TypeError, ValueError) as e:
+                raise MetadataError(f"cannot convert {value.dtype} records to {dtype}: {e}") from None
         if value.dtype.kind == "V" and value.dtype.itemsize == dtype.itemsize:
             return value.view(dtype)
         if value.dtype.kind == "S" and value.dtype.itemsize <= dtype.itemsize:
