@@ -52,14 +52,14 @@ def item_count(const uint8_t[::1] data):
 
 
 cdef _index(const uint8_t[::1] data, size_t n, int utf8, uint64_t[::1] starts, uint32_t[::1] lens):
-    cdef size_t bad = 0
+    cdef size_t bad = n  # set to the failing item by a UTF-8 error only
     cdef int st
     cdef const uint8_t *p = &data[0] if data.shape[0] else NULL
     cdef size_t ln = data.shape[0]
     with nogil:
         st = zb_vlen_index(p, ln, n, utf8, &starts[0] if n else NULL, &lens[0] if n else NULL, &bad)
     if st != 0:
-        if utf8 and st == ZB_ECORRUPT and bad < n and lens[bad] != 0:
+        if utf8 and st == ZB_ECORRUPT and bad < n:
             raise _zb_errors.CorruptChunkError(f"vlen-utf8: item {bad} is not valid UTF-8")
         count = item_count(data)
         if count != n:
