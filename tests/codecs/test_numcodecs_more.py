@@ -24,7 +24,8 @@ BB = [
     ("bz2", {}), ("bz2", {"level": 9}), ("zstd", {}), ("zstd", {"level": 3, "checksum": True}), ("gzip", {}),
     ("gzip", {"level": 9}), ("blosc", {}), ("blosc", {"cname": "zstd", "clevel": 1, "shuffle": 2}),
     ("blosc", {"shuffle": -1, "typesize": 4}), ("shuffle", {"elementsize": 1}), ("crc32", {}),
-    ("crc32", {"location": "end"}), ("adler32", {}), ("fletcher32", {}),
+    ("crc32", {"location": "end"}), ("adler32", {}), ("fletcher32", {}), ("crc32c", {}), ("lzma", {}),
+    ("lzma", {"format": 2, "preset": 1}), ("lzma", {"format": 3, "filters": [{"id": 33, "preset": 1}]}),
 ]
 
 
@@ -56,6 +57,11 @@ def test_round_trip_and_json(cid, conf):
     {"name": "numcodecs.astype", "configuration": {"decode_dtype": "<f8"}},
     {"name": "numcodecs.astype", "configuration": {"encode_dtype": "nope"}},
     {"name": "numcodecs.packbits", "configuration": {"x": 1}},
+    {"name": "numcodecs.lzma", "configuration": {"format": 0}}, {"name": "numcodecs.lzma", "configuration": {"format": 3}},
+    {"name": "numcodecs.lzma", "configuration": {"preset": 1, "filters": [{"id": 33}]}},
+    {"name": "numcodecs.lzma", "configuration": {"filters": [{"id": "x"}]}},
+    {"name": "numcodecs.lzma", "configuration": {"filters": "lzma2"}},
+    {"name": "numcodecs.crc32c", "configuration": {"location": 4}},
 ])
 def test_bad_configurations(doc):
     with pytest.raises(MetadataError):
@@ -131,6 +137,18 @@ def test_bz2_damage():
             c.decode(bad, U8, len(RAW))
     with pytest.raises(CorruptChunkError):
         c.decode(enc, U8, len(RAW) - 1)  # decodes to more than allowed: never allocated past the bound
+
+
+def test_lzma_damage():
+    import lzma
+
+    c = parse_codec({"name": "numcodecs.lzma"})
+    enc = lzma.compress(RAW)
+    for bad in (enc[:-10], b"\xfd7zXZ\x00 garbage", enc + b"\x00\x01"):
+        with pytest.raises(CorruptChunkError):
+            c.decode(bad, U8, len(RAW))
+    with pytest.raises(CorruptChunkError):
+        c.decode(enc, U8, 1000)
 
 
 def test_shuffle_partial_elements():

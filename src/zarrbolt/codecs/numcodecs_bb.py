@@ -1,6 +1,7 @@
 """The bytes -> bytes ``numcodecs.*`` codecs zarr-python 3 writes (``zarr.codecs.numcodecs``):
 ``numcodecs.bz2``, ``numcodecs.zstd``, ``numcodecs.gzip``, ``numcodecs.blosc``,
-``numcodecs.shuffle``, ``numcodecs.crc32``, ``numcodecs.adler32``, ``numcodecs.fletcher32``.
+``numcodecs.lzma``, ``numcodecs.shuffle``, ``numcodecs.crc32``, ``numcodecs.crc32c``,
+``numcodecs.adler32``, ``numcodecs.fletcher32``.
 
 JSON: ``{"name": "numcodecs.<id>", "configuration": {...}}`` with numcodecs' own configuration
 (members left out take numcodecs' defaults; numcodecs' ``"id"`` may be present and must name the
@@ -10,8 +11,8 @@ Where the codec is a compressor zarrbolt already has in C, the numcodecs form is
 (``numcodecs.zstd`` → the zstd codec, ``numcodecs.gzip`` → libdeflate's gzip, ``numcodecs.blosc``
 → c-blosc 1.x / c-blosc2): same format, same fused plans.  ``numcodecs.blosc`` compresses the
 chunk's bytes as numcodecs does in Zarr v3 (type size 1 unless ``typesize`` is given; numcodecs'
-``shuffle: -1``, AUTOSHUFFLE, is then the bit shuffle).  bz2, CRC-32 and Adler-32 are the
-standard library's (the same libbz2 / zlib numcodecs calls, so encodes are byte-identical;
+``shuffle: -1``, AUTOSHUFFLE, is then the bit shuffle).  bz2, lzma, CRC-32 and Adler-32 are the
+standard library's (the same libbz2 / liblzma / zlib numcodecs calls: encodes are byte-identical;
 gzip's header holds a time stamp in numcodecs and 0 here).  Decoding is bounded: a chunk never
 decodes to more than the chain allows (CorruptChunkError), checksums that differ raise
 ChecksumError.
@@ -20,6 +21,7 @@ ChecksumError.
 from __future__ import annotations
 
 import bz2
+import lzma
 import zlib
 from typing import Any
 
@@ -152,6 +154,53 @@ class NumcodecsBZ2(_Configured):
         return out
 
 
+# the decoder's memory (the dictionary an xz header asks for) is bounded by this
+LZMA_MEMLIMIT = 2**28
+
+
+@register_codec
+class NumcodecsLZMA(_Configured):
+    """``numcodecs.lzma``: Python's lzma with numcodecs' members ``format`` (default 1, xz),
+    ``check`` (-1: the format's default), ``preset`` (None: 6) and ``filters`` (a list of filter
+    objects, as the lzma module takes them)."""
+
+    name = "numcodecs.lzma"
+    _members = frozenset({"format", "check", "preset", "filters"})
+
+    def _check(self) -> None:
+        c = self.config
+        self.format = int_param(c.get("format", 1), self.name, "format", 1, 3)
+        self.check = int_param(c.get("check", -1), self.name, "check", -1, 15)
+        preset = c.get("preset")
+        self.preset = None if preset is None else int_param(preset, self.name, "preset", 0, 2**32 - 1)
+        self.filters = c.get("filters")
+        if self.filters is not None and not (isinstance(self.filters, list)
+                                             and all(isinstance(f, dict) for f in self.filters)):
+            raise MetadataError(f"codec {self.name!r}: filters must be a list of objects, got {self.filters!r}")
+        try:
+            lzma.LZMACompressor(self.format, self.check, self.preset, self.filters)
+        except (ValueError, TypeError, KeyError, lzma.LZMAError) as e:
+            raise MetadataError(f"codec {self.name!r}: {e}") from None
+
+    def encode(self, data: Any, spec: ChunkSpec) -> bytes:
+        return lzma.compress(as_bytes_view(data), self.format, self.check, self.preset, self.filters)
+
+    def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
+        limit = None if self.format == lzma.FORMAT_RAW else LZMA_MEMLIMIT
+        try:
+            d = lzma.LZMADecompressor(self.format, limit, self.filters)
+            out = d.decompress(as_bytes_view(data), max_length=max_size + 1)
+        except (lzma.LZMAError, ValueError, EOFError) as e:
+            raise CorruptChunkError(f"{self.name}: {e}") from None
+        if len(out) > max_size:
+            raise CorruptChunkError(f"{self.name}: the stream decodes to more than {max_size} bytes")
+        if not d.eof and self.format != lzma.FORMAT_RAW:
+            raise CorruptChunkError(f"{self.name}: the stream is truncated")
+        if d.unused_data:
+            raise CorruptChunkError(f"{self.name}: {len(d.unused_data)} bytes follow the stream")
+        return out
+
+
 @register_codec
 class NumcodecsShuffle(_Configured):
     """``numcodecs.shuffle``: the bytes of ``elementsize``-byte elements (default 4) grouped by
@@ -237,6 +286,19 @@ class NumcodecsCRC32(_Checksum32):
 
     def _sum(self, data: memoryview) -> int:
         return zlib.crc32(data)
+
+
+@register_codec
+class NumcodecsCRC32C(_Checksum32):
+    """``numcodecs.crc32c``: CRC-32C (zarrbolt's C kernel), last by default (numcodecs')."""
+
+    name = "numcodecs.crc32c"
+    _where = "end"
+
+    def _sum(self, data: memoryview) -> int:
+        from .. import kernels
+
+        return kernels.crc32c(data)
 
 
 @register_codec
