@@ -255,3 +255,27 @@ def test_in_range_python_values_and_other_types(u16):
     assert np.isnan(f[0]) and f[1] == np.float32(2**70)
     with pytest.raises(ValueOverflowError):
         u16.oindex[[0, 2]] = -5
+
+
+@pytest.mark.parametrize("data_type,fill", [
+    ({"name": "fixed_length_utf32", "configuration": {"length_bytes": 7}}, ""),
+    ({"name": "numpy.datetime64", "configuration": {"unit": "ns", "scale_factor": 1}}, "yesterday"),
+    ("string", 0), ("variable_length_bytes", "@@@"),
+    ({"name": "struct", "configuration": {"fields": [{"name": "a", "data_type": "nope"}]}}, {}),
+])
+def test_malformed_documents_fail_to_open(data_type, fill):
+    doc = {"zarr_format": 3, "node_type": "array", "shape": [2], "data_type": data_type,
+           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+           "chunk_key_encoding": {"name": "default"}, "fill_value": fill,
+           "codecs": [{"name": "vlen-utf8"} if data_type == "string" else {"name": "bytes"}]}
+    store = {"zarr.json": json.dumps(doc).encode()}
+    with pytest.raises(MetadataError):
+        zarrbolt.open_array(store, mode="r")
+
+
+def test_wrong_serializer_for_the_type_fails_to_open():
+    doc = {"zarr_format": 3, "node_type": "array", "shape": [2], "data_type": "string",
+           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+           "chunk_key_encoding": {"name": "default"}, "fill_value": "", "codecs": [{"name": "bytes"}]}
+    with pytest.raises(MetadataError):
+        zarrbolt.open_array({"zarr.json": json.dumps(doc).encode()}, mode="r")
