@@ -324,20 +324,28 @@ class NumcodecsFletcher32(_Checksum32):
 
 def fletcher32(data: Any) -> int:
     """HDF5's Fletcher-32 (``H5_checksum_fletcher32``): sums of 16-bit big-endian words folded
-    every 360 words.  Vectorised: the sums of each 360-word block are exact in 64 bits, and the
-    folds are applied block by block as HDF5 applies them."""
+    every 360 words.  Each block's two sums are exact in 64 bits and computed for all blocks at
+    once; the folds, which are not linear, are then applied block by block as HDF5 applies them."""
     a = np.frombuffer(as_bytes_view(data), np.uint8)
     odd = a.size % 2
-    words = (a[: a.size - odd].reshape(-1, 2).astype(np.uint64) * np.array([256, 1], np.uint64)).sum(axis=1)
-    sum1 = sum2 = 0
+    words = a[: a.size - odd].reshape(-1, 2).astype(np.uint64)
+    words = words[:, 0] * 256 + words[:, 1]
     n = words.size
-    for lo in range(0, n, 360):
-        blk = words[lo: lo + 360]
-        t = blk.size
-        # within a block: sum1 grows by each word, sum2 by each running sum1
-        prefix = np.cumsum(blk, dtype=np.uint64)
-        sum2 += t * sum1 + int(prefix.sum(dtype=np.uint64))
-        sum1 += int(prefix[-1])
+    nblk = -(-n // 360)
+    padded = np.zeros(nblk * 360, np.uint64)
+    padded[:n] = words
+    blocks = padded.reshape(nblk, 360)
+    lens = np.full(nblk, 360, np.int64)
+    if nblk:
+        lens[-1] = n - 360 * (nblk - 1)
+    # within a block of t words w_1..w_t: sum1 grows by sum(w), sum2 by t * sum1 + sum((t - k + 1) w_k)
+    weights = (lens[:, None] - np.arange(360)[None, :]).clip(min=0).astype(np.uint64)
+    bsum = blocks.sum(axis=1).tolist()
+    bweighted = (blocks * weights).sum(axis=1).tolist()
+    sum1 = sum2 = 0
+    for t, s1, s2 in zip(lens.tolist(), bsum, bweighted):
+        sum2 += t * sum1 + s2
+        sum1 += s1
         sum1 = (sum1 & 0xFFFF) + (sum1 >> 16)
         sum2 = (sum2 & 0xFFFF) + (sum2 >> 16)
     if odd:
