@@ -217,3 +217,15 @@ def test_zarr_python_numcodecs_arrays_read(tmp_path, compressor):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         np.testing.assert_array_equal(zarr.open_array(tmp_path / "zb")[:], vals)
+
+
+@pytest.mark.parametrize("conf", [{}, {"shuffle": -1}, {"shuffle": 2, "cname": "zstd"}, {"shuffle": 0}])
+@pytest.mark.parametrize("dt", ["<u2", "<f8", "|u1"])
+def test_blosc_for_item_size_is_numcodecs_on_arrays(conf, dt):
+    """Zarr v2's blosc compressor: numcodecs sees the array, so its type size is the item size."""
+    a = (np.arange(10000) * 3).astype(dt)
+    ref = numcodecs.get_codec({"id": "blosc", **conf}).encode(a)
+    c = parse_codec({"name": "numcodecs.blosc", "configuration": conf}).for_item_size(a.dtype.itemsize)
+    spec = ChunkSpec(a.shape, DataType.from_numpy(dt), a.dtype.type(0))
+    assert bytes(c.encode(a.tobytes(), spec)) == bytes(ref)
+    assert c.to_json() == {"name": "numcodecs.blosc", "configuration": conf}

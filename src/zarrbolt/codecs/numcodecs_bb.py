@@ -115,15 +115,24 @@ class NumcodecsBlosc(_Delegating):
     name = "numcodecs.blosc"
     _members = frozenset({"cname", "clevel", "shuffle", "blocksize", "typesize"})
 
-    def _check(self) -> None:
+    def _check(self, item_size: int = 1) -> None:
         c = self.config
         shuffle = c.get("shuffle", 1)
         if isinstance(shuffle, bool) or shuffle not in _BLOSC_SHUFFLE:
             raise MetadataError(f"codec {self.name!r}: shuffle must be -1, 0, 1 or 2, got {shuffle!r}")
         typesize = c.get("typesize")
-        typesize = 1 if typesize is None else int_param(typesize, self.name, "typesize", 1, 255)
+        typesize = item_size if typesize is None else int_param(typesize, self.name, "typesize", 1, 255)
         name = _BLOSC_SHUFFLE[shuffle] or ("bitshuffle" if typesize == 1 else "shuffle")
-        self.inner = BloscCodec(c.get("cname", "lz4"), c.get("clevel", 5), name, typesize, c.get("blocksize", 0))
+        self.inner = BloscCodec(c.get("cname", "lz4"), c.get("clevel", 5), name, min(typesize, 255),
+                                c.get("blocksize", 0))
+
+    def for_item_size(self, item_size: int) -> NumcodecsBlosc:
+        """This codec as numcodecs runs it on an array of ``item_size``-byte items (Zarr v2's
+        ``blosc`` compressor: the type size, and AUTOSHUFFLE's choice, follow the array's item
+        size); its JSON is unchanged."""
+        out = NumcodecsBlosc(**self.config)
+        out._check(item_size)
+        return out
 
 
 @register_codec
