@@ -103,17 +103,21 @@ def test_string_reads_as_stringdtype_and_writes_python_values(tmp_path):
     assert zarrbolt.open_array(str(tmp_path / "s"))[...].tolist() == r.tolist()
 
 
-@pytest.mark.parametrize("dt", ["U", "S", "M8", "m8", "string", "bytes"])
-def test_metadata_json_round_trip(tmp_path, dt):
-    """Metadata zarr-python wrote is written back unchanged by zarrbolt."""
-    vals = {"U": "<U3", "S": "S2", "M8": "M8[us]", "m8": "m8[3h]", "string": SDT, "bytes": "bytes"}[dt]
+@pytest.mark.parametrize("dt,fill", [
+    ("<U3", None), ("<U3", "ab"), ("S2", None), ("S2", b"\x01"), ("M8[us]", None), ("M8[us]", 123),
+    ("m8[3h]", None), ("m8[3h]", np.timedelta64(6, "h")), (SDT, None), (SDT, "x y"), ("bytes", None),
+    ("bytes", b"\x00z"), ("V3", b"abc"), ("<i4,S2", None), ("<i2,<f4", (3, 1.5)),
+])
+def test_metadata_json_round_trip(tmp_path, dt, fill):
+    """Metadata zarr-python wrote (data type, fill value) is written back unchanged by zarrbolt."""
+    kw = {} if fill is None else {"fill_value": fill}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        zarr.create_array(tmp_path / "a", shape=(2,), dtype=_zarr_dtype(vals))
+        zarr.create_array(tmp_path / "a", shape=(2,), dtype=_zarr_dtype(dt), **kw)
     doc = json.loads((tmp_path / "a" / "zarr.json").read_text())
     from zarrbolt.metadata import ArrayMetadata
 
-    assert ArrayMetadata.from_json(doc).to_json() == doc if hasattr(ArrayMetadata, "from_json") else True
+    assert ArrayMetadata.from_json(doc).to_json() == doc
     assert DataType.parse(doc["data_type"]).to_json() == doc["data_type"]
 
 
