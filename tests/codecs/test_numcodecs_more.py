@@ -222,3 +222,24 @@ def test_packbits_damage():
     for bad in (enc[:-1], np.concatenate([[np.uint8(5)], enc[1:]]), np.concatenate([enc, [np.uint8(0)]])):
         with pytest.raises(CorruptChunkError):
             c.decode(bad, s)
+
+
+@pytest.mark.parametrize("dt", ["<U5", "string"])
+def test_categorize(tmp_path, dt):
+    labels = ["red", "green", "blue"]
+    conf = {"labels": labels, "dtype": "|O" if dt == "string" else "<U5", "astype": "|u1"}
+    vals = np.array(["red", "blue", "green", "other", "", "blue"], dtype=DataType.from_numpy(dt).numpy_dtype)
+    a = zarrbolt.create_array(str(tmp_path / "c"), shape=(6,), chunks=(4,), dtype=dt,
+                              codecs=[{"name": "numcodecs.categorize", "configuration": conf}, {"name": "bytes"}])
+    a[:] = vals
+    got = zarrbolt.open_array(str(tmp_path / "c"))[:]
+    assert got.tolist() == ["red", "blue", "green", "", "", "blue"]
+    assert (tmp_path / "c" / "c" / "0").read_bytes() == bytes([1, 3, 2, 0])
+
+
+@pytest.mark.parametrize("conf", [{"labels": ["a"]}, {"labels": "a", "dtype": "<U1"}, {"labels": [1], "dtype": "<U1"},
+                                  {"labels": ["a"], "dtype": "<f8"}, {"labels": ["a"], "dtype": "<U1", "astype": "<f4"},
+                                  {"labels": ["a"] * 300, "dtype": "<U1", "astype": "|u1"}])
+def test_categorize_bad_configurations(conf):
+    with pytest.raises(MetadataError):
+        parse_codec({"name": "numcodecs.categorize", "configuration": conf})

@@ -233,3 +233,17 @@ def test_blosc_for_item_size_is_numcodecs_on_arrays(conf, dt):
     spec = ChunkSpec(a.shape, DataType.from_numpy(dt), a.dtype.type(0))
     assert bytes(c.encode(a.tobytes(), spec)) == bytes(ref)
     assert c.to_json() == {"name": "numcodecs.blosc", "configuration": conf}
+
+
+@pytest.mark.parametrize("dtype", ["<U6", "|O"])
+def test_categorize_matches_numcodecs(dtype):
+    labels = ["red", "green", "blue"]
+    vals = np.array(["red", "blue", "green", "other", "", "blue"] * 50, dtype=dtype if dtype != "|O" else object)
+    ref = numcodecs.Categorize(labels, dtype=dtype, astype="<u2")
+    ours = parse_codec({"name": "numcodecs.categorize", "configuration": ref.get_config()})
+    zdt = DataType.from_numpy("<U6" if dtype != "|O" else "string")
+    spec = ChunkSpec(vals.shape, zdt, zdt.default_fill_value())
+    mine = vals if dtype != "|O" else vals.astype(SDT)
+    ours.resolve(spec)
+    assert ours.encode(mine, spec).tobytes() == ref.encode(vals).tobytes()
+    assert ours.decode(ref.encode(vals), spec).tolist() == ref.decode(ref.encode(vals)).tolist()
