@@ -109,7 +109,7 @@ def open_array(store: Any = None, *, mode: str = "a", path: str | None = None, z
         raise ArrayNotFoundError(f"no array at path {p!r} in {st!r}")
     if not isinstance(meta, ArrayMetadata):
         raise ContainsGroupError(f"path {p!r} in {st!r} holds a group, not an array")
-    return Array(st, p, meta, read_only=(mode == "r"))
+    return Array(st, p, meta, read_only=(mode == "r"), config=kwargs.get("config"))
 
 
 def open_group(store: Any = None, *, mode: str = "a", path: str | None = None, attributes: Any = None,
