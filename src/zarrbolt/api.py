@@ -150,7 +150,7 @@ def open(store: Any = None, *, mode: str = "a", path: str | None = None, zarr_fo
             return Group.create(st, p, attributes=kwargs.get("attributes"))
         raise NodeNotFoundError(f"no array or group at path {p!r} in {st!r}")
     if isinstance(meta, ArrayMetadata):
-        return Array(st, p, meta, read_only=(mode == "r"))
+        return Array(st, p, meta, read_only=(mode == "r"), config=kwargs.get("config"))
     return Group(st, p, meta, read_only=(mode == "r"), use_consolidated=kwargs.get("use_consolidated"))
 
 

@@ -5,12 +5,6 @@ manager).  Environment variables override the defaults at import: ``ZARRBOLT_NUM
 ``ZARRBOLT_WRITE_EMPTY_CHUNKS``, ``ZARRBOLT_FUSED_PIPELINE``, ``ZARRBOLT_OUTPUT_CACHE_BYTES``,
 ``ZARRBOLT_OUTPUT_CACHE_SECONDS``.
 
-``output_cache_bytes``: how much memory of large read results (16 MiB or more) that the program
-has dropped zarrbolt may keep to serve the next large read, instead of handing it back to the
-operating system (0: never; see ``zarrbolt.pipeline.outbuf``).  Default: 1 GiB, or 1/16 of the
-machine's memory when that is less.  ``output_cache_seconds``: how long such memory is kept
-(default 30).
-
 ``order`` (``"C"``/``"F"``): the memory order of the arrays reads return; ``read_missing_chunks``
 (default True): False makes a read of a chunk that is not stored raise ``ChunkNotFoundError``.
 An array's own ``config=`` (``create_array``/``open_array``) overrides these and
@@ -21,6 +15,12 @@ zarr-python's option names are accepted too and mean the zarrbolt option they co
 ``threading.max_workers`` (``threads``; None: the machine's CPU count) and ``async.concurrency``
 (``remote_concurrency``, the requests in flight of a remote store).  Unknown names raise
 ``UnknownConfigKeyError`` (a ``KeyError``).
+
+``output_cache_bytes``: how much memory of large read results (16 MiB or more) that the program
+has dropped zarrbolt may keep to serve the next large read, instead of handing it back to the
+operating system (0: never; see ``zarrbolt.pipeline.outbuf``).  Default: 1 GiB, or 1/16 of the
+machine's memory when that is less.  ``output_cache_seconds``: how long such memory is kept
+(default 30).
 """
 
 from __future__ import annotations
@@ -85,6 +85,11 @@ def _env_bool(name: str, default: bool) -> bool:
 _DEFAULTS: dict[str, Any] = {
     "threads": _env_int("ZARRBOLT_NUM_THREADS", os.cpu_count() or 1),
     "write_empty_chunks": _env_bool("ZARRBOLT_WRITE_EMPTY_CHUNKS", False),
+    # the memory order of the arrays reads return (zarr-python's ``array.order``)
+    "order": "C",
+    # False: reading a chunk that is not stored raises ChunkNotFoundError instead of giving the
+    # fill value (zarr-python's ``array.read_missing_chunks``)
+    "read_missing_chunks": True,
     # decode and encode with the fused C pipeline where the codec chain allows it (off: the
     # per-codec path)
     "fused_pipeline": _env_bool("ZARRBOLT_FUSED_PIPELINE", True),
@@ -93,22 +98,17 @@ _DEFAULTS: dict[str, Any] = {
     # ... and for how long (seconds): virtual machines that return freed memory to the host make
     # touching it again cost ~1.4 s per GiB, more than the read itself
     "output_cache_seconds": _env_float("ZARRBOLT_OUTPUT_CACHE_SECONDS", 30.0),
-    # the memory order of the arrays reads return (zarr-python's ``array.order``)
-    "order": "C",
-    # False: reading a chunk that is not stored raises ChunkNotFoundError instead of giving the
-    # fill value (zarr-python's ``array.read_missing_chunks``)
-    "read_missing_chunks": True,
 }
 _values = dict(_DEFAULTS)
 _lock = threading.Lock()
 _VALIDATORS = {
     "threads": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
     "write_empty_chunks": lambda v: isinstance(v, bool),
+    "order": lambda v: v in ("C", "F"),
+    "read_missing_chunks": lambda v: isinstance(v, bool),
     "fused_pipeline": lambda v: isinstance(v, bool),
     "output_cache_bytes": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
     "output_cache_seconds": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < float("inf"),
-    "order": lambda v: v in ("C", "F"),
-    "read_missing_chunks": lambda v: isinstance(v, bool),
 }
 
 # zarr-python's configuration keys, accepted by set() / override() / get() as the zarrbolt option
