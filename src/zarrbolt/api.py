@@ -181,8 +181,12 @@ def save_array(store: Any, arr: Any, *, path: str | None = None, **kwargs: Any) 
     return create_array(store, name=path, data=np.asanyarray(arr), overwrite=True, **kwargs)
 
 
-def load(store: Any, *, path: str | None = None) -> Any:
-    node = open(store, mode="r", path=path)
+def load(store: Any, path: str | None = None, zarr_format: int | None = None) -> Any:
+    """The data of the array at ``path``, or a dict of the data of a group's arrays (an array
+    zarrbolt cannot open raises its typed error)."""
+    from .unsupported import UnsupportedNode
+
+    node = open(store, mode="r", path=path, zarr_format=zarr_format)
     if isinstance(node, Array):
         return node[...]
-    return {name: arr[...] for name, arr in node.arrays()}
+    return {name: (arr.open() if isinstance(arr, UnsupportedNode) else arr)[...] for name, arr in node.arrays()}

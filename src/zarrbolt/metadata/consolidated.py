@@ -75,15 +75,22 @@ class ConsolidatedView:
         self.zarr_format = zarr_format
         self.entries = entries
         self._lock = threading.Lock()
+        self._children: dict[str, list[str]] | None = None  # parent -> child names, built on demand
         _register(self)
 
     # -- reading
     def child_names(self, rel: str) -> list[str]:
         """The names of the direct children of the node at ``rel`` ('' = the root)."""
-        pre = f"{rel}/" if rel else ""
         with self._lock:
-            keys = list(self.entries)
-        return sorted({k[len(pre):] for k in keys if k.startswith(pre) and "/" not in k[len(pre):] and k != rel})
+            if self._children is None:
+                index: dict[str, list[str]] = {}
+                for k in self.entries:
+                    parent, _, name = k.rpartition("/")
+                    index.setdefault(parent, []).append(name)
+                for names in index.values():
+                    names.sort()
+                self._children = index
+            return list(self._children.get(rel, ()))
 
     def has(self, rel: str) -> bool:
         return rel in self.entries
@@ -105,11 +112,18 @@ class ConsolidatedView:
     def _set(self, rel: str, docs: dict[str, Any]) -> None:
         with self._lock:
             self.entries[rel] = docs
+            self._children = None
 
     def _remove(self, rel: str) -> None:
         with self._lock:
             for k in [k for k in self.entries if k == rel or k.startswith(rel + "/")]:
                 del self.entries[k]
+            self._children = None
+
+    def _replace(self, entries: dict[str, dict[str, Any]]) -> None:
+        with self._lock:
+            self.entries = entries
+            self._children = None
 
 
 _views: weakref.WeakSet = weakref.WeakSet()
@@ -298,8 +312,7 @@ def _refresh_views(store: Any, path: str) -> None:
         if v.root == path:
             fresh = _read_view(store, path, v.zarr_format)
             if fresh is not None:
-                with v._lock:
-                    v.entries = fresh.entries
+                v._replace(fresh.entries)
 
 
 def _read_view(store: Any, path: str, fmt: int) -> ConsolidatedView | None:
@@ -365,8 +378,7 @@ def node_erased(store: Any, path: str) -> None:
         if rel is not None:
             v._remove(rel)
         elif v.root == path or path == "" or v.root.startswith(path + "/"):
-            with v._lock:  # the consolidated group itself is gone
-                v.entries = {}
+            v._replace({})  # the consolidated group itself is gone
 
 
 def _update_views(store: Any, path: str, fmt: int, docs: dict[str, Any] | None, load: Any) -> None:
