@@ -177,8 +177,12 @@ def consolidate_metadata(store: Any, path: str | None = None, zarr_format: int |
     return open_group(st, mode="r+", path=p, use_consolidated=True)
 
 
-def save_array(store: Any, arr: Any, *, path: str | None = None, **kwargs: Any) -> Array:
-    return create_array(store, name=path, data=np.asanyarray(arr), overwrite=True, **kwargs)
+def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: str | None = None,
+               storage_options: Any = None, **kwargs: Any) -> Array:
+    """An array at ``path`` (replacing what is there) holding ``arr``; ``kwargs`` as
+    :func:`create_array`'s.  Returns the array (zarr-python returns None)."""
+    return create_array(store, name=path, data=np.asanyarray(arr), overwrite=True, zarr_format=zarr_format,
+                        storage_options=storage_options, **kwargs)
 
 
 def load(store: Any, path: str | None = None, zarr_format: int | None = None) -> Any:

@@ -89,7 +89,8 @@ def _params(f):
 
 
 @pytest.mark.parametrize("name", ["from_array", "zeros_like", "ones_like", "full_like", "empty_like", "open_like",
-                                  "save", "save_group", "tree", "create_hierarchy", "consolidate_metadata"])
+                                  "save", "save_group", "save_array", "load", "tree", "create_hierarchy",
+                                  "consolidate_metadata"])
 def test_signatures_match_zarr_python(name):
     assert _params(getattr(zb, name)) == _params(getattr(zarr, name))
 
