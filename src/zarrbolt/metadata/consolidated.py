@@ -102,9 +102,10 @@ class ConsolidatedView:
             docs = self.entries.get(rel)
         if docs is None:
             return None
-        doc = docs.get(ZARR_JSON)
-        if isinstance(doc, dict) and KEY in doc:
-            docs = {**docs, ZARR_JSON: {k: v for k, v in doc.items() if k != KEY}}
+        for name in (ZARR_JSON, ".zgroup"):  # zarr-python 3 also puts one in v2 groups' entries
+            doc = docs.get(name)
+            if isinstance(doc, dict) and KEY in doc:
+                docs = {**docs, name: {k: v for k, v in doc.items() if k != KEY}}
         return docs
 
     # -- keeping it current
