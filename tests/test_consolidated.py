@@ -275,7 +275,12 @@ def test_consolidate_v2_writes_zmetadata():
     assert doc["metadata"]["x/.zattrs"] == {"units": "m"} and doc["metadata"]["g/y/.zarray"]["shape"] == [3]
     view = consolidated.parse_zmetadata(st, "", st.get(".zmetadata"))
     assert view.zarr_format == 2 and view.child_names("") == ["g", "x"] and view.child_names("g") == ["y"]
-    assert json.loads(view.node_documents("x")[".zattrs"]) == {"units": "m"}
+    assert view.node_documents("x")[".zattrs"] == {"units": "m"}
+    # zarr-python 3 writes an inline consolidated_metadata member into v2 groups' entries: not
+    # part of the group's own document
+    doc["metadata"]["g/.zgroup"] = {"zarr_format": 2, "consolidated_metadata": {"kind": "inline", "metadata": {}}}
+    view = consolidated.parse_zmetadata(st, "", json.dumps(doc).encode())
+    assert view.node_documents("g") == {".zgroup": {"zarr_format": 2}}
     for bad in (b"[]", b'{"metadata": {}}', b'{"metadata": [], "zarr_consolidated_format": 1}', b"\xff"):
         with pytest.raises(MetadataError):
             consolidated.parse_zmetadata(st, "", bad)

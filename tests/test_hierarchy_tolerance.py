@@ -117,3 +117,10 @@ def test_unsupported_nodes_are_consolidated_and_listed(hierarchy):
     assert isinstance(members["baddt"], UnsupportedArray) and isinstance(members["sub/badcodec"], UnsupportedArray)
     with pytest.raises(UnknownCodecError, match="frobnicate"):
         c["sub"]["badcodec"]
+
+
+def test_load_of_a_group_names_the_unsupported_array(hierarchy):
+    st, _ = hierarchy
+    with pytest.raises(UnknownDataTypeError, match="/baddt"):
+        zb.load(st)
+    np.testing.assert_array_equal(zb.load(st, "good"), np.arange(4))

@@ -155,9 +155,10 @@ class Group(Node):
         except MetadataError as e:
             rel = self._cons_rel(path)
             docs = self._cons[0].node_documents(rel) if rel is not None else None
-            raw = (docs or {}).get("zarr.json")
-            if raw is None and docs is None:
+            if docs is None:
                 raw = self._store.get(meta_key(path))
+            else:
+                raw = _consolidated.document_bytes(docs.get("zarr.json", docs))
             return unsupported(self._store, path, raw, e)
 
     def __getitem__(self, name: str) -> Array | Group:
@@ -364,16 +365,15 @@ class Group(Node):
         return f"<zarrbolt.Group {self._store!r}/{self._path}>"
 
 
-def _parse_documents(docs: dict[str, bytes], path: str) -> Any:
+def _parse_documents(docs: dict[str, Any], path: str) -> Any:
     """Node metadata from its documents as a consolidated view holds them (``zarr.json``, or a v2
     node's ``.zarray``/``.zgroup``/``.zattrs``: read through the format detection of
     :func:`zarrbolt.node.load_metadata` over a store that holds just them)."""
-    from .metadata import parse_node_metadata
     from .storage import MemoryStore
 
     try:
         if "zarr.json" in docs:
-            return parse_node_metadata(docs["zarr.json"])
-        return load_metadata(MemoryStore(dict(docs)), "")
+            return _consolidated.parse_v3_document(docs["zarr.json"])
+        return load_metadata(MemoryStore({k: _consolidated.document_bytes(v) for k, v in docs.items()}), "")
     except MetadataError as e:
         raise with_path(e, path) from None
