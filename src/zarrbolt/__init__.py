@@ -46,6 +46,7 @@ from .api_extra import (
 from .array import Array
 from .array_config import ArrayConfig
 from .group import Group
+from .migrate import migrate
 from .unsupported import UnsupportedArray, UnsupportedNode
 from .storage import LocalStore, MemoryStore, Store
 
@@ -83,6 +84,7 @@ __all__ = [
     "full",
     "group",
     "load",
+    "migrate",
     "ones",
     "open",
     "open_array",

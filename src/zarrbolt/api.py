@@ -22,12 +22,13 @@ from .node import load_metadata as _node_load_metadata
 from .metadata import ArrayMetadata, GroupMetadata
 
 
-def _load_metadata(store: Any, path: str) -> Any:
-    """The node's metadata; a document zarrbolt cannot use raises its typed error naming the path."""
+def _load_metadata(store: Any, path: str, zarr_format: int | None = None) -> Any:
+    """The node's metadata (``zarr_format``: as :func:`zarrbolt.node.load_metadata`); a document
+    zarrbolt cannot use raises its typed error naming the path."""
     from .unsupported import with_path
 
     try:
-        return _node_load_metadata(store, path)
+        return _node_load_metadata(store, path, zarr_format)
     except MetadataError as e:
         raise with_path(e, path) from None
 
@@ -68,6 +69,11 @@ def array(data: Any, **kwargs: Any) -> Array:
     return create_array(store, name=path, data=data, **kwargs)
 
 
+def _check_format(zarr_format: Any) -> None:
+    if zarr_format not in (None, 2, 3):
+        raise MetadataError(f"zarr_format must be 2, 3 or None, got {zarr_format!r}")
+
+
 def create_group(
     store: Any = None,
     *,
@@ -77,34 +83,34 @@ def create_group(
     zarr_format: int | None = 3,
     storage_options: Any = None,
 ) -> Group:
-    if zarr_format not in (None, 3):
-        raise MetadataError("zarrbolt writes Zarr format 3 only")
-    st, p = _resolve(store, "w" if overwrite else "a", path)
-    return Group.create(st, p, attributes=attributes, overwrite=overwrite)
+    _check_format(zarr_format)
+    st, p = _resolve(store, "w" if overwrite else "a", path, storage_options)
+    return Group.create(st, p, attributes=attributes, overwrite=overwrite, zarr_format=zarr_format or 3)
 
 
 def group(store: Any = None, *, path: str | None = None, overwrite: bool = False, attributes: Any = None, **kw: Any) -> Group:
     """zarr-python's ``group``: open the group at ``path``, creating it if needed."""
-    st, p = _resolve(store, "w" if overwrite else "a", path)
+    zf = kw.get("zarr_format")
+    _check_format(zf)
+    st, p = _resolve(store, "w" if overwrite else "a", path, kw.get("storage_options"))
     if not overwrite:
-        meta = _load_metadata(st, p)
+        meta = _load_metadata(st, p, zf)
         if isinstance(meta, GroupMetadata):
             return Group(st, p, meta)
-    return Group.create(st, p, attributes=attributes, overwrite=overwrite)
+    return Group.create(st, p, attributes=attributes, overwrite=overwrite, zarr_format=zf or 3)
 
 
 # ---------------------------------------------------------------------------- opening
 def open_array(store: Any = None, *, mode: str = "a", path: str | None = None, zarr_format: int | None = None,
                storage_options: Any = None, **kwargs: Any) -> Array:
     """Open an array; with mode 'a' / 'w' / 'w-' and a ``shape`` it is created when missing."""
-    if zarr_format not in (None, 3):
-        raise MetadataError("zarrbolt reads Zarr format 3 only (v2 support is planned)")
-    st, p = _resolve(store, mode, path)
-    if mode in ("w", "w-") or (mode == "a" and "shape" in kwargs and _load_metadata(st, p) is None):
+    _check_format(zarr_format)
+    st, p = _resolve(store, mode, path, storage_options)
+    if mode in ("w", "w-") or (mode == "a" and "shape" in kwargs and _load_metadata(st, p, zarr_format) is None):
         if "shape" not in kwargs:
             raise MetadataError(f"open_array(mode={mode!r}) creates an array and needs a shape")
-        return create_array(st, name=p, overwrite=(mode == "w"), **kwargs)
-    meta = _load_metadata(st, p)
+        return create_array(st, name=p, overwrite=(mode == "w"), zarr_format=zarr_format or 3, **kwargs)
+    meta = _load_metadata(st, p, zarr_format)
     if meta is None:
         raise ArrayNotFoundError(f"no array at path {p!r} in {st!r}")
     if not isinstance(meta, ArrayMetadata):
@@ -118,15 +124,15 @@ def open_group(store: Any = None, *, mode: str = "a", path: str | None = None, a
     """Open (or with mode 'a' / 'w' / 'w-' create) a group.  ``use_consolidated`` as zarr-python's:
     None uses the group's consolidated metadata when it has some, True requires it (MetadataError
     when absent), False ignores it; a string names a Zarr v2 group's consolidated key."""
-    if zarr_format not in (None, 3):
-        raise MetadataError("zarrbolt reads Zarr format 3 only (v2 support is planned)")
-    st, p = _resolve(store, mode, path)
+    _check_format(zarr_format)
+    st, p = _resolve(store, mode, path, storage_options)
+    zf = zarr_format or 3  # of a group created here
     if mode in ("w", "w-"):
-        return Group.create(st, p, attributes=attributes, overwrite=(mode == "w"))
-    meta = _load_metadata(st, p)
+        return Group.create(st, p, attributes=attributes, overwrite=(mode == "w"), zarr_format=zf)
+    meta = _load_metadata(st, p, zarr_format)
     if meta is None:
         if mode == "a":
-            return Group.create(st, p, attributes=attributes)
+            return Group.create(st, p, attributes=attributes, zarr_format=zf)
         raise GroupNotFoundError(f"no group at path {p!r} in {st!r}")
     if not isinstance(meta, GroupMetadata):
         raise ContainsArrayError(f"path {p!r} in {st!r} holds an array, not a group")
@@ -137,17 +143,19 @@ def open(store: Any = None, *, mode: str = "a", path: str | None = None, zarr_fo
          storage_options: Any = None, **kwargs: Any) -> Array | Group:
     """Open the array or group at ``path``; with a writable mode and nothing there, create an array
     when ``shape`` is given, else a group."""
-    st, p = _resolve(store, mode, path)
+    _check_format(zarr_format)
+    st, p = _resolve(store, mode, path, storage_options)
+    zf = zarr_format or 3  # of a node created here
     if mode in ("w", "w-"):
         if "shape" in kwargs:
-            return create_array(st, name=p, overwrite=(mode == "w"), **kwargs)
-        return Group.create(st, p, attributes=kwargs.get("attributes"), overwrite=(mode == "w"))
-    meta = _load_metadata(st, p)
+            return create_array(st, name=p, overwrite=(mode == "w"), zarr_format=zf, **kwargs)
+        return Group.create(st, p, attributes=kwargs.get("attributes"), overwrite=(mode == "w"), zarr_format=zf)
+    meta = _load_metadata(st, p, zarr_format)
     if meta is None:
         if mode == "a":
             if "shape" in kwargs:
-                return create_array(st, name=p, **kwargs)
-            return Group.create(st, p, attributes=kwargs.get("attributes"))
+                return create_array(st, name=p, zarr_format=zf, **kwargs)
+            return Group.create(st, p, attributes=kwargs.get("attributes"), zarr_format=zf)
         raise NodeNotFoundError(f"no array or group at path {p!r} in {st!r}")
     if isinstance(meta, ArrayMetadata):
         return Array(st, p, meta, read_only=(mode == "r"), config=kwargs.get("config"))

@@ -197,7 +197,10 @@ class Array(Node):
     @property
     def order(self) -> str:
         """The memory order of the arrays reads return (the array's ``config``); the stored
-        order of a Zarr v3 array is always C (a transpose codec changes it)."""
+        order of a Zarr v3 array is always C (a transpose codec changes it).  A Zarr v2 array
+        without an ``order`` in its config gives its metadata's order (the order within its chunks)."""
+        if self._config.order is None and hasattr(self._metadata, "order"):
+            return self._metadata.order
         return self._config.value("order")
 
     @property

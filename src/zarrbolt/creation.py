@@ -31,9 +31,9 @@ def _check_mode(mode: str) -> None:
         raise MetadataError(f"invalid mode {mode!r}; expected one of {_MODES}")
 
 
-def _resolve(store: Any, mode: str, path: str | None) -> tuple[Store, str]:
+def _resolve(store: Any, mode: str, path: str | None, storage_options: Any = None) -> tuple[Store, str]:
     _check_mode(mode)
-    st, base = make_store(store, mode=mode)
+    st, base = make_store(store, mode=mode, storage_options=storage_options)
     full = "/".join(p for p in (normalize_node_path(base), normalize_node_path(path)) if p)
     return st, full
 
@@ -177,7 +177,12 @@ def _default_compressors(dtype: DataType) -> list[Codec]:
 
 
 def _default_serializer(dtype: DataType) -> Codec:
-    if dtype.itemsize == 1:
+    # zarr-python's: vlen codecs for variable-length types, no endian where the order is moot
+    if dtype.kind == "string":
+        return parse_codecs([{"name": "vlen-utf8", "configuration": {}}])[0]
+    if dtype.kind == "vbytes":
+        return parse_codecs([{"name": "vlen-bytes", "configuration": {}}])[0]
+    if dtype.itemsize == 1 or dtype.swap_unit == 1:
         return parse_codecs(["bytes"])[0]
     return parse_codecs([{"name": "bytes", "configuration": {"endian": "little"}}])[0]
 
@@ -260,22 +265,32 @@ def create_array(
     overwrite: bool = False,
     config: Any = None,
     write_data: bool = True,
+    dimension_separator: str | None = None,
 ) -> Array:
     """Create a Zarr v3 array (zarr-python 3's ``create_array``), plus ``codecs=[...]`` for a raw
-    codec list that replaces filters/serializer/compressors."""
-    if zarr_format not in (None, 3):
-        raise MetadataError("zarrbolt writes Zarr format 3 only")
+    codec list that replaces filters/serializer/compressors; ``zarr_format=2`` creates a Zarr v2
+    array (:func:`zarrbolt.creation_v2.create_array_v2`)."""
     from .array_config import ArrayConfig
 
     config = ArrayConfig.parse(config)  # checked before anything is written
-    if order is not None:
-        # zarr-python 3: for a v3 array ``order`` is the memory order of reads (the stored order
-        # is C; a transpose codec changes that), i.e. the array config's ``order``
-        if order not in ("C", "F"):
-            raise MetadataError(f"order must be 'C' or 'F', got {order!r}")
-        if config.order is not None and config.order != order:
+    if zarr_format == 2:
+        arr = _create_v2(config, store, name=name, shape=shape, dtype=dtype, data=data, chunks=chunks,
+                         shards=shards, filters=filters, compressors=compressor if compressor != "auto" else compressors,
+                         serializer=serializer, codecs=codecs, fill_value=fill_value, order=order,
+                         attributes=attributes, chunk_key_encoding=chunk_key_encoding,
+                         dimension_separator=dimension_separator, dimension_names=dimension_names,
+                         overwrite=overwrite)
+        if data is not None and write_data:
+            arr[...] = data
+        return arr
+    if zarr_format not in (None, 3):
+        raise MetadataError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
+    if dimension_separator is not None:
+        raise MetadataError("dimension_separator is a Zarr v2 setting; v3 arrays take chunk_key_encoding")
+    if order is not None:  # zarr-python 3: a v3 array's ``order`` is the config's (memory order of reads)
+        if config.order not in (None, order):
             raise MetadataError(f"order={order!r} contradicts config order {config.order!r}")
-        config = config.merged({"order": order})
+        config = config.merged({"order": order})  # (ArrayConfig checks the value)
     if compressor != "auto":
         compressors = compressor
     if data is not None:
@@ -318,11 +333,21 @@ def create_array(
         attributes=attrs,
         dimension_names=_normalize_dimension_names(dimension_names),
     )
-    st, path = _resolve(store, "w" if overwrite else "a", name)
+    st, path = _resolve(store, "w" if overwrite else "a", name, storage_options)
     arr = _create_array_from_metadata(st, path, meta, overwrite=overwrite, config=config)
     if data is not None and write_data:
         arr[...] = data
     return arr
+
+
+def _create_v2(config: Any, store: Any, **kwargs: Any) -> Array:
+    """A Zarr v2 array (:func:`zarrbolt.creation_v2.create_array_v2`) with the array config; its
+    ``order`` is the stored order (metadata), not the config's.  The caller writes the data."""
+    from .array_config import ArrayConfig
+    from .creation_v2 import create_array_v2
+
+    arr = create_array_v2(store, write_data=False, **kwargs)
+    return arr.with_config(config) if config != ArrayConfig() else arr
 
 
 def _create_array_from_metadata(store: Store, path: str, meta: ArrayMetadata, *, overwrite: bool,
@@ -337,6 +362,6 @@ def _create_array_from_metadata(store: Store, path: str, meta: ArrayMetadata, *,
             err = ContainsArrayError if isinstance(existing, ArrayMetadata) else ContainsGroupError
             raise err(f"a node already exists at path {path!r} in {store!r}")
         erase_node(store, path)
-    ensure_parent_groups(store, path)
+    ensure_parent_groups(store, path, meta.zarr_format)
     _save_metadata(store, path, meta)
     return Array(store, path, meta, config=config)

@@ -26,6 +26,9 @@ __all__ = [
     "StoreError",
     "InvalidKeyError",
     "ReadOnlyError",
+    "StorePermissionError",
+    "StoreUnavailableError",
+    "ConflictError",
     "BoundsCheckError",
 ]
 
@@ -111,6 +114,30 @@ class InvalidKeyError(StoreError, ValueError):
 
 class ReadOnlyError(StoreError, PermissionError):
     """A write was attempted on a store or array opened read-only."""
+
+
+class StorePermissionError(StoreError, PermissionError):
+    """The storage service refused the request: missing or wrong credentials, or no permission
+    for the object (HTTP 401/403)."""
+
+
+class StoreUnavailableError(StoreError, ConnectionError):
+    """The storage service could not be reached or kept failing (5xx responses, connection
+    resets, timeouts) after the configured number of retries."""
+
+
+class ConflictError(StoreError):
+    """A conditional write lost a race: the object changed (or appeared) since its version was
+    read, so the write was refused rather than silently overwriting another writer's update."""
+
+
+class ValueOverflowError(ZarrboltError, OverflowError):
+    """A Python number written into an array is outside its integer data type's range (numpy and
+    zarr-python raise OverflowError too); numpy arrays and scalars are cast as numpy casts them."""
+
+
+class InvalidValueError(ZarrboltError, ValueError):
+    """A Python value written into an array has no value of its data type (NaN into integers)."""
 
 
 class BoundsCheckError(ZarrboltError, IndexError):

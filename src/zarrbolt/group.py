@@ -24,11 +24,13 @@ from .node import (
     join_path,
     load_metadata,
     meta_key,
+    new_group_metadata,
+    node_exists,
     save_metadata,
 )
 from .metadata import consolidated as _consolidated
 from .storage import Store
-from .unsupported import UnsupportedArray, UnsupportedNode, unsupported, with_path
+from .unsupported import UnsupportedArray, UnsupportedNode, raw_documents, unsupported, with_path
 
 
 class Group(Node):
@@ -73,7 +75,9 @@ class Group(Node):
         *,
         attributes: Mapping[str, Any] | None = None,
         overwrite: bool = False,
+        zarr_format: int = 3,
     ) -> Group:
+        """Create a group (Zarr format ``zarr_format``: 3, or 2 for ``.zgroup`` / ``.zattrs``)."""
         if store.read_only:
             raise ReadOnlyError(f"cannot create a group in read-only {store!r}")
         attrs = dict(attributes or {})
@@ -84,8 +88,8 @@ class Group(Node):
                 err = ContainsArrayError if isinstance(existing, ArrayMetadata) else ContainsGroupError
                 raise err(f"a node already exists at path {path!r} in {store!r}")
             erase_node(store, path)
-        ensure_parent_groups(store, path)
-        meta = GroupMetadata(attributes=attrs)
+        meta = new_group_metadata(zarr_format, attrs)
+        ensure_parent_groups(store, path, zarr_format)
         save_metadata(store, path, meta)
         return cls(store, path, meta)
 
@@ -152,10 +156,11 @@ class Group(Node):
             rel = self._cons_rel(path)
             docs = self._cons[0].node_documents(rel) if rel is not None else None
             if docs is None:
-                raw = self._store.get(meta_key(path))
+                raw, nt = raw_documents(self._store, path)
             else:
-                raw = _consolidated.document_bytes(docs.get("zarr.json", docs))
-            return unsupported(self._store, path, raw, e)
+                nt = "array" if ".zarray" in docs else "group" if ".zgroup" in docs else None
+                raw = _consolidated.document_bytes(docs.get("zarr.json", docs.get(".zarray", docs.get(".zgroup"))))
+            return unsupported(self._store, path, raw, e, nt)
 
     def __getitem__(self, name: str) -> Array | Group:
         return self._open_child(self._child_path(name))
@@ -176,12 +181,12 @@ class Group(Node):
         rel = self._cons_rel(path)
         if rel is not None and self._cons[0].has(rel):
             return True
-        return self._store.exists(meta_key(path))
+        return node_exists(self._store, path)
 
     def __delitem__(self, name: str) -> None:
         self._check_writable()
         path = self._child_path(name)
-        if not self._store.exists(meta_key(path)):
+        if not node_exists(self._store, path):
             raise NodeNotFoundError(f"no array or group named {name!r} in group {self.name}")
         erase_node(self._store, path)
 
@@ -196,7 +201,7 @@ class Group(Node):
             name = entry[len(prefix):].rstrip("/")
             if not name or name.startswith("__"):
                 continue
-            if self._store.exists(meta_key(prefix + name)):
+            if node_exists(self._store, prefix + name):
                 names.append(name)
         return sorted(names)
 
@@ -282,7 +287,8 @@ class Group(Node):
 
     def create_group(self, name: str, *, overwrite: bool = False, attributes: Mapping[str, Any] | None = None) -> Group:
         self._check_writable()
-        return Group.create(self._store, self._child_path(name), attributes=attributes, overwrite=overwrite)
+        return Group.create(self._store, self._child_path(name), attributes=attributes, overwrite=overwrite,
+                            zarr_format=self._metadata.zarr_format)
 
     def require_group(self, name: str, **kwargs: Any) -> Group:
         path = self._child_path(name)
@@ -334,6 +340,7 @@ class Group(Node):
     def create_array(self, name: str, **kwargs: Any) -> Array:
         """Create an array child; the arguments are :func:`zarrbolt.create_array`'s."""
         self._check_writable()
+        kwargs.setdefault("zarr_format", self._metadata.zarr_format)  # a v2 group's children are v2
         return create_array(self._store, name=self._child_path(name), **kwargs)
 
     create_dataset = create_array
