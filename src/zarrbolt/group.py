@@ -30,7 +30,7 @@ from .node import (
 )
 from .metadata import consolidated as _consolidated
 from .storage import Store
-from .unsupported import UnsupportedArray, UnsupportedNode, unsupported, with_path
+from .unsupported import UnsupportedArray, UnsupportedNode, raw_documents, unsupported, with_path
 
 
 class Group(Node):
@@ -156,10 +156,11 @@ class Group(Node):
             rel = self._cons_rel(path)
             docs = self._cons[0].node_documents(rel) if rel is not None else None
             if docs is None:
-                raw = self._store.get(meta_key(path))
+                raw, nt = raw_documents(self._store, path)
             else:
-                raw = _consolidated.document_bytes(docs.get("zarr.json", docs))
-            return unsupported(self._store, path, raw, e)
+                nt = "array" if ".zarray" in docs else "group" if ".zgroup" in docs else None
+                raw = _consolidated.document_bytes(docs.get("zarr.json", docs.get(".zarray", docs.get(".zgroup"))))
+            return unsupported(self._store, path, raw, e, nt)
 
     def __getitem__(self, name: str) -> Array | Group:
         return self._open_child(self._child_path(name))
