@@ -23,7 +23,7 @@ class _Volume:
     param_names = ["layout"]
     timeout = 300
     # one process, at most 5 samples: a commit's suite stays within minutes on a 2-core machine
-    processes = 1
+    rounds = 1
     repeat = (1, 5, 4.0)
 
     def setup_cache(self):
@@ -67,19 +67,6 @@ class Read(_Volume):
 
     def peakmem_full(self, root, layout):
         self.arr[...]
-
-    def track_full_gbps(self, root, layout):
-        """Decoded GB (1e9 bytes) per second of a full read: the harness's unit."""
-        import time
-
-        best = float("inf")
-        for _ in range(3):
-            t = time.perf_counter()
-            out = self.arr[...]
-            best = min(best, time.perf_counter() - t)
-        return out.nbytes / best / 1e9
-
-    track_full_gbps.unit = "GB/s"
 
     def track_peak_ratio_full(self, root, layout):
         """Peak memory a full read adds, as a multiple of the output size (target <= 1.2)."""
