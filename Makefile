@@ -162,24 +162,30 @@ bench-env: sysdeps venv $(BENCH_STAMP)
 
 # asv run exits 2 when some benchmark failed on some commit (an older commit without a feature,
 # a commit that does not build): those are gaps in the graphs, not a failed run.
-bench: bench-env
+bench: bench-env browser
 	@$(ASV) run --machine $(BENCH_MACHINE) --skip-existing-commits $(BENCH_ATTRS) $(BENCH_ARGS) "$(BENCH_COMMITS)"; \
 	  rc=$$?; if [ $$rc = 2 ]; then echo "bench: some benchmarks failed on some commits (gaps in the graphs)"; \
 	  elif [ $$rc != 0 ]; then exit $$rc; fi
 	$(ASV) publish
+	$(VPY) benchmarks/localize_dashboard.py benchmarks/html
 	@echo "dashboard: benchmarks/html/index.html (python -m http.server -d benchmarks/html, then open it)"
 
 bench-check: bench-env
 	nice -n $(BENCH_NICE) $(VPY) benchmarks/check_regressions.py --base "$(BENCH_BASE)" --factor $(BENCH_FACTOR) \
 	  --machine $(BENCH_MACHINE) -- $(BENCH_CHECK_ATTRS) $(BENCH_ARGS)
 
-# Headless Chromium for tests/test_asv_dashboard.py (Debian: chromium); best effort.
+# Headless Chromium for tests/test_asv_dashboard.py, and the JavaScript libraries asv's dashboard
+# loads from CDNs, served from benchmarks/html/vendor/ instead (Debian packages; best effort).
+DASHBOARD_DEBS := chromium libjs-jquery libjs-jquery-flot libjs-bootstrap node-blueimp-md5 libjs-jquery-stupidtable
 browser:
-	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || command -v google-chrome >/dev/null || { \
+	@if ! command -v chromium >/dev/null || [ ! -f /usr/share/javascript/jquery-flot/jquery.flot.min.js ] \
+	  || [ ! -f /usr/share/javascript/blueimp-md5/md5.min.js ] || [ ! -f /usr/share/javascript/jquery-stupidtable/stupidtable.min.js ] \
+	  || [ ! -f /usr/share/javascript/bootstrap/js/bootstrap.min.js ]; then \
 	  if command -v apt-get >/dev/null; then SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	    $$SUDO apt-get install -y -qq chromium >/dev/null 2>&1 || { $$SUDO apt-get update -qq && \
-	    $$SUDO apt-get install -y -qq chromium >/dev/null; } || echo "chromium not installed: the dashboard test will be skipped"; \
-	  else echo "no apt-get: install chromium for the dashboard test"; fi; }
+	    $$SUDO apt-get install -y -qq $(DASHBOARD_DEBS) >/dev/null 2>&1 || { $$SUDO apt-get update -qq && \
+	    $$SUDO apt-get install -y -qq $(DASHBOARD_DEBS) >/dev/null; } \
+	    || echo "$(DASHBOARD_DEBS) not installed: no offline dashboard, the dashboard test is skipped or fails"; \
+	  else echo "no apt-get: install chromium and the dashboard's JavaScript libraries by hand (docs/benchmarks.md)"; fi; fi
 
 clean:
 	rm -rf build src/zarrbolt/_ext/*.so
