@@ -13,6 +13,7 @@ marked worse (``+``) or newly failing (``!``) fails the check.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -20,10 +21,33 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _asv(args: list[str], capture: bool = False) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "asv", *args]
+CHECK_CONF = os.path.join(HERE, ".asv-check.conf.json")
+
+
+def write_check_config() -> str:
+    """asv.conf.json with its own results directory (results-check/, not committed): a check of a
+    branch never adds its commits to the dashboard's history.  The environments (env/, with
+    their built wheels) are shared with ``make bench``."""
+    with open(os.path.join(HERE, "asv.conf.json"), encoding="utf-8") as f:
+        conf = json.loads("".join(line for line in f if not line.lstrip().startswith("//")))
+    conf["results_dir"] = "results-check"
+    conf["html_dir"] = "html-check"
+    with open(CHECK_CONF, "w", encoding="utf-8") as f:
+        json.dump(conf, f, indent=2)
+    return CHECK_CONF
+
+
+def _asv(args: list[str]) -> tuple[int, str]:
+    """Run asv with the check configuration, echoing its output; (exit status, output)."""
+    cmd = [sys.executable, "-m", "asv", *args[:1], "--config", CHECK_CONF, *args[1:]]
     print("+", " ".join(cmd), flush=True)
-    return subprocess.run(cmd, cwd=HERE, text=True, capture_output=capture)
+    proc = subprocess.Popen(cmd, cwd=HERE, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    lines = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        print(line, end="", flush=True)
+        lines.append(line)
+    return proc.wait(), "".join(lines)
 
 
 def _rev(name: str) -> str:
@@ -37,7 +61,12 @@ def _rev(name: str) -> str:
 def regressions_in_table(table: str) -> list[str]:
     """The rows of an ``asv compare`` table that count as regressions: marked ``+`` (slower by
     more than the factor, significantly) or ``!`` (failing now, working in the base)."""
-    return [line for line in table.splitlines() if line[:1] in ("+", "!")]
+    rows = []
+    for line in table.splitlines():
+        first = line.strip().strip("|").split("|")[0].strip() if line.strip() else ""
+        if first in ("+", "!"):
+            rows.append(line)
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,20 +80,26 @@ def main(argv: list[str] | None = None) -> int:
     base, head = _rev(a.base), _rev(a.head)
     if base == head:
         sys.exit(f"bench-check: base {a.base} and head {a.head} are the same commit {base[:8]}")
+    write_check_config()
     common = ["--factor", a.factor, "--machine", a.machine, "--split"]
-    rc = _asv(["continuous", *common, *a.asv_args, base, head]).returncode
-    if rc in (0, 1):
-        print(f"bench-check: {'FAILED, slower by more than ' + a.factor + 'x' if rc else 'passed'} "
-              f"({a.head} {head[:8]} against {a.base} {base[:8]})")
+    what = f"{a.head} {head[:8]} against {a.base} {base[:8]}, factor {a.factor}"
+    rc, out = _asv(["continuous", *common, *a.asv_args, base, head])
+    if "PERFORMANCE DECREASED" in out:
+        print(f"bench-check: FAILED: benchmarks slower ({what})")
+        return 1
+    if rc == 0:
+        print(f"bench-check: passed ({what})")
+        return 0
+    if rc != 2:  # no benchmark selected, a commit that does not build, a bad argument
+        print(f"bench-check: asv continuous failed (exit status {rc})")
         return rc
     # asv continuous returns 2 when a benchmark failed on either commit, before its table
-    out = _asv(["compare", *common, base, head], capture=True)
-    print(out.stdout, end="")
-    if out.returncode:
-        print(out.stderr, file=sys.stderr)
-        return out.returncode
-    bad = regressions_in_table(out.stdout)
-    print(f"bench-check: some benchmarks failed to run on one of the commits; {len(bad)} regression(s)")
+    rc, out = _asv(["compare", *common, base, head])
+    if rc:
+        return rc
+    bad = regressions_in_table(out)
+    print(f"bench-check: {'FAILED' if bad else 'passed'}: {len(bad)} regression(s), some benchmarks failed "
+          f"on one of the commits ({what})")
     return 1 if bad else 0
 
 
