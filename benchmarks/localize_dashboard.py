@@ -8,7 +8,10 @@ node-blueimp-md5 libjs-jquery-stupidtable``, installed by ``make bench``) into `
 and points the pages' ``<script>``/``<link>`` tags at the copies.  Debian's flot build carries the
 time, selection and categories plugins in its main file, so those tags are dropped; the
 orderBars plugin (side-by-side bars in asv's parameter bar charts) has no packaged copy and is
-dropped too: such bars are drawn overlapping.
+dropped too: such bars are drawn overlapping.  Debian's flot is version 4, whose main file also
+carries an axis-label plugin (asv's own copy of the 0.8 one is then dropped, or every axis label
+is drawn twice) and draws the legend in SVG (a small style sheet, ``vendor/flot4-legend.css``,
+gives it the white background that flot 0.8 drew).
 
     python benchmarks/localize_dashboard.py benchmarks/html [--js-root /usr/share/javascript]
 """
@@ -36,6 +39,10 @@ LIBS: dict[str, str | None] = {
 }
 # copied beside what needs them (bootstrap's CSS loads ../fonts/*)
 EXTRA_DIRS = ["bootstrap/fonts"]
+LEGEND_CSS = """/* flot 4 draws the legend as SVG; without a fill its background is black (flot 0.8: white) */
+.legendLayer .background { fill: rgba(255, 255, 255, 0.85); stroke: rgba(0, 0, 0, 0.85); stroke-width: 1; }
+"""
+ASV_AXISLABELS = re.compile(r'<script[^>]*src="jquery\.flot\.axislabels\.js"[^>]*>\s*</script>')
 TAG = re.compile(r"<(script|link)\b[^>]*?\b(?:src|href)=\"(https?://[^\"]+)\"[^>]*>(\s*</script>)?", re.S)
 
 
@@ -43,7 +50,7 @@ class LocalizeError(Exception):
     """A CDN reference this script has no local copy for, or a missing system file."""
 
 
-def _rewrite(html: str, used: set[str]) -> str:
+def _rewrite(html: str, used: set[str], flot4: bool) -> str:
     def repl(m: re.Match) -> str:
         kind, url = m.group(1), m.group(2)
         name = url.rsplit("/", 1)[-1]
@@ -57,17 +64,29 @@ def _rewrite(html: str, used: set[str]) -> str:
             return f'<script src="vendor/{rel}" onerror="js_load_failure()"></script>'
         return f'<link rel="stylesheet" href="vendor/{rel}">'
 
-    return TAG.sub(repl, html)
+    out = TAG.sub(repl, html)
+    if flot4 and "vendor/jquery-flot/" in out and "vendor/flot4-legend.css" not in out:
+        out = ASV_AXISLABELS.sub("", out)
+        out = out.replace("</head>", '<link rel="stylesheet" href="vendor/flot4-legend.css">\n</head>', 1)
+    return out
+
+
+def _is_flot4(path: str) -> bool:
+    """Flot 4 bundles carry the axisLabels plugin (flot 0.8 had none)."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return re.search(r"name\s*:\s*[\"']axisLabels[\"']", f.read()) is not None
 
 
 def localize(html_dir: str, js_root: str = "/usr/share/javascript") -> list[str]:
     """Rewrite every page of ``html_dir``; returns the vendored files (relative to vendor/)."""
     used: set[str] = set()
+    flot = os.path.join(js_root, str(LIBS["jquery.flot.min.js"]))
+    flot4 = os.path.isfile(flot) and _is_flot4(flot)
     pages = [os.path.join(html_dir, f) for f in os.listdir(html_dir) if f.endswith(".html")]
     new = {}
     for page in pages:
         with open(page, encoding="utf-8") as f:
-            new[page] = _rewrite(f.read(), used)
+            new[page] = _rewrite(f.read(), used, flot4)
     vendor = os.path.join(html_dir, "vendor")
     for rel in sorted(used):
         src = os.path.join(js_root, rel)
@@ -80,6 +99,9 @@ def localize(html_dir: str, js_root: str = "/usr/share/javascript") -> list[str]
         src = os.path.join(js_root, rel)
         if os.path.isdir(src):
             shutil.copytree(src, os.path.join(vendor, rel), dirs_exist_ok=True)
+    if flot4:
+        with open(os.path.join(vendor, "flot4-legend.css"), "w", encoding="utf-8") as f:
+            f.write(LEGEND_CSS)
     for page, text in new.items():  # pages last: a failure above leaves them untouched
         with open(page, "w", encoding="utf-8") as f:
             f.write(text)
