@@ -144,6 +144,8 @@ BENCH_COMMITS ?= main~10..main
 BENCH_BASE ?= main~1
 BENCH_FACTOR ?= 1.1
 BENCH_ARGS ?=
+# which commits are skipped: --skip-existing-successful measures benchmarks new since a commit's run
+BENCH_SKIP ?= --skip-existing-commits
 # samples per benchmark: few for the history (one commit's suite in ~3 minutes on 2 cores), more
 # (two interleaved rounds per commit) where a decision is made
 BENCH_ATTRS ?= -a rounds=1 -a repeat=1,3,1.0 -a warmup_time=0.05
@@ -163,7 +165,7 @@ bench-env: sysdeps venv $(BENCH_STAMP)
 # asv run exits 2 when some benchmark failed on some commit (an older commit without a feature,
 # a commit that does not build): those are gaps in the graphs, not a failed run.
 bench: bench-env browser
-	@$(ASV) run --machine $(BENCH_MACHINE) --skip-existing-commits $(BENCH_ATTRS) $(BENCH_ARGS) "$(BENCH_COMMITS)"; \
+	@$(ASV) run --machine $(BENCH_MACHINE) $(BENCH_SKIP) $(BENCH_ATTRS) $(BENCH_ARGS) "$(BENCH_COMMITS)"; \
 	  rc=$$?; if [ $$rc = 2 ]; then echo "bench: some benchmarks failed on some commits (gaps in the graphs)"; \
 	  elif [ $$rc != 0 ]; then exit $$rc; fi
 	$(ASV) publish
