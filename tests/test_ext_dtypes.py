@@ -279,3 +279,15 @@ def test_wrong_serializer_for_the_type_fails_to_open():
            "chunk_key_encoding": {"name": "default"}, "fill_value": "", "codecs": [{"name": "bytes"}]}
     with pytest.raises(MetadataError):
         zarrbolt.open_array({"zarr.json": json.dumps(doc).encode()}, mode="r")
+
+
+@pytest.mark.parametrize("dt,zero,one", [("<U5", "0", "1"), (str, "0", "1"), ("S3", b"0", b"1"),
+                                         ("M8[s]", 0, 1), ("m8[ms]", 0, 1)])
+def test_zeros_and_ones_of_text_and_time_types_are_zarr_pythons(dt, zero, one):
+    """zarr-python fills text arrays made by zeros()/ones() with "0" / "1" (str of the number)."""
+    z = zarrbolt.zeros((2,), dtype=dt)
+    o = zarrbolt.ones((2,), dtype=dt)
+    if isinstance(zero, int):
+        assert z[:].view(np.int64).tolist() == [zero] * 2 and o[:].view(np.int64).tolist() == [one] * 2
+    else:
+        assert z[:].tolist() == [zero] * 2 and o[:].tolist() == [one] * 2
