@@ -291,3 +291,20 @@ def test_zeros_and_ones_of_text_and_time_types_are_zarr_pythons(dt, zero, one):
         assert z[:].view(np.int64).tolist() == [zero] * 2 and o[:].view(np.int64).tolist() == [one] * 2
     else:
         assert z[:].tolist() == [zero] * 2 and o[:].tolist() == [one] * 2
+
+
+@pytest.mark.parametrize("dt", [str, bytes, "<U3", "M8[s]"])
+def test_transpose_codec_with_extension_types(dt):
+    flat = np.arange(12).astype(str)
+    if dt is bytes:
+        vals = np.array([x.encode() for x in flat], dtype=object).reshape(3, 4)
+    elif dt == "M8[s]":
+        vals = np.arange(12).astype("M8[s]").reshape(3, 4)
+    else:
+        vals = flat.astype(DataType.from_numpy(dt).numpy_dtype).reshape(3, 4)
+    a = zarrbolt.create_array({}, shape=(3, 4), chunks=(2, 3), dtype=dt,
+                              filters=[{"name": "transpose", "configuration": {"order": [1, 0]}}])
+    a[:] = vals
+    a[1, 1:3] = vals[0, :2]
+    vals[1, 1:3] = vals[0, :2]
+    assert _same(a[:], vals)
