@@ -63,7 +63,11 @@ def regressions_in_table(table: str) -> list[str]:
     more than the factor, significantly) or ``!`` (failing now, working in the base)."""
     rows = []
     for line in table.splitlines():
-        first = line.strip().strip("|").split("|")[0].strip() if line.strip() else ""
+        text = line.strip()
+        if text.startswith("|"):  # markdown table (asv >= 0.6)
+            first = text.strip("|").split("|")[0].strip()
+        else:  # plain columns
+            first = text.split()[0] if text else ""
         if first in ("+", "!"):
             rows.append(line)
     return rows
