@@ -136,6 +136,8 @@ def _obstore_store(url: str, kind: str, options: Mapping[str, Any]) -> Any:
         retry = {"max_retries": 0}
     try:
         if kind == "http":
+            if url.lower().startswith("http://"):
+                client.setdefault("allow_http", True)  # a plain-http URL given explicitly
             return obs.store.HTTPStore.from_url(url, client_options=client or None, retry_config=retry)
         return obs.store.from_url(url, config=cfg or None, client_options=client or None, retry_config=retry)
     except Exception as exc:  # noqa: BLE001 - obstore's configuration errors, typed here
