@@ -111,6 +111,20 @@ def test_async_source_ranges_are_views_of_one_buffer(proxied):
     assert not st.exists("k2")
 
 
+def test_the_async_source_runs_on_any_event_loop(proxied):
+    import asyncio
+
+    st, proxy = proxied
+    src = st.async_source()
+
+    async def on_my_loop():
+        a, b = await asyncio.gather(src.aget_ranges("k", [(0, 4)], max_gap=0), src.aget("k", RangeByteRequest(4, 8)))
+        return bytes(a[0]) + bytes(b)
+
+    assert asyncio.run(on_my_loop()) == VALUE[:8]  # e.g. zarr-python's loop
+    assert bytes(src.run(src.aget("k", RangeByteRequest(0, 2)))) == VALUE[:2]  # and zarrbolt's again
+
+
 def test_requests_in_flight_are_bounded(moto_server, s3_proxy):
     bucket = moto_server.make_bucket()
     writer = s3_object_store(moto_server.endpoint, bucket)

@@ -38,6 +38,7 @@ import asyncio
 import os
 import random
 import threading
+import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -239,9 +240,9 @@ class AsyncSourceBase:
         self.backoff = float(backoff)
         self.max_backoff = float(max_backoff)
         self.stats: dict[str, int] = {}
-        self._limits_loop: Any = None
-        self._sem: asyncio.Semaphore | None = None
-        self._budget: ByteBudget | None = None
+        # the bounds of each event loop that runs this source's coroutines (asyncio primitives
+        # belong to one loop; usually there is one: zarrbolt's remote-I/O loop)
+        self._limits_by_loop: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     # ------------------------------------------------------------------ raw operations
     async def _raw_get(self, key: str, rng: tuple | None) -> tuple[Any, str | None]:  # pragma: no cover
@@ -262,16 +263,20 @@ class AsyncSourceBase:
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state.update(_limits_loop=None, _sem=None, _budget=None, stats={})
+        state.update(_limits_by_loop=None, stats={})
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._limits_by_loop = weakref.WeakKeyDictionary()
 
     def _limits(self) -> tuple[asyncio.Semaphore, ByteBudget]:
         loop = asyncio.get_running_loop()
-        if self._limits_loop is not loop or self._sem is None or self._budget is None:
-            self._sem = asyncio.Semaphore(self.concurrency)
-            self._budget = ByteBudget(self.max_bytes_in_flight)
-            self._limits_loop = loop
-        return self._sem, self._budget
+        limits = self._limits_by_loop.get(loop)
+        if limits is None:
+            limits = (asyncio.Semaphore(self.concurrency), ByteBudget(self.max_bytes_in_flight))
+            self._limits_by_loop[loop] = limits
+        return limits
 
     def _count(self, name: str, n: int = 1) -> None:
         self.stats[name] = self.stats.get(name, 0) + n
