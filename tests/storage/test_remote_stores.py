@@ -352,3 +352,46 @@ def test_a_store_is_usable_from_many_threads(proxied):
     for t in threads:
         t.join()
     assert not errors and proxy.counts == {"GET": 40}
+
+
+def test_the_byte_budget_is_fair_and_survives_cancellation():
+    import asyncio
+
+    from zarrbolt.storage._async import ByteBudget
+
+    async def scenario():
+        budget = ByteBudget(100)
+        assert await budget.acquire(60) == 60
+        order = []
+
+        async def want(n, tag):
+            got = await budget.acquire(n)
+            order.append(tag)
+            return got
+
+        big = asyncio.ensure_future(want(500, "big"))  # more than the budget: waits to run alone
+        small = asyncio.ensure_future(want(10, "small"))  # queued behind it (first come, first served)
+        doomed = asyncio.ensure_future(want(50, "doomed"))
+        await asyncio.sleep(0)
+        doomed.cancel()
+        budget.release(60)
+        assert await big == 100 and order == ["big"] and budget.used == 100
+        budget.release(100)
+        assert await small == 10 and budget.used == 10
+        assert doomed.cancelled()
+        budget.release(10)
+        assert budget.used == 0 and not budget._waiters
+
+    asyncio.run(scenario())
+
+
+def test_remote_config_from_the_environment():
+    code = "import zarrbolt; c = zarrbolt.config; print(c.get('remote_concurrency'), c.get('remote_retries'))"
+    env = {**__import__("os").environ, "ZARRBOLT_REMOTE_CONCURRENCY": "5", "ZARRBOLT_REMOTE_RETRIES": "0"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.split() == ["5", "0"]
+    env["ZARRBOLT_REMOTE_CONCURRENCY"] = "many"
+    bad = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert bad.returncode != 0 and "ZARRBOLT_REMOTE_CONCURRENCY" in bad.stderr
+    with pytest.raises(zarrbolt.errors.MetadataError):
+        zarrbolt.config.set(remote_concurrency=0)

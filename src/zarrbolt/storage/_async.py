@@ -35,6 +35,7 @@ Counters
 from __future__ import annotations
 
 import asyncio
+import collections
 import os
 import random
 import threading
@@ -161,29 +162,51 @@ class AsyncSource(Protocol):
 
 # ---------------------------------------------------------------------------- bounds
 class ByteBudget:
-    """At most ``limit`` bytes in flight; a request larger than the whole budget waits until
-    nothing else is in flight and then runs alone.  Used on one event loop."""
+    """At most ``limit`` bytes in flight, granted first come first served; a request larger
+    than the whole budget waits until nothing else is in flight and then runs alone.  Used on
+    one event loop; :meth:`release` is synchronous (safe in ``finally`` of a cancelled task)."""
 
     def __init__(self, limit: int):
         self.limit = int(limit)
         self.used = 0
-        self._cond = asyncio.Condition()
+        self._waiters: collections.deque = collections.deque()
 
     async def acquire(self, n: int) -> int:
+        """Wait for ``n`` bytes (capped at the limit); returns what to :meth:`release`."""
         n = max(0, min(int(n), self.limit))
         if n == 0:
             return 0
-        async with self._cond:
-            await self._cond.wait_for(lambda: self.used + n <= self.limit)
+        if not self._waiters and self.used + n <= self.limit:
             self.used += n
+            return n
+        fut = asyncio.get_running_loop().create_future()
+        self._waiters.append((n, fut))
+        try:
+            await fut
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():  # granted just as it was cancelled
+                self.release(n)
+            else:
+                self._wake()
+            raise
         return n
 
-    async def release(self, n: int) -> None:
-        if n == 0:
-            return
-        async with self._cond:
+    def release(self, n: int) -> None:
+        if n:
             self.used -= n
-            self._cond.notify_all()
+            self._wake()
+
+    def _wake(self) -> None:
+        while self._waiters:
+            n, fut = self._waiters[0]
+            if fut.done():  # its task was cancelled
+                self._waiters.popleft()
+                continue
+            if self.used + n > self.limit:
+                return
+            self._waiters.popleft()
+            self.used += n
+            fut.set_result(None)
 
 
 def coalesce_ranges(ranges: Sequence[tuple[int, int]], max_gap: int) -> list[tuple[int, int, list[int]]]:
@@ -308,7 +331,7 @@ class AsyncSourceBase:
                     continue
                 raise rerr.store_error(exc, kind, op=op, key=key, where=self.where, attempts=attempt + 1) from exc
             finally:
-                await budget.release(got)
+                budget.release(got)
 
     # ------------------------------------------------------------------ reads
     async def ahead(self, key: str) -> tuple[int, str | None] | None:
