@@ -97,6 +97,11 @@ def test_the_scheme_registry(tmp_path):
     assert isinstance(st, LocalStore)
     gs, _ = make_store("gs://some-bucket/a/b.zarr", storage_options={"anon": True})
     assert isinstance(gs, ObjectStore) and gs.url == "gs://some-bucket/a/b.zarr"
+    assert gs.store.config.get("skip_signature") in (True, "true")
+    gs, _ = make_store("gs://some-bucket/x", storage_options={"token": "anon"})  # gcsfs spelling
+    assert gs.store.config.get("skip_signature") in (True, "true")
+    s3, _ = make_store("s3://b/x", storage_options={"anon": True, "requester_pays": False, "region_name": "eu-west-1"})
+    assert s3.store.config.get("region") == "eu-west-1" and s3.store.config.get("skip_signature") in (True, "true")
     az, _ = make_store("az://container/p", storage_options={"account_name": "acct", "anon": True})
     assert isinstance(az, ObjectStore) and az.url == "az://container/p"
     http, _ = make_store("https://example.invalid/data.zarr")
