@@ -246,3 +246,21 @@ def test_new_nodes_inside_v2_hierarchies_are_v2(tmp_path):
     # the root itself has no ancestor: mode "w" there makes what is asked (v3 by default)
     assert zarrbolt.open(str(tmp_path), mode="w").metadata.zarr_format == 3
     assert zarrbolt.open_group(str(tmp_path / "n"), mode="a").metadata.zarr_format == 3
+
+
+def test_codecs_given_as_zarrbolt_objects_or_v3_json(tmp_path):
+    from zarrbolt.codecs.compressors import BloscCodec
+
+    a = zarrbolt.create_array(str(tmp_path / "a"), shape=(8,), dtype="<i4", zarr_format=2,
+                              compressors=BloscCodec("zstd", 3, "bitshuffle"),
+                              filters=[{"name": "numcodecs.delta", "configuration": {"dtype": "<i4"}}])
+    a[...] = np.arange(8)
+    doc = json.loads((tmp_path / "a/.zarray").read_text())
+    assert doc["compressor"] == {"id": "blosc", "cname": "zstd", "clevel": 3, "shuffle": 2, "blocksize": 0}
+    assert doc["filters"] == [{"id": "delta", "dtype": "<i4"}]
+    assert list(zarrbolt.open_array(str(tmp_path / "a"))[...]) == list(range(8))
+    b = zarrbolt.create_array(str(tmp_path / "b"), shape=(8,), dtype="<i4", zarr_format=2,
+                              compressors={"name": "numcodecs.zlib", "configuration": {"level": 4}})
+    assert json.loads((tmp_path / "b/.zarray").read_text())["compressor"] == {"id": "zlib", "level": 4}
+    with pytest.raises(MetadataError, match="no Zarr v2 form"):
+        zarrbolt.create_array(str(tmp_path / "c"), shape=(8,), dtype="<i4", zarr_format=2, compressors="crc32c")
