@@ -264,3 +264,24 @@ def test_codecs_given_as_zarrbolt_objects_or_v3_json(tmp_path):
     assert json.loads((tmp_path / "b/.zarray").read_text())["compressor"] == {"id": "zlib", "level": 4}
     with pytest.raises(MetadataError, match="no Zarr v2 form"):
         zarrbolt.create_array(str(tmp_path / "c"), shape=(8,), dtype="<i4", zarr_format=2, compressors="crc32c")
+
+
+@pytest.mark.parametrize("compressor", [None, {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1},
+                                        {"id": "zstd", "level": 1}, {"id": "gzip", "level": 1},
+                                        {"id": "zlib", "level": 1}, {"id": "lz4"}])
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "extended"])
+def test_damaged_chunks_are_typed_errors(tmp_path, compressor, damage):
+    """Every damaged v2 chunk is a CorruptChunkError naming the chunk, on every read path."""
+    from zarrbolt.errors import CodecError
+
+    data = np.arange(4 * 6, dtype="<f8").reshape(4, 6)
+    zarrbolt.create_array(str(tmp_path), data=data, chunks=(4, 3), order="F", compressor=compressor, zarr_format=2)
+    good = (tmp_path / "0.1").read_bytes()
+    bad = {"garbage": bytes(range(7, 107)), "truncated": good[: len(good) // 2], "empty": b"",
+           "extended": good + b"\0" * 9}[damage]
+    (tmp_path / "0.1").write_bytes(bad)
+    a = zarrbolt.open_array(str(tmp_path), mode="r")
+    for sel in (Ellipsis, (slice(1, 3), 4)):
+        with pytest.raises(CodecError, match=r"0\.1"):
+            a[sel]
+    np.testing.assert_array_equal(a[:, :3], data[:, :3])  # the intact chunk still reads
