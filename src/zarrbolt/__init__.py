@@ -15,6 +15,7 @@ from ._version import __version__
 
 from .api import (
     array,
+    consolidate_metadata,
     create,
     create_array,
     create_group,
@@ -47,6 +48,7 @@ __all__ = [
     "__version__",
     "array",
     "config",
+    "consolidate_metadata",
     "create",
     "create_array",
     "create_group",

@@ -19,8 +19,19 @@ from .errors import (
 )
 from .group import Group
 from .node import inherited_format as _inherited_format
-from .node import load_metadata as _load_metadata
+from .node import load_metadata as _node_load_metadata
 from .metadata import ArrayMetadata, GroupMetadata
+
+
+def _load_metadata(store: Any, path: str, zarr_format: int | None = None) -> Any:
+    """The node's metadata (``zarr_format``: as :func:`zarrbolt.node.load_metadata`); a document
+    zarrbolt cannot use raises its typed error naming the path."""
+    from .unsupported import with_path
+
+    try:
+        return _node_load_metadata(store, path, zarr_format)
+    except MetadataError as e:
+        raise with_path(e, path) from None
 
 
 def create(shape: Any, *, store: Any = None, path: str | None = None, **kwargs: Any) -> Array:
@@ -74,7 +85,7 @@ def create_group(
     storage_options: Any = None,
 ) -> Group:
     _check_format(zarr_format)
-    st, p = _resolve(store, "w" if overwrite else "a", path)
+    st, p = _resolve(store, "w" if overwrite else "a", path, storage_options)
     return Group.create(st, p, attributes=attributes, overwrite=overwrite, zarr_format=zarr_format or 3)
 
 
@@ -82,7 +93,7 @@ def group(store: Any = None, *, path: str | None = None, overwrite: bool = False
     """zarr-python's ``group``: open the group at ``path``, creating it if needed."""
     zf = kw.get("zarr_format")
     _check_format(zf)
-    st, p = _resolve(store, "w" if overwrite else "a", path)
+    st, p = _resolve(store, "w" if overwrite else "a", path, kw.get("storage_options"))
     if not overwrite:
         meta = _load_metadata(st, p, zf)
         if isinstance(meta, GroupMetadata):
@@ -95,7 +106,7 @@ def open_array(store: Any = None, *, mode: str = "a", path: str | None = None, z
                storage_options: Any = None, **kwargs: Any) -> Array:
     """Open an array; with mode 'a' / 'w' / 'w-' and a ``shape`` it is created when missing."""
     _check_format(zarr_format)
-    st, p = _resolve(store, mode, path)
+    st, p = _resolve(store, mode, path, storage_options)
     if mode in ("w", "w-") or (mode == "a" and "shape" in kwargs and _load_metadata(st, p, zarr_format) is None):
         if "shape" not in kwargs:
             raise MetadataError(f"open_array(mode={mode!r}) creates an array and needs a shape")
@@ -110,9 +121,13 @@ def open_array(store: Any = None, *, mode: str = "a", path: str | None = None, z
 
 
 def open_group(store: Any = None, *, mode: str = "a", path: str | None = None, attributes: Any = None,
-               zarr_format: int | None = None, storage_options: Any = None, **kwargs: Any) -> Group:
+               zarr_format: int | None = None, storage_options: Any = None,
+               use_consolidated: bool | str | None = None, **kwargs: Any) -> Group:
+    """Open (or with mode 'a' / 'w' / 'w-' create) a group.  ``use_consolidated`` as zarr-python's:
+    None uses the group's consolidated metadata when it has some, True requires it (MetadataError
+    when absent), False ignores it; a string names a Zarr v2 group's consolidated key."""
     _check_format(zarr_format)
-    st, p = _resolve(store, mode, path)
+    st, p = _resolve(store, mode, path, storage_options)
     if mode in ("w", "w-"):
         zf = zarr_format or _inherited_format(st, p)  # of a group created here
         return Group.create(st, p, attributes=attributes, overwrite=(mode == "w"), zarr_format=zf)
@@ -123,7 +138,7 @@ def open_group(store: Any = None, *, mode: str = "a", path: str | None = None, a
         raise GroupNotFoundError(f"no group at path {p!r} in {st!r}")
     if not isinstance(meta, GroupMetadata):
         raise ContainsArrayError(f"path {p!r} in {st!r} holds an array, not a group")
-    return Group(st, p, meta, read_only=(mode == "r"))
+    return Group(st, p, meta, read_only=(mode == "r"), use_consolidated=use_consolidated)
 
 
 def open(store: Any = None, *, mode: str = "a", path: str | None = None, zarr_format: int | None = None,  # noqa: A001
@@ -131,7 +146,7 @@ def open(store: Any = None, *, mode: str = "a", path: str | None = None, zarr_fo
     """Open the array or group at ``path``; with a writable mode and nothing there, create an array
     when ``shape`` is given, else a group."""
     _check_format(zarr_format)
-    st, p = _resolve(store, mode, path)
+    st, p = _resolve(store, mode, path, storage_options)
     if mode in ("w", "w-"):
         zf = zarr_format or _inherited_format(st, p)  # of a node created here
         if "shape" in kwargs:
@@ -139,20 +154,38 @@ def open(store: Any = None, *, mode: str = "a", path: str | None = None, zarr_fo
         return Group.create(st, p, attributes=kwargs.get("attributes"), overwrite=(mode == "w"), zarr_format=zf)
     meta = _load_metadata(st, p, zarr_format)
     if meta is None:
-        zf = zarr_format or _inherited_format(st, p)
         if mode == "a":
+            zf = zarr_format or _inherited_format(st, p)
             if "shape" in kwargs:
                 return create_array(st, name=p, zarr_format=zf, **kwargs)
             return Group.create(st, p, attributes=kwargs.get("attributes"), zarr_format=zf)
         raise NodeNotFoundError(f"no array or group at path {p!r} in {st!r}")
     if isinstance(meta, ArrayMetadata):
         return Array(st, p, meta, read_only=(mode == "r"))
-    return Group(st, p, meta, read_only=(mode == "r"))
+    return Group(st, p, meta, read_only=(mode == "r"), use_consolidated=kwargs.get("use_consolidated"))
 
 
-def open_consolidated(*args: Any, **kwargs: Any) -> Group:
-    """zarrbolt reads hierarchies directly; consolidated metadata is not needed (opens the group)."""
-    return open_group(*args, **kwargs)
+def open_consolidated(*args: Any, use_consolidated: Any = True, **kwargs: Any) -> Group:
+    """:func:`open_group` with ``use_consolidated=True``: the group's members are listed and opened
+    from its consolidated metadata (MetadataError when it has none)."""
+    if use_consolidated is not True:
+        raise MetadataError("open_consolidated needs use_consolidated=True; use open_group(use_consolidated=False) "
+                            "to bypass consolidated metadata")
+    return open_group(*args, use_consolidated=True, **kwargs)
+
+
+def consolidate_metadata(store: Any, path: str | None = None, zarr_format: int | None = None) -> Group:
+    """Write the consolidated metadata of the group at ``path`` (the store's root by default): the
+    ``zarr.json`` documents of every node below it inline in the group's ``zarr.json`` (Zarr v3),
+    or a ``.zmetadata`` object (Zarr v2), as zarr-python does.  Returns the group, opened with it.
+    zarrbolt keeps it current as nodes are created, changed or deleted through zarrbolt."""
+    from .metadata import consolidated
+
+    st, p = _resolve(store, "r+", path)
+    fmt = consolidated.consolidate(st, p)
+    if zarr_format is not None and zarr_format != fmt:
+        raise MetadataError(f"the group at {p!r} is Zarr format {fmt}, not {zarr_format}")
+    return open_group(st, mode="r+", path=p, use_consolidated=True)
 
 
 def save_array(store: Any, arr: Any, *, path: str | None = None, **kwargs: Any) -> Array:

@@ -10,6 +10,15 @@ has dropped zarrbolt may keep to serve the next large read, instead of handing i
 operating system (0: never; see ``zarrbolt.pipeline.outbuf``).  Default: 1 GiB, or 1/16 of the
 machine's memory when that is less.  ``output_cache_seconds``: how long such memory is kept
 (default 30).
+
+Remote stores (``zarrbolt.storage.ObjectStore`` / ``FsspecStore``): ``remote_concurrency``
+(requests in flight per store, default 32, ``ZARRBOLT_REMOTE_CONCURRENCY``),
+``remote_bytes_in_flight`` (bytes being fetched at once per store, default 256 MiB,
+``ZARRBOLT_REMOTE_BYTES_IN_FLIGHT``), ``remote_retries`` (retries of a request failing with a 5xx,
+a connection reset or a timeout, default 3, ``ZARRBOLT_REMOTE_RETRIES``), ``remote_coalesce_gap``
+(byte ranges of one object closer than this are fetched by one request, default 1 MiB,
+``ZARRBOLT_REMOTE_COALESCE_GAP``), ``remote_index_cache`` (shard indexes kept in memory per
+array, default 4096, ``ZARRBOLT_REMOTE_INDEX_CACHE``).  A store reads these when it is made.
 """
 
 from __future__ import annotations
@@ -82,6 +91,12 @@ _DEFAULTS: dict[str, Any] = {
     # ... and for how long (seconds): virtual machines that return freed memory to the host make
     # touching it again cost ~1.4 s per GiB, more than the read itself
     "output_cache_seconds": _env_float("ZARRBOLT_OUTPUT_CACHE_SECONDS", 30.0),
+    # remote stores: requests and bytes in flight, retries, range coalescing, shard-index cache
+    "remote_concurrency": _env_int("ZARRBOLT_REMOTE_CONCURRENCY", 32),
+    "remote_bytes_in_flight": _env_int("ZARRBOLT_REMOTE_BYTES_IN_FLIGHT", 256 << 20),
+    "remote_retries": _env_int("ZARRBOLT_REMOTE_RETRIES", 3, minimum=0),
+    "remote_coalesce_gap": _env_int("ZARRBOLT_REMOTE_COALESCE_GAP", 1 << 20, minimum=0),
+    "remote_index_cache": _env_int("ZARRBOLT_REMOTE_INDEX_CACHE", 4096, minimum=0),
 }
 _values = dict(_DEFAULTS)
 _lock = threading.Lock()
@@ -91,6 +106,11 @@ _VALIDATORS = {
     "fused_pipeline": lambda v: isinstance(v, bool),
     "output_cache_bytes": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
     "output_cache_seconds": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < float("inf"),
+    "remote_concurrency": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+    "remote_bytes_in_flight": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+    "remote_retries": lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 100,
+    "remote_coalesce_gap": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+    "remote_index_cache": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
 }
 
 

@@ -31,9 +31,9 @@ def _check_mode(mode: str) -> None:
         raise MetadataError(f"invalid mode {mode!r}; expected one of {_MODES}")
 
 
-def _resolve(store: Any, mode: str, path: str | None) -> tuple[Store, str]:
+def _resolve(store: Any, mode: str, path: str | None, storage_options: Any = None) -> tuple[Store, str]:
     _check_mode(mode)
-    st, base = make_store(store, mode=mode)
+    st, base = make_store(store, mode=mode, storage_options=storage_options)
     full = "/".join(p for p in (normalize_node_path(base), normalize_node_path(path)) if p)
     return st, full
 
@@ -177,7 +177,12 @@ def _default_compressors(dtype: DataType) -> list[Codec]:
 
 
 def _default_serializer(dtype: DataType) -> Codec:
-    if dtype.itemsize == 1:
+    # zarr-python's: vlen codecs for variable-length types, no endian where the order is moot
+    if dtype.kind == "string":
+        return parse_codecs([{"name": "vlen-utf8", "configuration": {}}])[0]
+    if dtype.kind == "vbytes":
+        return parse_codecs([{"name": "vlen-bytes", "configuration": {}}])[0]
+    if dtype.itemsize == 1 or dtype.swap_unit == 1:
         return parse_codecs(["bytes"])[0]
     return parse_codecs([{"name": "bytes", "configuration": {"endian": "little"}}])[0]
 
@@ -323,7 +328,7 @@ def create_array(
         attributes=attrs,
         dimension_names=_normalize_dimension_names(dimension_names),
     )
-    st, path = _resolve(store, "w" if overwrite else "a", name)
+    st, path = _resolve(store, "w" if overwrite else "a", name, storage_options)
     arr = _create_array_from_metadata(st, path, meta, overwrite=overwrite)
     if data is not None and write_data:
         arr[...] = data

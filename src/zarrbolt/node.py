@@ -118,21 +118,25 @@ def node_exists(store: Store, path: str) -> bool:
 
 def save_metadata(store: Store, path: str, metadata: ArrayMetadata | GroupMetadata) -> None:
     """Write the metadata document(s) of the node at ``path``: ``zarr.json``, or for a v2 node
-    ``.zarray`` / ``.zgroup`` and ``.zattrs`` (removed when the attributes are empty)."""
+    ``.zarray`` / ``.zgroup`` and ``.zattrs`` (removed when the attributes are empty); then bring
+    the consolidated metadata of its ancestors up to date (:mod:`zarrbolt.metadata.consolidated`)."""
     if metadata.zarr_format != 2:
         store.set(meta_key(path), metadata.to_bytes())
-        return
-    from .metadata import v2
+    else:
+        from .metadata import v2
 
-    prefix = f"{path}/" if path else ""
-    docs = v2.v2_documents(metadata)  # type: ignore[arg-type]
-    attrs = docs.pop(v2.ZATTRS)
-    if attrs:
-        store.set(prefix + v2.ZATTRS, v2.dumps(attrs))
-    elif store.exists(prefix + v2.ZATTRS):
-        store.erase(prefix + v2.ZATTRS)
-    for name, doc in docs.items():
-        store.set(prefix + name, v2.dumps(doc))
+        prefix = f"{path}/" if path else ""
+        docs = v2.v2_documents(metadata)  # type: ignore[arg-type]
+        attrs = docs.pop(v2.ZATTRS)
+        if attrs:
+            store.set(prefix + v2.ZATTRS, v2.dumps(attrs))
+        elif store.exists(prefix + v2.ZATTRS):
+            store.erase(prefix + v2.ZATTRS)
+        for name, doc in docs.items():
+            store.set(prefix + name, v2.dumps(doc))
+    from .metadata import consolidated
+
+    consolidated.node_written(store, path, metadata)
 
 
 def check_json_attributes(attrs: Mapping[str, Any]) -> None:
@@ -176,6 +180,9 @@ def erase_node(store: Store, path: str) -> None:
         store.erase_prefix(path + "/")
     else:
         store.erase_prefix("")
+    from .metadata import consolidated
+
+    consolidated.node_erased(store, path)
 
 
 # ---------------------------------------------------------------------------- nodes

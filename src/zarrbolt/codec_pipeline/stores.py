@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import StoreError, ZarrboltError
+from ..pipeline.staging import default_bytes_in_flight
 from ..storage import LocalStore, Store
 from ..storage._base import (
     ByteRequest,
@@ -311,6 +312,9 @@ class LoopBridge(Store):
         self.zstore = zstore
         self.loop = loop
         self.concurrency = store_concurrency(concurrency)
+        # the AsyncSource protocol: zarr-python's stores bound their own memory; the planners
+        # window what they stage by this
+        self.max_bytes_in_flight = default_bytes_in_flight()
         self._sem: asyncio.Semaphore | None = None
         self._sem_loop: asyncio.AbstractEventLoop | None = None
 
@@ -350,14 +354,17 @@ class LoopBridge(Store):
                 raise StoreError(f"cannot {what} {key!r} {'in' if what != 'read' else 'from'} {self.zstore!r}: "
                                  f"{type(e).__name__}: {e}") from e
 
-    async def aget(self, key: str, byte_range: ByteRequest = None, prototype: Any = None) -> Any:
-        """The zarr ``Buffer`` of ``key`` (or of part of it), None when it is absent."""
+    async def aget(self, key: str, byte_range: ByteRequest = None, prototype: Any = None) -> memoryview | None:
+        """The bytes of ``key`` (or of part of it) as a read-only view of the zarr ``Buffer``
+        the store returned (no copy), None when it is absent."""
         if prototype is None:
             prototype = _prototype()
-        return await self._call("read", key, self.zstore.get, key, prototype, _zarr_range(byte_range))
+        buf = await self._call("read", key, self.zstore.get, key, prototype, _zarr_range(byte_range))
+        return None if buf is None else _buffer_view(buf)
 
-    async def aget_ranges(self, key: str, ranges: Sequence[tuple[int, int]], *, max_gap: int) -> list[Any] | None:
-        """The zarr ``Buffer``s of byte ranges ``[b, e)`` of ``key``, by one call of the store's own
+    async def aget_ranges(self, key: str, ranges: Sequence[tuple[int, int]], *,
+                          max_gap: int) -> list[memoryview] | None:
+        """Byte ranges ``[b, e)`` of ``key`` (views of zarr ``Buffer`` s), by one call of the store's own
         ``get_ranges`` (its coalescing and concurrency; stores with a ranged backend override it),
         or by concurrent ``get``s where the store has none; None when ``key`` is absent."""
         get_ranges = getattr(self.zstore, "get_ranges", None)
@@ -378,7 +385,7 @@ class LoopBridge(Store):
                 if rest is None and absent is not None and absent.subgroup(FileNotFoundError) is not None:
                     return None  # the key is absent (deleted since its index was read)
                 raise
-            return None if any(b is None for b in out) else out
+            return None if any(b is None for b in out) else [_buffer_view(b) for b in out]
 
         return await self._call("read", key, collect)
 

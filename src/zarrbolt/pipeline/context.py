@@ -11,6 +11,12 @@ from ..errors import CodecError, CorruptChunkError, MetadataError
 from ..storage import Store
 
 
+def async_source(store: Any) -> Any | None:
+    """``store.async_source()`` (None for stores without one, and objects that only look like stores)."""
+    fn = getattr(store, "async_source", None) if isinstance(store, Store) else None
+    return fn() if fn is not None else None
+
+
 class ArrayIO:
     """One array's store, chunk keys, bound codec chain and compiled C plans, as the pipeline
     uses them (:mod:`.read`, :mod:`.write`).  Made again whenever the array's metadata changes.
@@ -27,6 +33,9 @@ class ArrayIO:
         # the store's native file access (see Store.native_files), or None; objects that only
         # look like stores have none
         self.files = store.native_files() if isinstance(store, Store) else None
+        # the store's async face (remote stores; see Store.async_source), or None: reads of
+        # such a store are staged (pipeline/remote.py)
+        self.source = async_source(store)
         self.metadata = metadata
         self.shape = tuple(metadata.shape)
         self.ndim = len(self.shape)

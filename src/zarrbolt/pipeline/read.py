@@ -40,7 +40,12 @@ def read(io: ArrayIO, make_indexer: Callable[[tuple[int, ...]], Any], *, out: np
 
     ``out``: an existing array of the selection's shape and the array's dtype (any strides) that
     the read writes into (and returns) instead of a new one.  ``missing``: a set the store keys
-    of absent chunks / shards are added to (absent inner chunks of a present shard are not)."""
+    of absent chunks / shards are added to (absent inner chunks of a present shard are not).
+    Stores with an async source (remote stores) are read by :func:`.remote.read_remote`."""
+    if io.source is not None:
+        from .remote import read_remote
+
+        return read_remote(io, make_indexer, out, missing)
     if io.shard_direct:
         indexer = make_indexer(io.layout.chunk_shape)
         out = _check_out(io, indexer, out)
@@ -279,9 +284,14 @@ def _read_per_codec(io: ArrayIO, indexer: Any, out: np.ndarray | None = None,
     strategy_counts["per-codec"] += 1
     if out is None:
         out = np.empty(indexer.shape, dtype=io.dtype)
-    projections = list(indexer)
+    _per_codec_projections(io, list(indexer), out, missing)
+    return out
+
+
+def _per_codec_projections(io: ArrayIO, projections: list, out: np.ndarray, missing: set | None) -> None:
+    """The chunks of ``projections`` decoded by the Python codec chain into ``out``."""
     if not projections:
-        return out
+        return
     store, fill = io.store, io.fill
 
     def work(batch: Sequence[ChunkProjection]) -> None:
@@ -297,7 +307,6 @@ def _read_per_codec(io: ArrayIO, indexer: Any, out: np.ndarray | None = None,
             out[p.out_selection] = chunk[p.chunk_selection]
 
     run_batches(work, projections, cost=io.bound.spec.nbytes * len(projections))
-    return out
 
 
 # ---------------------------------------------------------------------------- shards
@@ -400,10 +409,16 @@ def _read_sharded(io: ArrayIO, indexer: Any, out: np.ndarray | None = None,
     selection touches (see :func:`.shard_io.fetch_inner_chunks`), decoding each with the inner
     chain."""
     strategy_counts["sharded-per-codec"] += 1
-    lay = io.layout
-    cps = lay.chunks_per_shard
     if out is None:
         out = np.empty(indexer.shape, dtype=io.dtype)
+    _read_shard_groups(io, _sharded_groups(io, indexer), out, missing)
+    return out
+
+
+def _sharded_groups(io: ArrayIO, indexer: Any) -> dict[tuple[int, ...], list[tuple[int, ChunkProjection]]]:
+    """The projections over the inner chunk grid grouped by shard: ``{shard coords: [(flat
+    inner chunk number, projection)]}``."""
+    cps = io.layout.chunks_per_shard
     by_shard: dict[tuple[int, ...], list[tuple[int, ChunkProjection]]] = {}
     strides = [1] * len(cps)
     for d in range(len(cps) - 2, -1, -1):
@@ -412,15 +427,23 @@ def _read_sharded(io: ArrayIO, indexer: Any, out: np.ndarray | None = None,
         sc = tuple(c // n for c, n in zip(p.chunk_coords, cps))
         flat = sum((c % n) * st for c, n, st in zip(p.chunk_coords, cps, strides))
         by_shard.setdefault(sc, []).append((flat, p))
+    return by_shard
+
+
+def _read_shard_groups(io: ArrayIO, by_shard: dict, out: np.ndarray, missing: set | None,
+                       fetch: Callable[..., list[Any] | None] = fetch_inner_chunks) -> None:
+    """Decode the inner chunks of ``by_shard`` (:func:`_sharded_groups`) with the inner chain
+    into ``out``; ``fetch`` gets a shard's wanted inner chunks (see :func:`.shard_io.fetch_inner_chunks`)."""
     if not by_shard:
-        return out
+        return
+    lay = io.layout
     items = work_items(list(by_shard.items()), sum(len(e) for e in by_shard.values()), lay)
     fill, inner = io.fill, lay.inner
 
     def work(batch: Sequence[tuple]) -> None:
         for sc, entries, whole in batch:
             key = io.chunk_key(sc)
-            parts = fetch_inner_chunks(io.store, key, io.sharding, lay, [f for f, _ in entries], whole)
+            parts = fetch(io.store, key, io.sharding, lay, [f for f, _ in entries], whole)
             if parts is None and missing is not None:
                 missing.add(key)
             for (flat, p), data in zip(entries, parts if parts is not None else [None] * len(entries)):
@@ -437,4 +460,3 @@ def _read_sharded(io: ArrayIO, indexer: Any, out: np.ndarray | None = None,
 
     cost = lay.inner.spec.nbytes * sum(len(e) for _, e, _ in items)
     run_batches(work, items, cost=cost)
-    return out

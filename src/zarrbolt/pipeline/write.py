@@ -19,7 +19,8 @@ from . import buffers, outbuf
 from .. import config, kernels
 from .._ext._pipeline import ENC_FILL, POOL_MAX
 from .._threads import batch_bounds, parallel_workers, run_batches
-from ..errors import CodecError, MetadataError, ReadOnlyError, ZarrboltError
+from ..errors import (CodecError, InvalidValueError, MetadataError, ReadOnlyError, ValueOverflowError,
+                      ZarrboltError)
 from ..indexing import ChunkProjection, check_value_shape
 from .context import ArrayIO
 
@@ -30,6 +31,8 @@ def write(io: ArrayIO, indexer: Any, value: Any, *, write_empty: bool | None = N
     the ``write_empty_chunks`` config option); else they are erased."""
     if getattr(io.store, "read_only", False) is True:  # (native file writes bypass the store)
         raise ReadOnlyError(f"{io.store!r} is read-only")
+    if not isinstance(value, (np.ndarray, np.generic)):
+        value = from_python(value, io.dtype)
     value = check_value_shape(np.asarray(value) if not np.isscalar(value) else value, indexer.shape)
     if isinstance(value, np.ndarray):
         if value.dtype != io.dtype:
@@ -41,10 +44,15 @@ def write(io: ArrayIO, indexer: Any, value: Any, *, write_empty: bool | None = N
         return
     if write_empty is None:
         write_empty = config.get("write_empty_chunks")
+    if io.source is not None:
+        _write_remote(io, projections, value, write_empty)
+        return
     if io.sharding is None and isinstance(value, np.ndarray):
         whole = value
         if value.ndim == 0 and len(indexer.shape) == io.ndim:
             whole = np.broadcast_to(value, indexer.shape)  # one value for every element
+        if whole.dtype.kind in "mM":  # (C sees the 64-bit integers: buffers take no datetimes)
+            whole = whole.view(np.int64)
         projections = write_native(io, projections, whole, write_empty)
         if not projections:
             return
@@ -54,6 +62,28 @@ def write(io: ArrayIO, indexer: Any, value: Any, *, write_empty: bool | None = N
         writer.run(projections)
     else:
         run_batches(writer.run, projections, cost=io.bound.spec.nbytes * len(projections))
+
+
+def _write_remote(io: ArrayIO, projections: list, value: Any, write_empty: bool) -> None:
+    """A store with an async source: see :mod:`.remote_write` (whole objects sent concurrently,
+    partial updates guarded by the object's version where the store can)."""
+    import copy
+
+    from .remote_write import RemoteWriteStore, run_projections
+
+    store = RemoteWriteStore(io.store, io.source)
+    io = copy.copy(io)
+    io.store, io.files, io.source = store, None, None
+    writer = ChunkWriter(io, value, write_empty)
+    try:
+        run_projections(writer.run, projections, max(config.get("threads"), int(getattr(store.source, "concurrency", 8))))
+    except BaseException:
+        try:
+            store.flush()  # what was done is stored, as on a local store
+        except Exception:  # noqa: BLE001 - the first failure is the one reported
+            pass
+        raise
+    store.flush()
 
 
 class ChunkWriter:
@@ -71,6 +101,8 @@ class ChunkWriter:
         self.sharding = io.sharding if io.shard_direct else None  # shards written directly
         self.rows = WriteRows(io, value) if self.sharding is None else None
         self.inner_encoder = inner_encoder(io, write_empty) if self.sharding is not None else None
+        # partial updates guarded by the object's version (remote stores: pipeline/remote_write.py)
+        self.conditional = getattr(io.store, "supports_conditional_writes", False) is True
 
     def run(self, batch: Sequence[ChunkProjection]) -> None:
         rows = self.rows
@@ -109,6 +141,11 @@ class ChunkWriter:
                 self._put_shard(key, chunk, inside)
                 return None
             return chunk
+        if self.conditional:
+            from .remote_write import conditional_update
+
+            conditional_update(self, p, key, src)
+            return None
         store = io.store
         data = store.get(key)
         if data is not None and self.sharding is not None:
@@ -318,6 +355,23 @@ def write_native(io: ArrayIO, projections: list, value: np.ndarray, write_empty:
             break
     files.sync_dirs(keys[:done])
     return rest + redo
+
+
+def from_python(value: Any, dtype: np.dtype) -> Any:
+    """Python numbers (and lists of them) for an integer array, converted as numpy assignment
+    converts them: out of range is an OverflowError, NaN a ValueError (the zarrbolt.errors
+    subclasses ValueOverflowError / InvalidValueError).  Numpy arrays and scalars never come
+    here: they are cast like numpy casts them (wrapping), with no extra pass."""
+    if dtype.kind not in "iu":
+        return value
+    try:
+        return np.asarray(value, dtype=dtype)
+    except OverflowError as e:
+        raise ValueOverflowError(f"{e} (the array's data type is {dtype})") from None
+    except ValueError as e:
+        raise InvalidValueError(f"{e} (the array's data type is {dtype})") from None
+    except TypeError:
+        return value  # not numbers: cast_for_write reports it
 
 
 def cast_for_write(value: np.ndarray, dtype: np.dtype) -> np.ndarray:

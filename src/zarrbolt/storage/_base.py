@@ -253,6 +253,27 @@ class Store(ABC):
             pos += end - start
         return counts
 
+    # ------------------------------------------------------------------ capabilities
+    #: whether :meth:`set_if_version` really checks the stored version (remote object stores
+    #: with ETag preconditions); False: it is a plain :meth:`set`
+    supports_conditional_writes: bool = False
+
+    def async_source(self) -> Any:
+        """The store's :class:`~zarrbolt.storage._async.AsyncSource` for concurrent remote
+        reads and writes, or None (this default: local and in-memory stores are read directly)."""
+        return None
+
+    def get_versioned(self, key: str) -> tuple[Any, str | None]:
+        """``(value, version)``: the value of ``key`` (None if absent) and a version token to pass
+        to :meth:`set_if_version` (the ETag on object stores; None here: no versions)."""
+        return self.get(key), None
+
+    def set_if_version(self, key: str, value: Any, version: str | None) -> None:
+        """Write ``value`` only if the stored object's version is still ``version`` (None: only if
+        absent), else :class:`~zarrbolt.errors.ConflictError`.  Stores with
+        ``supports_conditional_writes = False`` (this default) cannot check: a plain :meth:`set`."""
+        self.set(key, value)
+
     def native_files(self) -> Any:
         """Direct access to the files that hold the values, for the C file batches of the fused
         pipeline, or None (this default: values are read and written through this API only).
