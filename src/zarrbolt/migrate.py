@@ -7,7 +7,9 @@ with), attributes, and its v2 codec pipeline as the equivalent v3 chain (``[tran
 bytes + compressor``, the codecs zarrbolt already uses to read it).  Every v2 codec zarrbolt reads
 has a v3 form, so chunk bytes are never re-encoded: chunks keep their keys (the v3 ``v2`` chunk key
 encoding, same separator) or, with ``chunk_key_encoding="default"``, are renamed to ``c/0/0``
-keys.  xarray's ``_ARRAY_DIMENSIONS`` attribute becomes ``dimension_names``."""
+keys.  xarray's ``_ARRAY_DIMENSIONS`` attribute becomes ``dimension_names``.  A group with
+consolidated metadata (``.zmetadata``) gets v3 consolidated metadata; in place, the ``.zmetadata``
+objects go with the other v2 documents."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from typing import Any
 from .errors import ContainsArrayError, ContainsGroupError, MetadataError, NodeNotFoundError
 from .metadata import ArrayMetadata, GroupMetadata
 from .metadata.chunk_key import DefaultChunkKeyEncoding
+from .metadata.consolidated import ZMETADATA
 from .metadata.v2 import V2_KEYS, V2ArrayMetadata
 from .node import load_metadata, meta_key, node_exists
 from .storage import Store
@@ -103,7 +106,7 @@ def _migrate_node(src: Store, sp: str, dst: Store, dp: str, cke: str, in_place: 
     dst.set(meta_key(dp), new.to_bytes())
     if in_place:
         prefix = f"{sp}/" if sp else ""
-        for name in V2_KEYS:
+        for name in (*V2_KEYS, ZMETADATA):  # a v2 .zmetadata describes the v2 documents: gone too
             if src.exists(prefix + name):
                 src.erase(prefix + name)
 
@@ -123,5 +126,10 @@ def migrate(source: Any, dest: Any = None, *, path: str | None = None, dest_path
         dst, dp = src, sp
     else:
         dst, dp = _resolve(dest, "a", dest_path)
+    was_consolidated = src.exists(f"{sp}/{ZMETADATA}" if sp else ZMETADATA)
     _migrate_node(src, sp, dst, dp, chunk_key_encoding, in_place=dest is None)
+    if was_consolidated:  # the v3 group gets v3 consolidated metadata (inline in its zarr.json)
+        from .api import consolidate_metadata
+
+        return consolidate_metadata(dst, path=dp)
     return open_node(dst, path=dp, mode="r+", zarr_format=3)

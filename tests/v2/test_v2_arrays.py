@@ -285,3 +285,19 @@ def test_damaged_chunks_are_typed_errors(tmp_path, compressor, damage):
         with pytest.raises(CodecError, match=r"0\.1"):
             a[sel]
     np.testing.assert_array_equal(a[:, :3], data[:, :3])  # the intact chunk still reads
+
+
+def test_migrate_consolidated_group(tmp_path):
+    g = zarrbolt.create_group(str(tmp_path / "s"), zarr_format=2, attributes={"t": 1})
+    g.create_array("a", shape=(3,), dtype="<i2")[...] = [1, 2, 3]
+    g.create_group("sub").create_array("b", shape=(2,), dtype="|u1")[...] = 4
+    zarrbolt.consolidate_metadata(str(tmp_path / "s"))
+    assert (tmp_path / "s/.zmetadata").exists()
+    out = zarrbolt.migrate(str(tmp_path / "s"), str(tmp_path / "d"))
+    doc = json.loads((tmp_path / "d/zarr.json").read_text())
+    assert sorted(doc["consolidated_metadata"]["metadata"]) == ["a", "sub", "sub/b"]
+    assert list(out["a"][...]) == [1, 2, 3]
+    zarrbolt.migrate(str(tmp_path / "s"))
+    assert not list((tmp_path / "s").rglob(".z*"))
+    c = zarrbolt.open_consolidated(str(tmp_path / "s"), mode="r")
+    assert c.metadata.zarr_format == 3 and list(c["sub/b"][...]) == [4, 4]
