@@ -118,7 +118,34 @@ class UnsupportedArray(UnsupportedNode):
     dtype = data_type
 
 
+def _v2_document(store: Any, path: str) -> tuple[bytes, dict[str, Any] | None] | None:
+    """A v2 node's ``.zarray`` / ``.zgroup`` bytes and that document with v3's ``node_type``,
+    ``attributes`` (from ``.zattrs``) and, for an array, ``data_type`` (its ``dtype``) added (None
+    when it is not a JSON object), or None: no v2 node."""
+    from .metadata.v2 import ZARRAY, ZATTRS, ZGROUP
+
+    prefix = f"{path}/" if path else ""
+    for name, node_type in ((ZARRAY, "array"), (ZGROUP, "group")):
+        raw = store.get(prefix + name)
+        if raw is None:
+            continue
+        try:
+            doc = json.loads(bytes(raw).decode("utf-8"))
+            attrs = json.loads(bytes(store.get(prefix + ZATTRS) or b"{}").decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return bytes(raw), None
+        if not isinstance(doc, dict):
+            return bytes(raw), None
+        extra = {"data_type": doc.get("dtype")} if node_type == "array" else {}
+        return bytes(raw), {**doc, **extra, "node_type": node_type, "attributes": attrs if isinstance(attrs, dict) else {}}
+    return None
+
+
 def unsupported(store: Any, path: str, raw: bytes | None, error: MetadataError) -> UnsupportedNode:
+    if raw is None and (v2 := _v2_document(store, path)) is not None:  # a Zarr v2 node
+        raw, document = v2
+        cls = UnsupportedArray if document is not None and document["node_type"] == "array" else UnsupportedNode
+        return cls(store, path, raw, error, document)
     node = UnsupportedNode(store, path, raw, error)
     if node.node_type == "array":
         node = UnsupportedArray(store, path, raw, error, node.document)

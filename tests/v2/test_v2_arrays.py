@@ -200,7 +200,7 @@ def test_migrate(tmp_path, cke):
     np.testing.assert_array_equal(back["a"][...], data)
     chunk_names = sorted(p.relative_to(src / "a").as_posix() for p in (src / "a").rglob("*") if p.is_file())
     assert ("c/0/0" in chunk_names) == (cke == "default")
-    with pytest.raises(NodeNotFoundError):
+    with pytest.raises(MetadataError, match=r"zarr\.json.*Zarr v3"):
         zarrbolt.migrate(str(src))  # nothing v2 left
 
 
@@ -301,3 +301,45 @@ def test_migrate_consolidated_group(tmp_path):
     assert not list((tmp_path / "s").rglob(".z*"))
     c = zarrbolt.open_consolidated(str(tmp_path / "s"), mode="r")
     assert c.metadata.zarr_format == 3 and list(c["sub/b"][...]) == [4, 4]
+
+
+def test_zarr_format_2_on_v3_data_names_the_document(tmp_path):
+    zarrbolt.create_group(str(tmp_path))
+    for call in (lambda: zarrbolt.open_group(str(tmp_path), zarr_format=2, mode="a"),
+                 lambda: zarrbolt.open(str(tmp_path), zarr_format=2, mode="r"),
+                 lambda: zarrbolt.migrate(str(tmp_path))):
+        with pytest.raises(MetadataError, match=r"zarr\.json.*zarr_format=2"):
+            call()
+    assert not (tmp_path / ".zgroup").exists()
+    with pytest.raises(NodeNotFoundError):
+        zarrbolt.open(str(tmp_path), zarr_format=2, mode="r", path="nothing")
+
+
+def test_unsupported_v2_nodes_do_not_break_listing():
+    """A v2 node with an unknown codec, a bad dtype or broken JSON is listed as unsupported;
+    only opening it fails, with the typed error naming its document."""
+    store = zarrbolt.MemoryStore()
+    g = zarrbolt.create_group(store, zarr_format=2)
+    g.create_array("ok", shape=(2,), dtype="<u2")
+    base = {"zarr_format": 2, "shape": [3], "chunks": [3], "dtype": "<u2", "compressor": None, "fill_value": 0,
+            "order": "C", "filters": None}
+    store.set("codec/.zarray", json.dumps({**base, "compressor": {"id": "nonexistent"}}).encode())
+    store.set("dtype/.zarray", json.dumps({**base, "dtype": "<u2[s]"}).encode())
+    store.set("json/.zarray", b"{not json")
+    g = zarrbolt.open_group(store, mode="r")
+    assert sorted(g.keys()) == ["codec", "dtype", "json", "ok"]
+    kinds = {name: type(node).__name__ for name, node in g.members()}
+    assert kinds == {"codec": "UnsupportedArray", "dtype": "UnsupportedArray", "json": "UnsupportedNode", "ok": "Array"}
+    bad = dict(g.members())["codec"]
+    assert bad.shape == (3,) and bad.zarr_format == 2 and bad.metadata["compressor"] == {"id": "nonexistent"}
+    tree = g.tree()
+    assert "codec (3,) '<u2' (unsupported" in tree and "dtype (3,) '<u2[s]' (unsupported" in tree
+    assert "json (unsupported" in tree
+    from zarrbolt.errors import UnknownCodecError
+
+    with pytest.raises(UnknownCodecError, match="nonexistent"):
+        g["codec"]
+    with pytest.raises(MetadataError, match=r"dtype/\.zarray"):
+        g["dtype"]
+    with pytest.raises(MetadataError, match=r"json/\.zarray.*not valid JSON"):
+        g["json"]
