@@ -343,3 +343,19 @@ def test_unsupported_v2_nodes_do_not_break_listing():
         g["dtype"]
     with pytest.raises(MetadataError, match=r"json/\.zarray.*not valid JSON"):
         g["json"]
+
+
+def test_migrate_keeps_xarray_missing_values(tmp_path):
+    """xarray masks by a v2 array's fill value, by a v3 array's _FillValue attribute (xarray's
+    encoding): migrate writes that attribute for xarray arrays, and only for them."""
+    import base64
+    import struct
+
+    g = zarrbolt.create_group(str(tmp_path / "s"), zarr_format=2)
+    g.create_array("f", shape=(2,), dtype="<f4", fill_value=-999.0, attributes={"_ARRAY_DIMENSIONS": ["x"]})
+    g.create_array("i", shape=(2,), dtype="<i2", fill_value=-1, attributes={"_ARRAY_DIMENSIONS": ["x"]})
+    g.create_array("plain", shape=(2,), dtype="<f4", fill_value=5.0)
+    out = zarrbolt.migrate(str(tmp_path / "s"), str(tmp_path / "d"))
+    assert out["f"].attrs["_FillValue"] == base64.standard_b64encode(struct.pack("<d", -999.0)).decode()
+    assert out["i"].attrs["_FillValue"] == -1 and out["i"].metadata.dimension_names == ("x",)
+    assert "_FillValue" not in out["plain"].attrs
