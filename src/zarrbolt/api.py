@@ -29,9 +29,21 @@ def _load_metadata(store: Any, path: str, zarr_format: int | None = None) -> Any
     from .unsupported import with_path
 
     try:
-        return _node_load_metadata(store, path, zarr_format)
+        meta = _node_load_metadata(store, path, zarr_format)
     except MetadataError as e:
         raise with_path(e, path) from None
+    if zarr_format is None and meta is not None:
+        from .node import meta_key, shadowed_v2_key
+
+        hidden = shadowed_v2_key(store, path, meta)
+        if hidden is not None:
+            import warnings
+
+            warnings.warn(
+                f"{meta_key(path)!r} in {store!r} is an empty Zarr v3 group beside the Zarr v2 document {hidden!r} "
+                "(earlier zarrbolt versions wrote it when opening v2 data in mode 'a'); the v3 group is opened. "
+                "Open with zarr_format=2, or delete that zarr.json, to use the v2 node.", UserWarning, stacklevel=3)
+    return meta
 
 
 def create(shape: Any, *, store: Any = None, path: str | None = None, **kwargs: Any) -> Array:

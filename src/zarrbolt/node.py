@@ -118,6 +118,16 @@ def inherited_format(store: Store, path: str) -> int:
     return 3
 
 
+def shadowed_v2_key(store: Store, path: str, metadata: Any) -> str | None:
+    """The ``.zarray`` / ``.zgroup`` hidden by an empty v3 group document at the same path (what
+    zarrbolt before Zarr v2 support wrote when it opened v2 data in mode ``a``), or None."""
+    if metadata.zarr_format != 3 or not isinstance(metadata, GroupMetadata) or metadata.attributes:
+        return None
+    if getattr(metadata, "extra", None) or getattr(metadata, "consolidated_metadata", None):
+        return None
+    return v2_metadata_key(store, path)
+
+
 def node_exists(store: Store, path: str) -> bool:
     """Whether an array or group (v3 or v2) exists at ``path``."""
     return store.exists(meta_key(path)) or v2_metadata_key(store, path) is not None

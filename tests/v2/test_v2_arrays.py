@@ -359,3 +359,20 @@ def test_migrate_keeps_xarray_missing_values(tmp_path):
     assert out["f"].attrs["_FillValue"] == base64.standard_b64encode(struct.pack("<d", -999.0)).decode()
     assert out["i"].attrs["_FillValue"] == -1 and out["i"].metadata.dimension_names == ("x",)
     assert "_FillValue" not in out["plain"].attrs
+
+
+def test_empty_v3_group_shadowing_v2_data_is_warned(tmp_path):
+    """What earlier zarrbolt versions left behind (issue 19's data hazard): an empty v3 group
+    zarr.json written next to a .zarray.  Opening warns and names both; zarr_format=2 opens the
+    array; migrate is not fooled either."""
+    zarrbolt.create_array(str(tmp_path), shape=(3,), dtype="<u2", zarr_format=2)[...] = 5
+    (tmp_path / "zarr.json").write_text('{"zarr_format": 3, "node_type": "group", "attributes": {}}')
+    with pytest.warns(UserWarning, match=r"zarr\.json.*\.zarray"):
+        assert isinstance(zarrbolt.open(str(tmp_path), mode="r"), zarrbolt.Group)
+    assert list(zarrbolt.open_array(str(tmp_path), mode="r", zarr_format=2)[...]) == [5, 5, 5]
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        zarrbolt.create_group(str(tmp_path / "g"), attributes={"a": 1})
+        zarrbolt.open(str(tmp_path / "g"), mode="r")  # no v2 document: no warning
