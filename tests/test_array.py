@@ -82,8 +82,9 @@ def test_bounds_and_bad_selections():
         a[0, -6]
     with pytest.raises(IndexError):
         a[0, 0, 0]
+    assert a[[0, 1]].shape == (2, 5)  # an integer list selects rows (numpy, zarr-python: oindex)
     with pytest.raises(IndexError):
-        a[[0, 1]]
+        a[[0, 1], ...]  # mixed with Ellipsis: not an index zarr-python accepts either
     with pytest.raises((IndexError, TypeError)):
         a[1.5]
     with pytest.raises(ValueError):

@@ -117,3 +117,35 @@ def test_unsupported_nodes_are_consolidated_and_listed(hierarchy):
     assert isinstance(members["baddt"], UnsupportedArray) and isinstance(members["sub/badcodec"], UnsupportedArray)
     with pytest.raises(UnknownCodecError, match="frobnicate"):
         c["sub"]["badcodec"]
+
+
+def test_load_of_a_group_names_the_unsupported_array(hierarchy):
+    st, _ = hierarchy
+    with pytest.raises(UnknownDataTypeError, match="/baddt"):
+        zb.load(st)
+    np.testing.assert_array_equal(zb.load(st, "good"), np.arange(4))
+
+
+def test_zarr_v2_hierarchy_with_an_unknown_compressor_and_dtype():
+    st = zb.MemoryStore()
+    g = zb.open_group(st, mode="w", zarr_format=2)
+    g.create_array("good", shape=(3,), dtype="<i2", chunks=(3,))[...] = [1, 2, 3]
+    arr = json.loads(st.get("good/.zarray"))
+    st.set("comp/.zarray", json.dumps({**arr, "compressor": {"id": "frobnicate9"}}).encode())
+    st.set("dt/.zarray", json.dumps({**arr, "dtype": "<q9"}).encode())
+    st.set("dt/.zattrs", b'{"units": "m"}')
+    members = dict(g.members())
+    assert sorted(members) == ["comp", "dt", "good"]
+    comp, dt = members["comp"], members["dt"]
+    assert isinstance(comp, UnsupportedArray) and isinstance(dt, UnsupportedArray)
+    assert comp.node_type == "array" and comp.shape == (3,) and "frobnicate9" in comp.reason
+    assert "q9" in dt.reason and dt.document["dtype"] == "<q9"
+    assert list(g.array_keys()) == ["comp", "dt", "good"]
+    assert "comp (3,)" in g.tree()
+    with pytest.raises(MetadataError, match="/comp.*frobnicate9"):
+        g["comp"]
+    with pytest.raises(MetadataError, match="/dt"):
+        zb.open_array(st, path="dt", mode="r")
+    np.testing.assert_array_equal(g["good"][...], [1, 2, 3])
+    c = zb.consolidate_metadata(st)
+    assert c.consolidated and isinstance(dict(c.members())["comp"], UnsupportedArray)

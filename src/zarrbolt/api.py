@@ -129,7 +129,7 @@ def open_array(store: Any = None, *, mode: str = "a", path: str | None = None, z
         raise ArrayNotFoundError(f"no array at path {p!r} in {st!r}")
     if not isinstance(meta, ArrayMetadata):
         raise ContainsGroupError(f"path {p!r} in {st!r} holds a group, not an array")
-    return Array(st, p, meta, read_only=(mode == "r"))
+    return Array(st, p, meta, read_only=(mode == "r"), config=kwargs.get("config"))
 
 
 def open_group(store: Any = None, *, mode: str = "a", path: str | None = None, attributes: Any = None,
@@ -173,7 +173,7 @@ def open(store: Any = None, *, mode: str = "a", path: str | None = None, zarr_fo
             return Group.create(st, p, attributes=kwargs.get("attributes"), zarr_format=zf)
         raise NodeNotFoundError(f"no array or group at path {p!r} in {st!r}")
     if isinstance(meta, ArrayMetadata):
-        return Array(st, p, meta, read_only=(mode == "r"))
+        return Array(st, p, meta, read_only=(mode == "r"), config=kwargs.get("config"))
     return Group(st, p, meta, read_only=(mode == "r"), use_consolidated=kwargs.get("use_consolidated"))
 
 
@@ -200,12 +200,20 @@ def consolidate_metadata(store: Any, path: str | None = None, zarr_format: int |
     return open_group(st, mode="r+", path=p, use_consolidated=True)
 
 
-def save_array(store: Any, arr: Any, *, path: str | None = None, **kwargs: Any) -> Array:
-    return create_array(store, name=path, data=np.asanyarray(arr), overwrite=True, **kwargs)
+def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: str | None = None,
+               storage_options: Any = None, **kwargs: Any) -> Array:
+    """An array at ``path`` (replacing what is there) holding ``arr``; ``kwargs`` as
+    :func:`create_array`'s.  Returns the array (zarr-python returns None)."""
+    return create_array(store, name=path, data=np.asanyarray(arr), overwrite=True, zarr_format=zarr_format,
+                        storage_options=storage_options, **kwargs)
 
 
-def load(store: Any, *, path: str | None = None) -> Any:
-    node = open(store, mode="r", path=path)
+def load(store: Any, path: str | None = None, zarr_format: int | None = None) -> Any:
+    """The data of the array at ``path``, or a dict of the data of a group's arrays (an array
+    zarrbolt cannot open raises its typed error)."""
+    from .unsupported import UnsupportedNode
+
+    node = open(store, mode="r", path=path, zarr_format=zarr_format)
     if isinstance(node, Array):
         return node[...]
-    return {name: arr[...] for name, arr in node.arrays()}
+    return {name: (arr.open() if isinstance(arr, UnsupportedNode) else arr)[...] for name, arr in node.arrays()}

@@ -241,6 +241,22 @@ def _normalize_dimension_names(names: Any) -> Any:
         return names
 
 
+def _v3_config(config: Any, order: str | None) -> Any:
+    """The array config of a new v3 array, checked before anything is written.  zarr-python 3:
+    for a v3 array ``order`` is the memory order of reads (the stored order is C; a transpose
+    codec changes that), i.e. the array config's ``order``."""
+    from .array_config import ArrayConfig
+
+    config = ArrayConfig.parse(config)
+    if order is not None:
+        if order not in ("C", "F"):
+            raise MetadataError(f"order must be 'C' or 'F', got {order!r}")
+        if config.order is not None and config.order != order:
+            raise MetadataError(f"order={order!r} contradicts config order {config.order!r}")
+        config = config.merged({"order": order})
+    return config
+
+
 def create_array(
     store: Any = None,
     *,
@@ -279,13 +295,13 @@ def create_array(
             serializer=serializer, codecs=codecs, fill_value=fill_value, order=order, attributes=attributes,
             chunk_key_encoding=chunk_key_encoding, dimension_separator=dimension_separator,
             dimension_names=dimension_names, overwrite=overwrite, write_data=write_data,
+            storage_options=storage_options, config=config,
         )
     if zarr_format not in (None, 3):
         raise MetadataError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
     if dimension_separator is not None:
         raise MetadataError("dimension_separator is a Zarr v2 setting; v3 arrays take chunk_key_encoding")
-    if order not in (None, "C"):
-        raise MetadataError("only C order is supported for Zarr v3 arrays; use a transpose codec instead")
+    config = _v3_config(config, order)
     if compressor != "auto":
         compressors = compressor
     if data is not None:
@@ -329,13 +345,14 @@ def create_array(
         dimension_names=_normalize_dimension_names(dimension_names),
     )
     st, path = _resolve(store, "w" if overwrite else "a", name, storage_options)
-    arr = _create_array_from_metadata(st, path, meta, overwrite=overwrite)
+    arr = _create_array_from_metadata(st, path, meta, overwrite=overwrite, config=config)
     if data is not None and write_data:
         arr[...] = data
     return arr
 
 
-def _create_array_from_metadata(store: Store, path: str, meta: ArrayMetadata, *, overwrite: bool) -> Array:
+def _create_array_from_metadata(store: Store, path: str, meta: ArrayMetadata, *, overwrite: bool,
+                                config: Any = None) -> Array:
     if store.read_only:
         from .errors import ReadOnlyError
 
@@ -348,4 +365,4 @@ def _create_array_from_metadata(store: Store, path: str, meta: ArrayMetadata, *,
         erase_node(store, path)
     ensure_parent_groups(store, path, meta.zarr_format)
     _save_metadata(store, path, meta)
-    return Array(store, path, meta)
+    return Array(store, path, meta, config=config)

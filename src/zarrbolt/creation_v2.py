@@ -93,7 +93,7 @@ def _separator(chunk_key_encoding: Any, dimension_separator: Any) -> str:
 def create_array_v2(store: Any, *, name: Any, shape: Any, dtype: Any, data: Any, chunks: Any, shards: Any,
                     filters: Any, compressors: Any, serializer: Any, codecs: Any, fill_value: Any, order: Any,
                     attributes: Any, chunk_key_encoding: Any, dimension_separator: Any, dimension_names: Any,
-                    overwrite: bool, write_data: bool) -> Any:
+                    overwrite: bool, write_data: bool, storage_options: Any = None, config: Any = None) -> Any:
     """``create_array(..., zarr_format=2)`` (see the module's docstring)."""
     from .creation import _create_array_from_metadata, _normalize_chunks, _normalize_shape, _resolve
     from .metadata.v2 import V2ArrayMetadata
@@ -136,8 +136,11 @@ def create_array_v2(store: Any, *, name: Any, shape: Any, dtype: Any, data: Any,
     # the fill value: the data type's default unless given (written out, as zarr-python does)
     meta = meta.evolve(fill_value=meta.data_type.normalize_fill_value(_fill_scalar(fill_value, dt)),
                        fill_value_null=False)
-    st, path = _resolve(store, "w" if overwrite else "a", name)
-    arr = _create_array_from_metadata(st, path, meta, overwrite=overwrite)
+    from .array_config import ArrayConfig
+
+    config = ArrayConfig.parse(config)  # checked before anything is written
+    st, path = _resolve(store, "w" if overwrite else "a", name, storage_options)
+    arr = _create_array_from_metadata(st, path, meta, overwrite=overwrite, config=config)
     if data is not None and write_data:
         arr[...] = data
     return arr

@@ -30,7 +30,7 @@ from .node import (
 )
 from .metadata import consolidated as _consolidated
 from .storage import Store
-from .unsupported import UnsupportedArray, UnsupportedNode, unsupported, with_path
+from .unsupported import UnsupportedArray, UnsupportedNode, raw_documents, unsupported, with_path
 
 
 class Group(Node):
@@ -155,10 +155,12 @@ class Group(Node):
         except MetadataError as e:
             rel = self._cons_rel(path)
             docs = self._cons[0].node_documents(rel) if rel is not None else None
-            raw = (docs or {}).get("zarr.json")
-            if raw is None and docs is None:
-                raw = self._store.get(meta_key(path))
-            return unsupported(self._store, path, raw, e)
+            if docs is None:
+                raw, nt = raw_documents(self._store, path)
+            else:
+                nt = "array" if ".zarray" in docs else "group" if ".zgroup" in docs else None
+                raw = _consolidated.document_bytes(docs.get("zarr.json", docs.get(".zarray", docs.get(".zgroup"))))
+            return unsupported(self._store, path, raw, e, nt)
 
     def __getitem__(self, name: str) -> Array | Group:
         return self._open_child(self._child_path(name))
@@ -364,16 +366,15 @@ class Group(Node):
         return f"<zarrbolt.Group {self._store!r}/{self._path}>"
 
 
-def _parse_documents(docs: dict[str, bytes], path: str) -> Any:
+def _parse_documents(docs: dict[str, Any], path: str) -> Any:
     """Node metadata from its documents as a consolidated view holds them (``zarr.json``, or a v2
     node's ``.zarray``/``.zgroup``/``.zattrs``: read through the format detection of
     :func:`zarrbolt.node.load_metadata` over a store that holds just them)."""
-    from .metadata import parse_node_metadata
     from .storage import MemoryStore
 
     try:
         if "zarr.json" in docs:
-            return parse_node_metadata(docs["zarr.json"])
-        return load_metadata(MemoryStore(dict(docs)), "")
+            return _consolidated.parse_v3_document(docs["zarr.json"])
+        return load_metadata(MemoryStore({k: _consolidated.document_bytes(v) for k, v in docs.items()}), "")
     except MetadataError as e:
         raise with_path(e, path) from None

@@ -36,8 +36,9 @@ class UnsupportedNode:
     object); ``raw``: the document's bytes; ``error``: the typed error opening it raises."""
 
     def __init__(self, store: Any, path: str, raw: bytes | None, error: MetadataError,
-                 document: dict[str, Any] | None = None):
+                 document: dict[str, Any] | None = None, node_type: str | None = None):
         self._store = store
+        self._node_type = node_type
         self._path = path
         self.raw = raw
         self._message = str(error) if getattr(error, "node_path", None) is None else str(error).split(": ", 1)[-1]
@@ -69,7 +70,7 @@ class UnsupportedNode:
     @property
     def node_type(self) -> str | None:
         """``"array"`` / ``"group"`` as the document says, else None."""
-        nt = (self.document or {}).get("node_type")
+        nt = (self.document or {}).get("node_type", self._node_type)
         return nt if nt in ("array", "group") else None
 
     @property
@@ -118,35 +119,22 @@ class UnsupportedArray(UnsupportedNode):
     dtype = data_type
 
 
-def _v2_document(store: Any, path: str) -> tuple[bytes, dict[str, Any] | None] | None:
-    """A v2 node's ``.zarray`` / ``.zgroup`` bytes and that document with v3's ``node_type``,
-    ``attributes`` (from ``.zattrs``) and, for an array, ``data_type`` (its ``dtype``) added (None
-    when it is not a JSON object), or None: no v2 node."""
-    from .metadata.v2 import ZARRAY, ZATTRS, ZGROUP
-
-    prefix = f"{path}/" if path else ""
-    for name, node_type in ((ZARRAY, "array"), (ZGROUP, "group")):
-        raw = store.get(prefix + name)
-        if raw is None:
-            continue
-        try:
-            doc = json.loads(bytes(raw).decode("utf-8"))
-            attrs = json.loads(bytes(store.get(prefix + ZATTRS) or b"{}").decode("utf-8"))
-        except (UnicodeDecodeError, ValueError, RecursionError):
-            return bytes(raw), None
-        if not isinstance(doc, dict):
-            return bytes(raw), None
-        extra = {"data_type": doc.get("dtype")} if node_type == "array" else {}
-        return bytes(raw), {**doc, **extra, "node_type": node_type, "attributes": attrs if isinstance(attrs, dict) else {}}
-    return None
-
-
-def unsupported(store: Any, path: str, raw: bytes | None, error: MetadataError) -> UnsupportedNode:
-    if raw is None and (v2 := _v2_document(store, path)) is not None:  # a Zarr v2 node
-        raw, document = v2
-        cls = UnsupportedArray if document is not None and document["node_type"] == "array" else UnsupportedNode
-        return cls(store, path, raw, error, document)
-    node = UnsupportedNode(store, path, raw, error)
+def unsupported(store: Any, path: str, raw: bytes | None, error: MetadataError,
+                node_type: str | None = None) -> UnsupportedNode:
+    """The placeholder of the node at ``path`` (``raw``: its metadata document's bytes; a Zarr v2
+    node's ``.zarray`` / ``.zgroup``, with ``node_type`` saying which)."""
+    node = UnsupportedNode(store, path, raw, error, node_type=node_type)
     if node.node_type == "array":
-        node = UnsupportedArray(store, path, raw, error, node.document)
+        node = UnsupportedArray(store, path, raw, error, node.document, node_type=node_type)
     return node
+
+
+def raw_documents(store: Any, path: str) -> tuple[bytes | None, str | None]:
+    """(bytes, node type hint) of the metadata document of the node at ``path``: ``zarr.json``,
+    else a Zarr v2 ``.zarray`` or ``.zgroup``."""
+    prefix = f"{path}/" if path else ""
+    for name, nt in (("zarr.json", None), (".zarray", "array"), (".zgroup", "group")):
+        raw = store.get(prefix + name)
+        if raw is not None:
+            return bytes(raw), nt
+    return None, None

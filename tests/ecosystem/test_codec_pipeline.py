@@ -384,8 +384,11 @@ DTYPES = {
     "float16": (np.arange(21, dtype="f2"), True),
     "complex128": (np.arange(21) * (1 + 2j), True),
     "int8": (np.arange(21, dtype="i1") - 10, True),
-    "bytes": (np.array([b"ab", b"cdefg", b""] * 7), True),
-    "str": (np.array(["a", "bbbbbb", ""] * 7, dtype=object), True),
+    "bytes": (np.array([b"ab", b"cdefg", b""] * 7), True),  # null_terminated_bytes
+    "str": (np.array(["a", "bbbbbb", ""] * 7, dtype=object), True),  # string (vlen-utf8)
+    "U": (np.array(["a", "bbbbbb", ""] * 7), True),  # fixed_length_utf32
+    "M8": (np.arange(21).astype("M8[s]"), True),
+    "struct": (np.array([(i, i / 2) for i in range(21)], "<i2,<f4"), True),
 }
 
 

@@ -103,17 +103,21 @@ def test_string_reads_as_stringdtype_and_writes_python_values(tmp_path):
     assert zarrbolt.open_array(str(tmp_path / "s"))[...].tolist() == r.tolist()
 
 
-@pytest.mark.parametrize("dt", ["U", "S", "M8", "m8", "string", "bytes"])
-def test_metadata_json_round_trip(tmp_path, dt):
-    """Metadata zarr-python wrote is written back unchanged by zarrbolt."""
-    vals = {"U": "<U3", "S": "S2", "M8": "M8[us]", "m8": "m8[3h]", "string": SDT, "bytes": "bytes"}[dt]
+@pytest.mark.parametrize("dt,fill", [
+    ("<U3", None), ("<U3", "ab"), ("S2", None), ("S2", b"\x01"), ("M8[us]", None), ("M8[us]", 123),
+    ("m8[3h]", None), ("m8[3h]", np.timedelta64(6, "h")), (SDT, None), (SDT, "x y"), ("bytes", None),
+    ("bytes", b"\x00z"), ("V3", b"abc"), ("<i4,S2", None), ("<i2,<f4", (3, 1.5)),
+])
+def test_metadata_json_round_trip(tmp_path, dt, fill):
+    """Metadata zarr-python wrote (data type, fill value) is written back unchanged by zarrbolt."""
+    kw = {} if fill is None else {"fill_value": fill}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        zarr.create_array(tmp_path / "a", shape=(2,), dtype=_zarr_dtype(vals))
+        zarr.create_array(tmp_path / "a", shape=(2,), dtype=_zarr_dtype(dt), **kw)
     doc = json.loads((tmp_path / "a" / "zarr.json").read_text())
     from zarrbolt.metadata import ArrayMetadata
 
-    assert ArrayMetadata.from_json(doc).to_json() == doc if hasattr(ArrayMetadata, "from_json") else True
+    assert ArrayMetadata.from_json(doc).to_json() == doc
     assert DataType.parse(doc["data_type"]).to_json() == doc["data_type"]
 
 
@@ -127,6 +131,9 @@ BB = [
     ("blosc", {"cname": "blosclz", "shuffle": 0, "blocksize": 4096}), ("blosc", {"typesize": 8, "shuffle": 1}),
     ("shuffle", {"elementsize": 8}), ("shuffle", {"elementsize": 4}), ("shuffle", {"elementsize": 1}),
     ("crc32", {}), ("crc32", {"location": "end"}), ("adler32", {}), ("fletcher32", {}), ("gzip", {"level": 3}),
+    ("crc32c", {}), ("crc32c", {"location": "start"}), ("lzma", {}), ("lzma", {"preset": 1, "check": 0}),
+    ("lzma", {"format": 2, "preset": 3}), ("lzma", {"format": 3, "filters": [{"id": 33, "preset": 1}]}),
+    ("jenkins_lookup3", {}), ("jenkins_lookup3", {"initval": 12345}),
 ]
 
 
@@ -192,12 +199,13 @@ def test_array_codecs_match_zarr_python(tmp_path, cid, conf, dt):
 
 
 @pytest.mark.parametrize("compressor", ["bz2", "shuffle", "crc32", "blosc", "zstd", "gzip", "adler32",
-                                        "fletcher32"])
+                                        "fletcher32", "lzma", "crc32c", "jenkins_lookup3"])
 def test_zarr_python_numcodecs_arrays_read(tmp_path, compressor):
     from zarr.codecs import numcodecs as znc
 
     cls = {"bz2": znc.BZ2, "shuffle": znc.Shuffle, "crc32": znc.CRC32, "blosc": znc.Blosc, "zstd": znc.Zstd,
-           "gzip": znc.GZip, "adler32": znc.Adler32, "fletcher32": znc.Fletcher32}[compressor]
+           "gzip": znc.GZip, "adler32": znc.Adler32, "fletcher32": znc.Fletcher32, "lzma": znc.LZMA,
+           "crc32c": znc.CRC32C, "jenkins_lookup3": znc.JenkinsLookup3}[compressor]
     vals = DATA[:2000].reshape(40, 50)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -214,3 +222,29 @@ def test_zarr_python_numcodecs_arrays_read(tmp_path, compressor):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         np.testing.assert_array_equal(zarr.open_array(tmp_path / "zb")[:], vals)
+
+
+@pytest.mark.parametrize("conf", [{}, {"shuffle": -1}, {"shuffle": 2, "cname": "zstd"}, {"shuffle": 0}])
+@pytest.mark.parametrize("dt", ["<u2", "<f8", "|u1"])
+def test_blosc_for_item_size_is_numcodecs_on_arrays(conf, dt):
+    """Zarr v2's blosc compressor: numcodecs sees the array, so its type size is the item size."""
+    a = (np.arange(10000) * 3).astype(dt)
+    ref = numcodecs.get_codec({"id": "blosc", **conf}).encode(a)
+    c = parse_codec({"name": "numcodecs.blosc", "configuration": conf}).for_item_size(a.dtype.itemsize)
+    spec = ChunkSpec(a.shape, DataType.from_numpy(dt), a.dtype.type(0))
+    assert bytes(c.encode(a.tobytes(), spec)) == bytes(ref)
+    assert c.to_json() == {"name": "numcodecs.blosc", "configuration": conf}
+
+
+@pytest.mark.parametrize("dtype", ["<U6", "|O"])
+def test_categorize_matches_numcodecs(dtype):
+    labels = ["red", "green", "blue"]
+    vals = np.array(["red", "blue", "green", "other", "", "blue"] * 50, dtype=dtype if dtype != "|O" else object)
+    ref = numcodecs.Categorize(labels, dtype=dtype, astype="<u2")
+    ours = parse_codec({"name": "numcodecs.categorize", "configuration": ref.get_config()})
+    zdt = DataType.from_numpy("<U6" if dtype != "|O" else "string")
+    spec = ChunkSpec(vals.shape, zdt, zdt.default_fill_value())
+    mine = vals if dtype != "|O" else vals.astype(SDT)
+    ours.resolve(spec)
+    assert ours.encode(mine, spec).tobytes() == ref.encode(vals).tobytes()
+    assert ours.decode(ref.encode(vals), spec).tolist() == ref.decode(ref.encode(vals)).tolist()

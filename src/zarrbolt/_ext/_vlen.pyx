@@ -52,14 +52,14 @@ def item_count(const uint8_t[::1] data):
 
 
 cdef _index(const uint8_t[::1] data, size_t n, int utf8, uint64_t[::1] starts, uint32_t[::1] lens):
-    cdef size_t bad = 0
+    cdef size_t bad = n  # set to the failing item by a UTF-8 error only
     cdef int st
     cdef const uint8_t *p = &data[0] if data.shape[0] else NULL
     cdef size_t ln = data.shape[0]
     with nogil:
         st = zb_vlen_index(p, ln, n, utf8, &starts[0] if n else NULL, &lens[0] if n else NULL, &bad)
     if st != 0:
-        if utf8 and st == ZB_ECORRUPT and bad < n and lens[bad] != 0:
+        if utf8 and st == ZB_ECORRUPT and bad < n:
             raise _zb_errors.CorruptChunkError(f"vlen-utf8: item {bad} is not valid UTF-8")
         count = item_count(data)
         if count != n:
@@ -70,7 +70,9 @@ cdef _index(const uint8_t[::1] data, size_t n, int utf8, uint64_t[::1] starts, u
 def decode(const uint8_t[::1] data, Py_ssize_t n, str kind):
     """The 1-d array of the n items of an encoded chunk: ``kind`` "str" (object array of str),
     "bytes" (object array of bytes) or "stringdtype" (numpy StringDType)."""
-    cdef int utf8 = kind != "bytes"
+    if kind != "stringdtype":
+        return _decode_objects(data, n, kind == "str")
+    cdef int utf8 = 1
     starts_a = np.empty(n, np.uint64)
     lens_a = np.zeros(n, np.uint32)
     cdef uint64_t[::1] starts = starts_a
@@ -79,40 +81,63 @@ def decode(const uint8_t[::1] data, Py_ssize_t n, str kind):
     cdef Py_ssize_t i
     cdef const char *base = <const char *>&data[0] if data.shape[0] else NULL
     cdef cnp.ndarray out
-    cdef PyObject **objs
     cdef npy_string_allocator *alloc
     cdef char *sdata
     cdef Py_ssize_t stride
     cdef int st = 0
-    if kind == "stringdtype":
-        out = np.empty(n, STRING_DTYPE)
-        sdata = <char *>cnp.PyArray_DATA(out)
-        stride = out.strides[0] if n else 0
-        alloc = NpyString_acquire_allocator(<PyArray_StringDTypeObject *>cnp.PyArray_DESCR(out))
-        with nogil:
-            for i in range(n):
-                if NpyString_pack(alloc, <npy_packed_static_string *>(sdata + i * stride),
-                                  base + starts[i], lens[i]) < 0:
-                    st = -1
-                    break
-        NpyString_release_allocator(alloc)
-        if st:
-            raise MemoryError("vlen: numpy could not store a string")
-        return out
+    out = np.empty(n, STRING_DTYPE)
+    sdata = <char *>cnp.PyArray_DATA(out)
+    stride = out.strides[0] if n else 0
+    alloc = NpyString_acquire_allocator(<PyArray_StringDTypeObject *>cnp.PyArray_DESCR(out))
+    with nogil:
+        for i in range(n):
+            if NpyString_pack(alloc, <npy_packed_static_string *>(sdata + i * stride), base + starts[i], lens[i]) < 0:
+                st = -1
+                break
+    NpyString_release_allocator(alloc)
+    if st:
+        raise MemoryError("vlen: numpy could not store a string")
+    return out
+
+
+cdef inline uint32_t _rd32(const uint8_t *p) noexcept nogil:
+    return <uint32_t>p[0] | (<uint32_t>p[1] << 8) | (<uint32_t>p[2] << 16) | (<uint32_t>p[3] << 24)
+
+
+cdef _decode_objects(const uint8_t[::1] data, Py_ssize_t n, bint text):
+    """One pass over the chunk making the objects (the output's size is the trusted chunk size;
+    every size read from the data is checked before it is used)."""
+    cdef size_t ln = data.shape[0], pos = 4, m
+    cdef const uint8_t *p = &data[0] if ln else NULL
+    if ln < 4:
+        raise _zb_errors.CorruptChunkError(f"vlen chunk of {ln} bytes has no item count")
+    if _rd32(p) != <uint64_t>n:
+        raise _zb_errors.CorruptChunkError(f"vlen chunk: it holds {_rd32(p)} items, the chunk has {n} elements")
+    if (ln - 4) // 4 < <size_t>n:
+        raise _zb_errors.CorruptChunkError(f"vlen chunk of {ln} bytes cannot hold {n} items")
     out = np.empty(n, object)
-    objs = <PyObject **>cnp.PyArray_DATA(out)
-    if utf8:
-        for i in range(n):
-            o = PyUnicode_DecodeUTF8(base + starts[i], lens[i], "strict")
-            Py_INCREF(o)
-            Py_XDECREF(objs[i])
-            objs[i] = <PyObject *>o
-    else:
-        for i in range(n):
-            o = PyBytes_FromStringAndSize(base + starts[i], lens[i])
-            Py_INCREF(o)
-            Py_XDECREF(objs[i])
-            objs[i] = <PyObject *>o
+    cdef PyObject **objs = <PyObject **>cnp.PyArray_DATA(out)
+    cdef Py_ssize_t i
+    for i in range(n):
+        if ln - pos < 4:
+            raise _zb_errors.CorruptChunkError(f"vlen chunk: item {i} runs past the end")
+        m = _rd32(p + pos)
+        pos += 4
+        if ln - pos < m:
+            raise _zb_errors.CorruptChunkError(f"vlen chunk: item {i} ({m} bytes) runs past the end")
+        if text:
+            try:
+                o = PyUnicode_DecodeUTF8(<const char *>p + pos, m, "strict")
+            except UnicodeDecodeError:
+                raise _zb_errors.CorruptChunkError(f"vlen-utf8: item {i} is not valid UTF-8") from None
+        else:
+            o = PyBytes_FromStringAndSize(<const char *>p + pos, m)
+        pos += m
+        Py_INCREF(o)
+        Py_XDECREF(objs[i])
+        objs[i] = <PyObject *>o
+    if pos != ln:
+        raise _zb_errors.CorruptChunkError(f"vlen chunk: {ln - pos} bytes follow the last item")
     return out
 
 

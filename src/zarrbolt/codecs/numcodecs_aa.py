@@ -1,5 +1,6 @@
 """The array -> array ``numcodecs.*`` codecs zarr-python 3 writes (``zarr.codecs.numcodecs``):
-``numcodecs.bitround``, ``numcodecs.quantize``, ``numcodecs.astype``, ``numcodecs.packbits``.
+``numcodecs.bitround``, ``numcodecs.quantize``, ``numcodecs.astype``, ``numcodecs.packbits``; and
+``numcodecs.categorize`` (Zarr v2's filter of that id; zarr-python has no v3 wrapper for it).
 
 JSON: ``{"name": "numcodecs.<id>", "configuration": {...}}`` with numcodecs' configuration
 (``"id"`` allowed), written back as given.  Each encodes exactly as numcodecs does (numpy's
@@ -204,3 +205,61 @@ class NumcodecsPackBits(_Configured):
             raise CorruptChunkError(f"{self.name}: {enc.size} bytes with {int(enc[0]) if enc.size else '?'} "
                                     f"padding bits do not hold {n} booleans")
         return np.unpackbits(enc[1:], count=n).view(bool).reshape(spec.shape)
+
+
+MAX_LABELS = 2**16
+
+
+@register_codec
+class NumcodecsCategorize(_Configured):
+    """``numcodecs.categorize`` ``{"labels": ["a", "b"], "dtype": "<U1" | "|O", "astype": "|u1"}``:
+    text values stored as integers, label i as i + 1, anything else as 0 (decoded as ""); for
+    ``fixed_length_utf32`` arrays (``dtype`` their ``<U n``) and ``string`` arrays (``"|O"``,
+    numcodecs' object arrays of text; Zarr v2's categorize filter)."""
+
+    name = "numcodecs.categorize"
+    _members = frozenset({"labels", "dtype", "astype"})
+
+    def _check(self) -> None:
+        c = self.config
+        for k in ("labels", "dtype"):
+            if k not in c:
+                raise MetadataError(f"codec {self.name!r}: {k!r} is required")
+        labels = c["labels"]
+        if not isinstance(labels, list) or len(labels) > MAX_LABELS or not all(isinstance(x, str) for x in labels):
+            raise MetadataError(f"codec {self.name!r}: labels must be a list of at most {MAX_LABELS} strings")
+        self.labels = labels
+        if not isinstance(c["dtype"], str):
+            raise MetadataError(f"codec {self.name!r}: dtype must be a numpy data type string, got {c['dtype']!r}")
+        try:
+            self.dtype = np.dtype(c["dtype"])
+        except TypeError:
+            raise MetadataError(f"codec {self.name!r}: dtype {c['dtype']!r} is not a numpy data type") from None
+        if self.dtype.kind not in "UO":
+            raise MetadataError(f"codec {self.name!r}: dtype must be a unicode ('<U n') or object type")
+        self.astype = _np_dtype(self.name, c.get("astype", "|u1"), "astype", "iu")
+        if len(labels) > np.iinfo(self.astype).max:
+            raise MetadataError(f"codec {self.name!r}: {len(labels)} labels do not fit {self.astype}")
+
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+        from ..metadata.dtypes import DataType
+
+        dt = spec.dtype
+        ok = dt.kind == "string" if self.dtype.kind == "O" else dt.numpy_dtype == self.dtype.newbyteorder("=")
+        if not ok:
+            raise MetadataError(f"codec {self.name!r}: dtype {self.config['dtype']!r} does not fit the data type {dt}")
+        fill = str(spec.fill_value)
+        code = self.labels.index(fill) + 1 if fill in self.labels else 0
+        return ChunkSpec(spec.shape, DataType.from_numpy(self.astype), self.astype.type(code))
+
+    def encode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        enc = np.zeros(array.shape, dtype=self.astype)
+        for i, label in enumerate(self.labels):
+            enc[array == label] = i + 1
+        return enc
+
+    def decode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        dec = np.full(array.shape, "", dtype=spec.dtype.numpy_dtype)
+        for i, label in enumerate(self.labels):
+            dec[array == i + 1] = label
+        return dec

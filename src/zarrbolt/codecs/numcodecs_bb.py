@@ -1,6 +1,7 @@
 """The bytes -> bytes ``numcodecs.*`` codecs zarr-python 3 writes (``zarr.codecs.numcodecs``):
 ``numcodecs.bz2``, ``numcodecs.zstd``, ``numcodecs.gzip``, ``numcodecs.blosc``,
-``numcodecs.shuffle``, ``numcodecs.crc32``, ``numcodecs.adler32``, ``numcodecs.fletcher32``.
+``numcodecs.lzma``, ``numcodecs.shuffle``, ``numcodecs.crc32``, ``numcodecs.crc32c``,
+``numcodecs.adler32``, ``numcodecs.fletcher32``, ``numcodecs.jenkins_lookup3``.
 
 JSON: ``{"name": "numcodecs.<id>", "configuration": {...}}`` with numcodecs' own configuration
 (members left out take numcodecs' defaults; numcodecs' ``"id"`` may be present and must name the
@@ -10,8 +11,8 @@ Where the codec is a compressor zarrbolt already has in C, the numcodecs form is
 (``numcodecs.zstd`` → the zstd codec, ``numcodecs.gzip`` → libdeflate's gzip, ``numcodecs.blosc``
 → c-blosc 1.x / c-blosc2): same format, same fused plans.  ``numcodecs.blosc`` compresses the
 chunk's bytes as numcodecs does in Zarr v3 (type size 1 unless ``typesize`` is given; numcodecs'
-``shuffle: -1``, AUTOSHUFFLE, is then the bit shuffle).  bz2, CRC-32 and Adler-32 are the
-standard library's (the same libbz2 / zlib numcodecs calls, so encodes are byte-identical;
+``shuffle: -1``, AUTOSHUFFLE, is then the bit shuffle).  bz2, lzma, CRC-32 and Adler-32 are the
+standard library's (the same libbz2 / liblzma / zlib numcodecs calls: encodes are byte-identical;
 gzip's header holds a time stamp in numcodecs and 0 here).  Decoding is bounded: a chunk never
 decodes to more than the chain allows (CorruptChunkError), checksums that differ raise
 ChecksumError.
@@ -20,6 +21,7 @@ ChecksumError.
 from __future__ import annotations
 
 import bz2
+import lzma
 import zlib
 from typing import Any
 
@@ -113,15 +115,24 @@ class NumcodecsBlosc(_Delegating):
     name = "numcodecs.blosc"
     _members = frozenset({"cname", "clevel", "shuffle", "blocksize", "typesize"})
 
-    def _check(self) -> None:
+    def _check(self, item_size: int = 1) -> None:
         c = self.config
         shuffle = c.get("shuffle", 1)
         if isinstance(shuffle, bool) or shuffle not in _BLOSC_SHUFFLE:
             raise MetadataError(f"codec {self.name!r}: shuffle must be -1, 0, 1 or 2, got {shuffle!r}")
         typesize = c.get("typesize")
-        typesize = 1 if typesize is None else int_param(typesize, self.name, "typesize", 1, 255)
+        typesize = item_size if typesize is None else int_param(typesize, self.name, "typesize", 1, 255)
         name = _BLOSC_SHUFFLE[shuffle] or ("bitshuffle" if typesize == 1 else "shuffle")
-        self.inner = BloscCodec(c.get("cname", "lz4"), c.get("clevel", 5), name, typesize, c.get("blocksize", 0))
+        self.inner = BloscCodec(c.get("cname", "lz4"), c.get("clevel", 5), name, min(typesize, 255),
+                                c.get("blocksize", 0))
+
+    def for_item_size(self, item_size: int) -> NumcodecsBlosc:
+        """This codec as numcodecs runs it on an array of ``item_size``-byte items (Zarr v2's
+        ``blosc`` compressor: the type size, and AUTOSHUFFLE's choice, follow the array's item
+        size); its JSON is unchanged."""
+        out = NumcodecsBlosc(**self.config)
+        out._check(item_size)
+        return out
 
 
 @register_codec
@@ -149,6 +160,53 @@ class NumcodecsBZ2(_Configured):
             raise CorruptChunkError(f"{self.name}: the stream is truncated")
         if d.unused_data:
             raise CorruptChunkError(f"{self.name}: {len(d.unused_data)} bytes follow the bzip2 stream")
+        return out
+
+
+# the decoder's memory (the dictionary an xz header asks for) is bounded by this
+LZMA_MEMLIMIT = 2**28
+
+
+@register_codec
+class NumcodecsLZMA(_Configured):
+    """``numcodecs.lzma``: Python's lzma with numcodecs' members ``format`` (default 1, xz),
+    ``check`` (-1: the format's default), ``preset`` (None: 6) and ``filters`` (a list of filter
+    objects, as the lzma module takes them)."""
+
+    name = "numcodecs.lzma"
+    _members = frozenset({"format", "check", "preset", "filters"})
+
+    def _check(self) -> None:
+        c = self.config
+        self.format = int_param(c.get("format", 1), self.name, "format", 1, 3)
+        self.check = int_param(c.get("check", -1), self.name, "check", -1, 15)
+        preset = c.get("preset")
+        self.preset = None if preset is None else int_param(preset, self.name, "preset", 0, 2**32 - 1)
+        self.filters = c.get("filters")
+        if self.filters is not None and not (isinstance(self.filters, list)
+                                             and all(isinstance(f, dict) for f in self.filters)):
+            raise MetadataError(f"codec {self.name!r}: filters must be a list of objects, got {self.filters!r}")
+        try:
+            lzma.LZMACompressor(self.format, self.check, self.preset, self.filters)
+        except (ValueError, TypeError, KeyError, lzma.LZMAError) as e:
+            raise MetadataError(f"codec {self.name!r}: {e}") from None
+
+    def encode(self, data: Any, spec: ChunkSpec) -> bytes:
+        return lzma.compress(as_bytes_view(data), self.format, self.check, self.preset, self.filters)
+
+    def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
+        limit = None if self.format == lzma.FORMAT_RAW else LZMA_MEMLIMIT
+        try:
+            d = lzma.LZMADecompressor(self.format, limit, self.filters)
+            out = d.decompress(as_bytes_view(data), max_length=max_size + 1)
+        except (lzma.LZMAError, ValueError, EOFError) as e:
+            raise CorruptChunkError(f"{self.name}: {e}") from None
+        if len(out) > max_size:
+            raise CorruptChunkError(f"{self.name}: the stream decodes to more than {max_size} bytes")
+        if not d.eof and self.format != lzma.FORMAT_RAW:
+            raise CorruptChunkError(f"{self.name}: the stream is truncated")
+        if d.unused_data:
+            raise CorruptChunkError(f"{self.name}: {len(d.unused_data)} bytes follow the stream")
         return out
 
 
@@ -240,6 +298,19 @@ class NumcodecsCRC32(_Checksum32):
 
 
 @register_codec
+class NumcodecsCRC32C(_Checksum32):
+    """``numcodecs.crc32c``: CRC-32C (zarrbolt's C kernel), last by default (numcodecs')."""
+
+    name = "numcodecs.crc32c"
+    _where = "end"
+
+    def _sum(self, data: memoryview) -> int:
+        from .. import kernels
+
+        return kernels.crc32c(data)
+
+
+@register_codec
 class NumcodecsAdler32(_Checksum32):
     name = "numcodecs.adler32"
 
@@ -261,28 +332,29 @@ class NumcodecsFletcher32(_Checksum32):
 
 
 def fletcher32(data: Any) -> int:
-    """HDF5's Fletcher-32 (``H5_checksum_fletcher32``): sums of 16-bit big-endian words folded
-    every 360 words.  Vectorised: the sums of each 360-word block are exact in 64 bits, and the
-    folds are applied block by block as HDF5 applies them."""
-    a = np.frombuffer(as_bytes_view(data), np.uint8)
-    odd = a.size % 2
-    words = (a[: a.size - odd].reshape(-1, 2).astype(np.uint64) * np.array([256, 1], np.uint64)).sum(axis=1)
-    sum1 = sum2 = 0
-    n = words.size
-    for lo in range(0, n, 360):
-        blk = words[lo: lo + 360]
-        t = blk.size
-        # within a block: sum1 grows by each word, sum2 by each running sum1
-        prefix = np.cumsum(blk, dtype=np.uint64)
-        sum2 += t * sum1 + int(prefix.sum(dtype=np.uint64))
-        sum1 += int(prefix[-1])
-        sum1 = (sum1 & 0xFFFF) + (sum1 >> 16)
-        sum2 = (sum2 & 0xFFFF) + (sum2 >> 16)
-    if odd:
-        sum1 += int(a[-1]) << 8
-        sum2 += sum1
-        sum1 = (sum1 & 0xFFFF) + (sum1 >> 16)
-        sum2 = (sum2 & 0xFFFF) + (sum2 >> 16)
-    sum1 = (sum1 & 0xFFFF) + (sum1 >> 16)
-    sum2 = (sum2 & 0xFFFF) + (sum2 >> 16)
-    return ((sum2 << 16) | sum1) & 0xFFFFFFFF
+    """HDF5's Fletcher-32 (``H5_checksum_fletcher32``; C: csrc/checksum32.c)."""
+    from .._ext import _checksum32
+
+    return _checksum32.fletcher32(as_bytes_view(data))
+
+
+@register_codec
+class NumcodecsJenkinsLookup3(_Checksum32):
+    """``numcodecs.jenkins_lookup3``: Bob Jenkins' lookup3 hash of the data with ``initval``
+    (default 0), appended.  numcodecs' ``prefix`` (bytes hashed before the data) has no JSON form
+    and must be null."""
+
+    name = "numcodecs.jenkins_lookup3"
+    _members = frozenset({"initval", "prefix"})
+    _where = "end"
+
+    def _check(self) -> None:
+        self.location = "end"
+        self.initval = int_param(self.config.get("initval", 0), self.name, "initval", 0, 2**32 - 1)
+        if self.config.get("prefix") is not None:
+            raise MetadataError(f"codec {self.name!r}: a prefix is not supported, got {self.config['prefix']!r}")
+
+    def _sum(self, data: memoryview) -> int:
+        from .._ext import _checksum32
+
+        return _checksum32.jenkins_lookup3(data, self.initval)

@@ -75,41 +75,55 @@ class ConsolidatedView:
         self.zarr_format = zarr_format
         self.entries = entries
         self._lock = threading.Lock()
+        self._children: dict[str, list[str]] | None = None  # parent -> child names, built on demand
         _register(self)
 
     # -- reading
     def child_names(self, rel: str) -> list[str]:
         """The names of the direct children of the node at ``rel`` ('' = the root)."""
-        pre = f"{rel}/" if rel else ""
         with self._lock:
-            keys = list(self.entries)
-        return sorted({k[len(pre):] for k in keys if k.startswith(pre) and "/" not in k[len(pre):] and k != rel})
+            if self._children is None:
+                index: dict[str, list[str]] = {}
+                for k in self.entries:
+                    parent, _, name = k.rpartition("/")
+                    index.setdefault(parent, []).append(name)
+                for names in index.values():
+                    names.sort()
+                self._children = index
+            return list(self._children.get(rel, ()))
 
     def has(self, rel: str) -> bool:
         return rel in self.entries
 
-    def node_documents(self, rel: str) -> dict[str, bytes] | None:
-        """The node's metadata objects as store values (key name → bytes), or None."""
+    def node_documents(self, rel: str) -> dict[str, Any] | None:
+        """The node's metadata documents (key name → JSON object), or None.  A group's ``zarr.json``
+        comes without the (empty) consolidated metadata the consolidation put in its entry."""
         with self._lock:
             docs = self.entries.get(rel)
         if docs is None:
             return None
-        out: dict[str, bytes] = {}
-        for name, doc in docs.items():
-            if name == ZARR_JSON and isinstance(doc, dict):
-                doc = {k: v for k, v in doc.items() if k != KEY}  # the nested (empty) consolidation
-            out[name] = _dumps_v3(doc)
-        return out
+        for name in (ZARR_JSON, ".zgroup"):  # zarr-python 3 also puts one in v2 groups' entries
+            doc = docs.get(name)
+            if isinstance(doc, dict) and KEY in doc:
+                docs = {**docs, name: {k: v for k, v in doc.items() if k != KEY}}
+        return docs
 
     # -- keeping it current
     def _set(self, rel: str, docs: dict[str, Any]) -> None:
         with self._lock:
             self.entries[rel] = docs
+            self._children = None
 
     def _remove(self, rel: str) -> None:
         with self._lock:
             for k in [k for k in self.entries if k == rel or k.startswith(rel + "/")]:
                 del self.entries[k]
+            self._children = None
+
+    def _replace(self, entries: dict[str, dict[str, Any]]) -> None:
+        with self._lock:
+            self.entries = entries
+            self._children = None
 
 
 _views: weakref.WeakSet = weakref.WeakSet()
@@ -298,8 +312,7 @@ def _refresh_views(store: Any, path: str) -> None:
         if v.root == path:
             fresh = _read_view(store, path, v.zarr_format)
             if fresh is not None:
-                with v._lock:
-                    v.entries = fresh.entries
+                v._replace(fresh.entries)
 
 
 def _read_view(store: Any, path: str, fmt: int) -> ConsolidatedView | None:
@@ -365,8 +378,7 @@ def node_erased(store: Any, path: str) -> None:
         if rel is not None:
             v._remove(rel)
         elif v.root == path or path == "" or v.root.startswith(path + "/"):
-            with v._lock:  # the consolidated group itself is gone
-                v.entries = {}
+            v._replace({})  # the consolidated group itself is gone
 
 
 def _update_views(store: Any, path: str, fmt: int, docs: dict[str, Any] | None, load: Any) -> None:
@@ -437,3 +449,33 @@ def refresh_own(store: Any, path: str, metadata: Any) -> Any:
     if isinstance(cur, dict):
         new_extra[KEY] = cur
     return metadata.evolve(extra=new_extra)
+
+
+def parse_v3_document(doc: Any) -> Any:
+    """Array or group metadata from a ``zarr.json`` document already parsed from JSON (the
+    checks of :func:`~zarrbolt.metadata.parse_node_metadata` after its JSON step).  The document's
+    attributes are copied: the metadata never shares them with the view."""
+    import copy
+
+    from .nodes import ArrayMetadata, GroupMetadata
+
+    if not isinstance(doc, dict):
+        raise MetadataError(f"zarr.json must hold a JSON object, got {type(doc).__name__}")
+    zf = doc.get("zarr_format")
+    if "zarr_format" not in doc:
+        raise MetadataError("zarr.json has no 'zarr_format'")
+    if isinstance(zf, bool) or zf != 3:
+        raise MetadataError(f"unsupported zarr_format {zf!r} (zarrbolt reads Zarr v3)")
+    if doc.get("attributes"):
+        doc = {**doc, "attributes": copy.deepcopy(doc["attributes"])}
+    nt = doc.get("node_type")
+    if nt == "array":
+        return ArrayMetadata.from_json(doc)
+    if nt == "group":
+        return GroupMetadata.from_json(doc)
+    raise MetadataError(f"node_type must be 'array' or 'group', got {nt!r}")
+
+
+def document_bytes(doc: Any) -> bytes:
+    """A document as the bytes of a store value (compact JSON)."""
+    return json.dumps(doc, ensure_ascii=False, allow_nan=True).encode("utf-8")

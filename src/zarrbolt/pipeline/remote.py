@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import queue
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 import numpy as np
@@ -62,10 +62,12 @@ def window_budget(source: Any) -> int:
 
 
 class _Staging:
-    """One window's staging, running on the source's loop (through a stager thread)."""
+    """One window's staging, running on the source's loop (through a stager thread); each key
+    staged is put on ``ready`` as ``(window, key)``."""
 
-    def __init__(self, io: ArrayIO, requests: dict, whole_shard: Callable | None):
+    def __init__(self, io: ArrayIO, k: int, requests: dict, whole_shard: Callable | None, ready: queue.SimpleQueue):
         self.staged = StagedStore(io.store, io.source, io=io)
+        self.keys = set(requests)
         self._cancelled = threading.Event()
         self._task: Any = None
         self._loop: Any = None
@@ -76,17 +78,10 @@ class _Staging:
             if self._cancelled.is_set():
                 raise asyncio.CancelledError
             self._task, self._loop = asyncio.current_task(), asyncio.get_running_loop()
-            return await stage(self.staged, io, requests, max_gap=gap, cache=cache, whole_shard=whole_shard)
+            return await stage(self.staged, io, requests, max_gap=gap, cache=cache, whole_shard=whole_shard,
+                               on_done=lambda key: ready.put((k, key)))
 
         self.future: Future = _stagers().submit(io.source.run, main())
-
-    def result(self) -> StagedStore:
-        """Wait for the staging (a pending signal in this thread is raised within _POLL_S)."""
-        while True:
-            try:
-                return self.future.result(timeout=_POLL_S)
-            except FutureTimeout:
-                continue
 
     def cancel(self) -> None:
         """Cancel the fetches and wait (briefly) until they are gone."""
@@ -106,26 +101,53 @@ class _Staging:
 
 
 def _run_windows(io: ArrayIO, windows: Sequence[Any], requests_of: Callable[[Any], dict],
-                 decode: Callable[[Any, StagedStore], None], whole_shard: Callable | None = None) -> None:
-    """Stage the windows one after another (window k+1 while window k decodes) and decode each."""
+                 decode: Callable[[Any, list[str], StagedStore], None], whole_shard: Callable | None = None,
+                 stream: bool = True) -> None:
+    """Stage the windows (window k+1 once window k's bytes are all here, so that at most two
+    windows' bytes are held) and decode what arrives: ``decode(window, keys, staged)`` with the
+    keys staged so far (``stream``), or once with all of a window's keys."""
     if not windows:
         return
-    current = _Staging(io, requests_of(windows[0]), whole_shard)
-    nxt: _Staging | None = None
+    ready: queue.SimpleQueue = queue.SimpleQueue()
+    active: dict[int, tuple[_Staging, set[str]]] = {}
+    started = 0
+
+    def start() -> None:
+        nonlocal started
+        st = _Staging(io, started, requests_of(windows[started]), whole_shard, ready)
+        active[started] = (st, set(st.keys))
+        started += 1
+
     try:
-        for k, w in enumerate(windows):
-            staged = current.result()
-            remote_counts["max_window_bytes"] = max(remote_counts["max_window_bytes"], staged.nbytes)
-            if k + 1 < len(windows):
-                nxt = _Staging(io, requests_of(windows[k + 1]), whole_shard)
-            decode(w, staged)
-            del staged
-            if nxt is not None:
-                current, nxt = nxt, None
+        while active or started < len(windows):
+            newest = active.get(started - 1)
+            if started < len(windows) and len(active) < 2 and (newest is None or newest[0].future.done()):
+                start()
+            got: dict[int, list[str]] = {}
+            try:
+                item = ready.get(timeout=_POLL_S)  # a pending signal (Ctrl-C) is raised here
+                while True:
+                    got.setdefault(item[0], []).append(item[1])
+                    item = ready.get_nowait()
+            except queue.Empty:
+                pass
+            for k in sorted(active):
+                st, left = active[k]
+                keys = got.get(k, [])
+                left.difference_update(keys)
+                if stream and keys:
+                    decode(windows[k], keys, st.staged)
+                if st.future.done():
+                    st.future.result()  # the staging's failure, if any
+                    if left:  # (cannot be: every key staged was put on `ready` first)
+                        continue
+                    remote_counts["max_window_bytes"] = max(remote_counts["max_window_bytes"], st.staged.nbytes)
+                    if not stream:
+                        decode(windows[k], sorted(st.keys), st.staged)
+                    del active[k]
     except BaseException:
-        current.cancel()
-        if nxt is not None:
-            nxt.cancel()
+        for st, _ in active.values():
+            st.cancel()
         raise
 
 
@@ -197,16 +219,19 @@ def _chunks_fused(io: ArrayIO, indexer: Any, items: tuple, out: np.ndarray | Non
     nbytes = io.bound.spec.nbytes
     windows = _cut([nbytes] * fo.n, window_budget(io.source))
 
-    def decode(w: tuple[int, int], staged: StagedStore) -> None:
+    task_of = {k: i for i, k in enumerate(keys)}  # (each chunk is one task)
+
+    def decode(w: tuple[int, int], ready: list[str], staged: StagedStore) -> None:
         views, idx, names = [], [], []
-        for i in range(*w):
-            v = staged.whole(keys[i])
+        for key in ready:
+            i = task_of[key]
+            v = staged.whole(key)
             if v is None:
-                fo.absent(i, keys[i])
+                fo.absent(i, key)
             else:
                 views.append(v)
                 idx.append(i)
-                names.append(keys[i])
+                names.append(key)
         _decode_views(fo, views, idx, names, nbytes * len(idx))
 
     remote_counts["chunk-windows"] += len(windows)
@@ -254,10 +279,15 @@ def _sharded_fused(io: ArrayIO, indexer: Any, items: tuple, out: np.ndarray | No
             req.setdefault(key, []).extend(flat[g].tolist())
         return req
 
-    def decode(w: list, staged: StagedStore) -> None:
+    by_key: dict[int, dict[str, np.ndarray]] = {}
+
+    def decode(w: list, ready: list[str], staged: StagedStore) -> None:
+        tasks = by_key.get(id(w))
+        if tasks is None:
+            tasks = by_key[id(w)] = dict(w)  # (a shard's pieces are in different windows)
         views, idx, names = [], [], []
-        for key, g in w:
-            for i in g.tolist():
+        for key in ready:
+            for i in tasks.pop(key).tolist():
                 f = int(flat[i])
                 v = staged.inner_chunk(key, f)
                 if v is _NOT_STAGED:
@@ -289,10 +319,10 @@ def _chunks_per_codec(io: ArrayIO, indexer: Any, out: np.ndarray | None, missing
     def requests_of(w: tuple[int, int]) -> dict:
         return {io.chunk_key(p.chunk_coords): None for p in projections[w[0]: w[1]]}
 
-    def decode(w: tuple[int, int], staged: StagedStore) -> None:
+    def decode(w: tuple[int, int], ready: list[str], staged: StagedStore) -> None:
         _per_codec_projections(_with_store(io, staged), projections[w[0]: w[1]], out, missing)
 
-    _run_windows(io, windows, requests_of, decode)
+    _run_windows(io, windows, requests_of, decode, stream=False)
     return out
 
 
@@ -302,20 +332,28 @@ def _sharded_per_codec(io: ArrayIO, indexer: Any, out: np.ndarray | None, missin
     strategy_counts["sharded-per-codec-remote"] += 1
     if out is None:
         out = np.empty(indexer.shape, dtype=io.dtype)
-    by_shard = list(_sharded_groups(io, indexer).items())
     inner = io.layout.inner.spec.nbytes
-    windows = _cut([len(e) * inner for _, e in by_shard], window_budget(io.source))
+    budget = window_budget(io.source)
+    per = max(1, budget // max(inner, 1))  # inner chunks per window: a big shard is read in pieces
+    by_shard = [(sc, e[lo: lo + per]) for sc, e in _sharded_groups(io, indexer).items() for lo in range(0, len(e), per)]
+    windows = _cut([len(e) * inner for _, e in by_shard], per * inner)
 
     def requests_of(w: tuple[int, int]) -> dict:
-        return {io.chunk_key(sc): [f for f, _ in e] for sc, e in by_shard[w[0]: w[1]]}
+        req: dict[str, list[int]] = {}
+        for sc, e in by_shard[w[0]: w[1]]:
+            req.setdefault(io.chunk_key(sc), []).extend(f for f, _ in e)
+        return req
 
-    def decode(w: tuple[int, int], staged: StagedStore) -> None:
+    def decode(w: tuple[int, int], ready: list[str], staged: StagedStore) -> None:
         def fetch(store: Any, key: str, codec: Any, lay: Any, flats: list[int], whole: bool) -> list | None:
             got = [staged.inner_chunk(key, f) for f in flats]
             return None if any(g is _NOT_STAGED for g in got) else got
 
-        _read_shard_groups(_with_store(io, staged), dict(by_shard[w[0]: w[1]]), out, missing, fetch)
+        groups: dict = {}
+        for sc, e in by_shard[w[0]: w[1]]:
+            groups.setdefault(sc, []).extend(e)
+        _read_shard_groups(_with_store(io, staged), groups, out, missing, fetch)
 
-    _run_windows(io, windows, requests_of, decode)
+    _run_windows(io, windows, requests_of, decode, stream=False)
     return out
 

@@ -220,20 +220,18 @@ def conditional_update(w: Any, p: Any, key: str, src: Any) -> None:
 
 def run_projections(run: Any, projections: Sequence[Any], threads: int) -> None:
     """``run([p])`` for every projection on up to ``threads`` threads (remote writes wait on the
-    network, not the CPU); the first failure is raised after every started one finished."""
+    network, not the CPU).  On the first failure (or Ctrl-C in the calling thread) the
+    projections not started are dropped, the running ones finish, and the failure is raised."""
     n = len(projections)
     if n <= 1 or threads <= 1:
         run(list(projections))
         return
-    with ThreadPoolExecutor(max_workers=min(threads, n), thread_name_prefix="zarrbolt-rwrite") as ex:
+    ex = ThreadPoolExecutor(max_workers=min(threads, n), thread_name_prefix="zarrbolt-rwrite")
+    try:
         futs = [ex.submit(run, [p]) for p in projections]
-        errors = []
         for f in futs:
-            try:
-                f.result()
-            except BaseException as e:  # noqa: BLE001 - collected, the first re-raised below
-                errors.append(e)
-                for g in futs:
-                    g.cancel()
-        if errors:
-            raise errors[0]
+            f.result()
+    except BaseException:
+        ex.shutdown(wait=True, cancel_futures=True)
+        raise
+    ex.shutdown(wait=True)

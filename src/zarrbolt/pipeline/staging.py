@@ -113,8 +113,7 @@ class IndexCache:
     bytes, offsets, nbytes, where the data ends)``, at most ``remote_index_cache`` (config)
     indexes per store (0 turns the cache off) and :data:`MAX_BYTES` bytes in all.  Thread-safe.
 
-    A store is known by its token: the store itself when it is hashable (stores equal by
-    location share entries), else its id.  zarrbolt's writes drop the entries of the shards they
+    A store is known by its :meth:`token` (its location).  zarrbolt's writes drop the entries of the shards they
     write or erase (:meth:`invalidate`); a shard rewritten by another program while cached is
     read with the stale index (see docs/cloud.md: turn the cache off, or :meth:`clear` it, when
     others rewrite shards you read)."""
@@ -135,11 +134,15 @@ class IndexCache:
 
     @staticmethod
     def token(store: Any) -> Any:
+        """What names the data of ``store`` (its location; read-only and writable stores over
+        the same location share entries): its ``_dask_token()``, else its id."""
+        fn = getattr(store, "_dask_token", None)
+        tok = fn() if fn is not None else None
         try:
-            hash(store)
+            hash(tok)
         except TypeError:
-            return ("id", id(store))
-        return store
+            tok = None
+        return ("id", id(store)) if tok is None else tok
 
     def get(self, token: Any, key: str, layout_key: tuple) -> Any | None:
         with self._lock:
@@ -505,12 +508,15 @@ def check_wanted(io: Any, key: str, flats: Iterable[int]) -> list[int]:
 
 async def stage(staged: StagedStore, io: Any, requests: dict[str, list[int] | None], *,
                 max_gap: int = COALESCE_GAP, cache: tuple | None = None,
-                whole_shard: Callable[[str, list[int]], bool] | None = None) -> StagedStore:
+                whole_shard: Callable[[str, list[int]], bool] | None = None,
+                on_done: Callable[[str], None] | None = None) -> StagedStore:
     """Fetch into ``staged``, concurrently, what ``requests`` name for array ``io`` (a
     :class:`~zarrbolt.pipeline.context.ArrayIO`): store key -> None (the whole object) or the
     flat numbers of the inner chunks wanted from that shard (used when ``io.shard_direct``).
     A shard whose inner chunks are all wanted is fetched whole, unless ``whole_shard(key,
     wanted)`` says otherwise.  ``cache``: ``(IndexCache, store token)`` for shard indexes.
+    ``on_done(key)`` is called (on the loop) as soon as a key's bytes are staged, so that a
+    reader can decode them while the rest arrives.
 
     At most ``source.concurrency`` jobs run at once.  On the first failure the other jobs are
     cancelled and awaited, then the failure is raised (also when this coroutine is cancelled:
@@ -532,6 +538,8 @@ async def stage(staged: StagedStore, io: Any, requests: dict[str, list[int] | No
     async def bounded(fn: Any, args: tuple) -> None:
         async with sem:
             await fn(*args)
+        if on_done is not None:
+            on_done(args[1] if fn is _stage_whole else args[2])
 
     tasks = [asyncio.ensure_future(bounded(fn, args)) for fn, args in jobs]
     try:

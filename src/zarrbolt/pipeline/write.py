@@ -75,8 +75,13 @@ def _write_remote(io: ArrayIO, projections: list, value: Any, write_empty: bool)
     io = copy.copy(io)
     io.store, io.files, io.source = store, None, None
     writer = ChunkWriter(io, value, write_empty)
+    # whole chunks are encoded (CPU) and queued for concurrent PUTs: the configured threads;
+    # partial updates wait on a GET and a PUT each: as many as the store has requests in flight
+    threads = config.get("threads")
+    if not all(p.is_complete_chunk for p in projections):
+        threads = max(threads, int(getattr(store.source, "concurrency", 8)))
     try:
-        run_projections(writer.run, projections, max(config.get("threads"), int(getattr(store.source, "concurrency", 8))))
+        run_projections(writer.run, projections, threads)
     except BaseException:
         try:
             store.flush()  # what was done is stored, as on a local store
@@ -124,6 +129,8 @@ class ChunkWriter:
         io = self.io
         value = self.value
         src = value[p.out_selection] if value.ndim else value
+        if src.dtype.kind == "O" and src.ndim == 0:  # (numpy would store a 0-d array as the element)
+            src = src[()]
         if p.is_complete_chunk:
             region = io.grid.chunk_region(p.chunk_coords, io.shape)
             full = all(r.stop - r.start == c for r, c in zip(region, io.chunk_shape))
@@ -377,6 +384,8 @@ def from_python(value: Any, dtype: np.dtype) -> Any:
 def cast_for_write(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Convert a user value to the array dtype the way numpy assignment does (same_kind-ish),
     refusing conversions that would silently lose information for raw types."""
+    if dtype.kind == "O" and value.dtype.kind not in "OS":  # variable_length_bytes: bytes only
+        raise MetadataError(f"cannot write values of dtype {value.dtype} into an array of bytes objects")
     if dtype.kind == "V":
         if value.dtype.fields is not None and dtype.fields is not None:
             try:  # records: field by field (a viewed '>i4' field would be read as '<i4')
