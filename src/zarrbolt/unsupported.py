@@ -113,8 +113,9 @@ class UnsupportedArray(UnsupportedNode):
 
     @property
     def data_type(self) -> Any:
-        """The document's ``data_type`` as written (a name or a JSON object)."""
-        return (self.document or {}).get("data_type")
+        """The document's ``data_type`` (a Zarr v2 ``.zarray``'s ``dtype``) as written."""
+        doc = self.document or {}
+        return doc.get("data_type", doc.get("dtype"))
 
     dtype = data_type
 
