@@ -279,3 +279,32 @@ def test_wrong_serializer_for_the_type_fails_to_open():
            "chunk_key_encoding": {"name": "default"}, "fill_value": "", "codecs": [{"name": "bytes"}]}
     with pytest.raises(MetadataError):
         zarrbolt.open_array({"zarr.json": json.dumps(doc).encode()}, mode="r")
+
+
+@pytest.mark.parametrize("dt,zero,one", [("<U5", "0", "1"), (str, "0", "1"), ("S3", b"0", b"1"),
+                                         ("M8[s]", 0, 1), ("m8[ms]", 0, 1)])
+def test_zeros_and_ones_of_text_and_time_types_are_zarr_pythons(dt, zero, one):
+    """zarr-python fills text arrays made by zeros()/ones() with "0" / "1" (str of the number)."""
+    z = zarrbolt.zeros((2,), dtype=dt)
+    o = zarrbolt.ones((2,), dtype=dt)
+    if isinstance(zero, int):
+        assert z[:].view(np.int64).tolist() == [zero] * 2 and o[:].view(np.int64).tolist() == [one] * 2
+    else:
+        assert z[:].tolist() == [zero] * 2 and o[:].tolist() == [one] * 2
+
+
+@pytest.mark.parametrize("dt", [str, bytes, "<U3", "M8[s]"])
+def test_transpose_codec_with_extension_types(dt):
+    flat = np.arange(12).astype(str)
+    if dt is bytes:
+        vals = np.array([x.encode() for x in flat], dtype=object).reshape(3, 4)
+    elif dt == "M8[s]":
+        vals = np.arange(12).astype("M8[s]").reshape(3, 4)
+    else:
+        vals = flat.astype(DataType.from_numpy(dt).numpy_dtype).reshape(3, 4)
+    a = zarrbolt.create_array({}, shape=(3, 4), chunks=(2, 3), dtype=dt,
+                              filters=[{"name": "transpose", "configuration": {"order": [1, 0]}}])
+    a[:] = vals
+    a[1, 1:3] = vals[0, :2]
+    vals[1, 1:3] = vals[0, :2]
+    assert _same(a[:], vals)

@@ -241,6 +241,22 @@ def _normalize_dimension_names(names: Any) -> Any:
         return names
 
 
+def _v3_config(config: Any, order: str | None) -> Any:
+    """The array config of a new v3 array, checked before anything is written.  zarr-python 3:
+    for a v3 array ``order`` is the memory order of reads (the stored order is C; a transpose
+    codec changes that), i.e. the array config's ``order``."""
+    from .array_config import ArrayConfig
+
+    config = ArrayConfig.parse(config)
+    if order is not None:
+        if order not in ("C", "F"):
+            raise MetadataError(f"order must be 'C' or 'F', got {order!r}")
+        if config.order is not None and config.order != order:
+            raise MetadataError(f"order={order!r} contradicts config order {config.order!r}")
+        config = config.merged({"order": order})
+    return config
+
+
 def create_array(
     store: Any = None,
     *,
@@ -285,17 +301,7 @@ def create_array(
         raise MetadataError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
     if dimension_separator is not None:
         raise MetadataError("dimension_separator is a Zarr v2 setting; v3 arrays take chunk_key_encoding")
-    from .array_config import ArrayConfig
-
-    config = ArrayConfig.parse(config)  # checked before anything is written
-    if order is not None:
-        # zarr-python 3: for a v3 array ``order`` is the memory order of reads (the stored order
-        # is C; a transpose codec changes that), i.e. the array config's ``order``
-        if order not in ("C", "F"):
-            raise MetadataError(f"order must be 'C' or 'F', got {order!r}")
-        if config.order is not None and config.order != order:
-            raise MetadataError(f"order={order!r} contradicts config order {config.order!r}")
-        config = config.merged({"order": order})
+    config = _v3_config(config, order)
     if compressor != "auto":
         compressors = compressor
     if data is not None:

@@ -26,6 +26,7 @@ BB = [
     ("blosc", {"shuffle": -1, "typesize": 4}), ("shuffle", {"elementsize": 1}), ("crc32", {}),
     ("crc32", {"location": "end"}), ("adler32", {}), ("fletcher32", {}), ("crc32c", {}), ("lzma", {}),
     ("lzma", {"format": 2, "preset": 1}), ("lzma", {"format": 3, "filters": [{"id": 33, "preset": 1}]}),
+    ("jenkins_lookup3", {}), ("jenkins_lookup3", {"initval": 7}),
 ]
 
 
@@ -62,10 +63,23 @@ def test_round_trip_and_json(cid, conf):
     {"name": "numcodecs.lzma", "configuration": {"filters": [{"id": "x"}]}},
     {"name": "numcodecs.lzma", "configuration": {"filters": "lzma2"}},
     {"name": "numcodecs.crc32c", "configuration": {"location": 4}},
+    {"name": "numcodecs.jenkins_lookup3", "configuration": {"prefix": "YWI="}},
+    {"name": "numcodecs.jenkins_lookup3", "configuration": {"initval": -1}},
 ])
 def test_bad_configurations(doc):
     with pytest.raises(MetadataError):
         parse_codec(doc)
+
+
+def test_jenkins_lookup3_vectors():
+    from zarrbolt._ext import _checksum32
+
+    # Bob Jenkins' published values for hashlittle
+    assert _checksum32.jenkins_lookup3(b"", 0) == 0xDEADBEEF
+    assert _checksum32.jenkins_lookup3(b"Four score and seven years ago", 0) == 0x17770551
+    assert _checksum32.jenkins_lookup3(b"Four score and seven years ago", 1) == 0xCD628161
+    c = parse_codec({"name": "numcodecs.jenkins_lookup3"})
+    assert bytes(c.encode(b"Four score and seven years ago", U8))[-4:] == (0x17770551).to_bytes(4, "little")
 
 
 def test_known_formats():
@@ -116,7 +130,7 @@ def test_fletcher32_matches_hdf5(n):
 
 
 @pytest.mark.parametrize("cid,conf", [("crc32", {}), ("crc32", {"location": "end"}), ("adler32", {}),
-                                      ("fletcher32", {})])
+                                      ("fletcher32", {}), ("jenkins_lookup3", {}), ("crc32c", {})])
 def test_checksum_damage(cid, conf):
     c = parse_codec({"name": f"numcodecs.{cid}", "configuration": conf})
     enc = bytearray(c.encode(RAW[:100], U8))

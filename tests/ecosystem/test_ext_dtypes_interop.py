@@ -133,6 +133,7 @@ BB = [
     ("crc32", {}), ("crc32", {"location": "end"}), ("adler32", {}), ("fletcher32", {}), ("gzip", {"level": 3}),
     ("crc32c", {}), ("crc32c", {"location": "start"}), ("lzma", {}), ("lzma", {"preset": 1, "check": 0}),
     ("lzma", {"format": 2, "preset": 3}), ("lzma", {"format": 3, "filters": [{"id": 33, "preset": 1}]}),
+    ("jenkins_lookup3", {}), ("jenkins_lookup3", {"initval": 12345}),
 ]
 
 
@@ -198,13 +199,13 @@ def test_array_codecs_match_zarr_python(tmp_path, cid, conf, dt):
 
 
 @pytest.mark.parametrize("compressor", ["bz2", "shuffle", "crc32", "blosc", "zstd", "gzip", "adler32",
-                                        "fletcher32", "lzma", "crc32c"])
+                                        "fletcher32", "lzma", "crc32c", "jenkins_lookup3"])
 def test_zarr_python_numcodecs_arrays_read(tmp_path, compressor):
     from zarr.codecs import numcodecs as znc
 
     cls = {"bz2": znc.BZ2, "shuffle": znc.Shuffle, "crc32": znc.CRC32, "blosc": znc.Blosc, "zstd": znc.Zstd,
            "gzip": znc.GZip, "adler32": znc.Adler32, "fletcher32": znc.Fletcher32, "lzma": znc.LZMA,
-           "crc32c": znc.CRC32C}[compressor]
+           "crc32c": znc.CRC32C, "jenkins_lookup3": znc.JenkinsLookup3}[compressor]
     vals = DATA[:2000].reshape(40, 50)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -1,7 +1,7 @@
 """The bytes -> bytes ``numcodecs.*`` codecs zarr-python 3 writes (``zarr.codecs.numcodecs``):
 ``numcodecs.bz2``, ``numcodecs.zstd``, ``numcodecs.gzip``, ``numcodecs.blosc``,
 ``numcodecs.lzma``, ``numcodecs.shuffle``, ``numcodecs.crc32``, ``numcodecs.crc32c``,
-``numcodecs.adler32``, ``numcodecs.fletcher32``.
+``numcodecs.adler32``, ``numcodecs.fletcher32``, ``numcodecs.jenkins_lookup3``.
 
 JSON: ``{"name": "numcodecs.<id>", "configuration": {...}}`` with numcodecs' own configuration
 (members left out take numcodecs' defaults; numcodecs' ``"id"`` may be present and must name the
@@ -332,36 +332,29 @@ class NumcodecsFletcher32(_Checksum32):
 
 
 def fletcher32(data: Any) -> int:
-    """HDF5's Fletcher-32 (``H5_checksum_fletcher32``): sums of 16-bit big-endian words folded
-    every 360 words.  Each block's two sums are exact in 64 bits and computed for all blocks at
-    once; the folds, which are not linear, are then applied block by block as HDF5 applies them."""
-    a = np.frombuffer(as_bytes_view(data), np.uint8)
-    odd = a.size % 2
-    words = a[: a.size - odd].reshape(-1, 2).astype(np.uint64)
-    words = words[:, 0] * 256 + words[:, 1]
-    n = words.size
-    nblk = -(-n // 360)
-    padded = np.zeros(nblk * 360, np.uint64)
-    padded[:n] = words
-    blocks = padded.reshape(nblk, 360)
-    lens = np.full(nblk, 360, np.int64)
-    if nblk:
-        lens[-1] = n - 360 * (nblk - 1)
-    # within a block of t words w_1..w_t: sum1 grows by sum(w), sum2 by t * sum1 + sum((t - k + 1) w_k)
-    weights = (lens[:, None] - np.arange(360)[None, :]).clip(min=0).astype(np.uint64)
-    bsum = blocks.sum(axis=1).tolist()
-    bweighted = (blocks * weights).sum(axis=1).tolist()
-    sum1 = sum2 = 0
-    for t, s1, s2 in zip(lens.tolist(), bsum, bweighted):
-        sum2 += t * sum1 + s2
-        sum1 += s1
-        sum1 = (sum1 & 0xFFFF) + (sum1 >> 16)
-        sum2 = (sum2 & 0xFFFF) + (sum2 >> 16)
-    if odd:
-        sum1 += int(a[-1]) << 8
-        sum2 += sum1
-        sum1 = (sum1 & 0xFFFF) + (sum1 >> 16)
-        sum2 = (sum2 & 0xFFFF) + (sum2 >> 16)
-    sum1 = (sum1 & 0xFFFF) + (sum1 >> 16)
-    sum2 = (sum2 & 0xFFFF) + (sum2 >> 16)
-    return ((sum2 << 16) | sum1) & 0xFFFFFFFF
+    """HDF5's Fletcher-32 (``H5_checksum_fletcher32``; C: csrc/checksum32.c)."""
+    from .._ext import _checksum32
+
+    return _checksum32.fletcher32(as_bytes_view(data))
+
+
+@register_codec
+class NumcodecsJenkinsLookup3(_Checksum32):
+    """``numcodecs.jenkins_lookup3``: Bob Jenkins' lookup3 hash of the data with ``initval``
+    (default 0), appended.  numcodecs' ``prefix`` (bytes hashed before the data) has no JSON form
+    and must be null."""
+
+    name = "numcodecs.jenkins_lookup3"
+    _members = frozenset({"initval", "prefix"})
+    _where = "end"
+
+    def _check(self) -> None:
+        self.location = "end"
+        self.initval = int_param(self.config.get("initval", 0), self.name, "initval", 0, 2**32 - 1)
+        if self.config.get("prefix") is not None:
+            raise MetadataError(f"codec {self.name!r}: a prefix is not supported, got {self.config['prefix']!r}")
+
+    def _sum(self, data: memoryview) -> int:
+        from .._ext import _checksum32
+
+        return _checksum32.jenkins_lookup3(data, self.initval)

@@ -76,6 +76,14 @@ def _to_b64(raw: bytes) -> str:
     return base64.standard_b64encode(raw).decode("ascii")
 
 
+def _number_text(value: Any) -> Any:
+    """zarr-python's fill value for a number given to a text type: its ``str`` (``zeros`` of a
+    text type is filled with "0", ``ones`` with "1", as in zarr-python)."""
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
+        return str(value)
+    return value
+
+
 def _as_bytes(value: Any, what: str) -> bytes:
     if isinstance(value, np.void):
         return value.tobytes()
@@ -127,6 +135,7 @@ class _String(_Handler):
     def normalize(self, dt: DataType, value: Any) -> Any:
         if isinstance(value, np.ndarray) and value.ndim == 0:
             value = value[()]
+        value = _number_text(value)
         if not isinstance(value, str):
             raise MetadataError(f"fill_value for string must be a str, got {value!r}")
         return str(value)
@@ -171,6 +180,7 @@ class _FixedUTF32(_Handler):
     def normalize(self, dt: DataType, value: Any) -> Any:
         if isinstance(value, np.ndarray) and value.ndim == 0:
             value = value[()]
+        value = _number_text(value)
         if not isinstance(value, str):
             raise MetadataError(f"fill_value for {dt} must be a str, got {value!r}")
         if len(value) > dt.numpy_dtype.itemsize // 4:
@@ -194,7 +204,8 @@ class _NTBytes(_Handler):
     def normalize(self, dt: DataType, value: Any) -> Any:
         if isinstance(value, np.ndarray) and value.ndim == 0:
             value = value[()]
-        raw = _as_bytes(value, str(dt))
+        text = _number_text(value)
+        raw = text.encode("ascii") if text is not value else _as_bytes(value, str(dt))
         if len(raw) > dt.numpy_dtype.itemsize:
             raise MetadataError(f"fill_value {raw!r} is longer than {dt.numpy_dtype.itemsize} bytes")
         return np.bytes_(raw)
