@@ -155,13 +155,14 @@ $(TOOLS_PY):
 
 wheel: sysdeps venv $(TOOLS_PY)
 	rm -rf build/wheelhouse && mkdir -p build/wheelhouse dist
-	nice -n 10 $(VPY) -m pip wheel -q --no-build-isolation --no-deps -w build/wheelhouse .
+	nice -n 10 $(VPY) -m pip wheel -q --no-build-isolation --no-deps -Ccmake.define.ZB_STATIC_DEPS=ON -w build/wheelhouse .
 	rm -f dist/zarrbolt-*-$$($(VPY) -c "import sys; print(f'cp{sys.version_info[0]}{sys.version_info[1]}')")-*.whl
 	PATH=$(CURDIR)/$(TOOLS_VENV)/bin:$$PATH $(TOOLS_PY) -m auditwheel repair -w dist build/wheelhouse/zarrbolt-*.whl
 	@whl=$$(ls -t dist/zarrbolt-*manylinux*.whl | head -1); \
 	$(TOOLS_PY) -m auditwheel show $$whl | tee build/auditwheel-show.txt; \
-	grep -q 'is consistent with the following platform tag: "manylinux_' build/auditwheel-show.txt \
-	  && ! grep -q "external shared libraries are required" build/auditwheel-show.txt \
+	tr -s ' \n' ' ' < build/auditwheel-show.txt > build/auditwheel-show.flat; \
+	grep -q 'is consistent with the following platform tag: "manylinux_' build/auditwheel-show.flat \
+	  && ! grep -q "external shared libraries are required" build/auditwheel-show.flat \
 	  || { echo "auditwheel show: the wheel needs libraries outside the manylinux policy"; exit 1; }; \
 	$(TOOLS_PY) tools/wheel_needed.py $$whl
 	@$(MAKE) --no-print-directory wheel-smoke

@@ -9,7 +9,7 @@ import importlib
 import sysconfig
 from pathlib import Path
 
-MODULES = ("_blosc1", "_blosc2", "_codecs", "_delta", "_kernels", "_lz4", "_numeric", "_pipeline", "_shard",
+MODULES = ("_blosc1", "_blosc2", "_checksum32", "_codecs", "_delta", "_kernels", "_lz4", "_numeric", "_pipeline", "_shard",
            "_vlen", "_zlib")
 
 

@@ -11,7 +11,7 @@ import zipfile
 from pathlib import Path
 
 ALLOWED = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "librt.so.1", "ld-linux-x86-64.so.2",
-           "ld-linux-aarch64.so.1"}
+           "ld-linux-aarch64.so.1", "libc.musl-x86_64.so.1", "libc.musl-aarch64.so.1"}
 
 
 def needed(path: Path) -> list[str]:
