@@ -10,9 +10,9 @@ For each target (default: x86_64-windows-gnu, x86_64-macos, aarch64-macos):
 3. the kernels and the codec wrappers (``csrc/codecs/*.c``) are linked into a second shared
    library in which the only symbols allowed to stay unresolved are the zstd, libdeflate, LZ4,
    c-blosc and c-blosc2 functions the wrappers call (listed from a Linux build of the same
-   objects): on Windows they resolve against import libraries generated for those functions
-   (``zig dlltool``), on macOS they are the only names passed to ``-U``; any other missing symbol
-   fails the link;
+   objects): they resolve against link-time stand-ins defining exactly those functions (Windows:
+   import libraries made by ``zig dlltool``; macOS: a stub dylib, zig's linker having no ``-U``),
+   so any other missing symbol fails the link;
 4. the extension modules' C (``cython`` output of ``src/zarrbolt/_ext/*.pyx``, with CMake's Cython
    options) is compiled with ``-c``.  No Windows or macOS CPython headers are available offline,
    so this uses this interpreter's own include directory (Linux ``pyconfig.h``) and numpy's: it
@@ -125,6 +125,17 @@ def import_libs(zig: list[str], target: str, build: Path, syms: list[str]) -> li
     return libs
 
 
+def interface_dylib(zig: list[str], target: str, build: Path, syms: list[str]) -> list[str]:
+    """macOS: a link-time stand-in for the third-party libraries (zig's Mach-O linker has no
+    ``-U``): a dylib defining exactly the functions the wrappers call, so that any other
+    unresolved symbol still fails the link (the role the import libraries play for Windows)."""
+    src = build / target / "zb3p.c"
+    src.write_text("".join(f"void {s}(void) {{}}\n" for s in syms))
+    lib = build / target / "libzb3p.dylib"
+    run([*zig, "cc", "-target", target, "-shared", str(src), "-o", str(lib)], f"{target}: interface dylib")
+    return ["-L" + str(lib.parent), "-lzb3p"]
+
+
 def link(zig: list[str], target: str, build: Path, core: list[Path], codecs: list[Path], syms: list[str]) -> None:
     windows = "windows" in target
     ext = "dll" if windows else "dylib"
@@ -135,7 +146,7 @@ def link(zig: list[str], target: str, build: Path, core: list[Path], codecs: lis
     if windows:
         extra = import_libs(zig, target, build, syms)
     else:
-        extra = ["-Wl,-undefined,error"] + [f"-Wl,-U,_{s}" for s in syms]
+        extra = ["-Wl,-undefined,error", *interface_dylib(zig, target, build, syms)]
     run([*zig, "cc", "-target", target, "-shared", *map(str, core + codecs), *extra, "-o", str(whole)],
         f"{target}: link the kernels and codec wrappers")
     print(f"  {target}: linked {kernels.name} ({kernels.stat().st_size} B) and {whole.name} "
