@@ -175,10 +175,11 @@ wheel-smoke:
 	mkdir -p build/wheel-home
 	cd build && $(BARE_ENV) python -I -c "import sys; sys.path.insert(0, '$(CURDIR)/tools'); import wheel_smoke; wheel_smoke.main()"
 
-# (the main suite's dependencies, as in `make test`: blosc2 for the reference comparisons, and the
-# reference venv for tests/compat when it exists; the C self-test skips: no compiler on PATH)
+# (the main suite's dependencies, as in `make test`, plus blosc2 for the reference comparisons,
+# mypy for tests/test_stubs.py's stubtest, and the reference venv for tests/compat when it
+# exists; the C self-test skips: no compiler on PATH)
 wheel-test: wheel
-	$(WHEEL_PY) -m pip install -q $(TEST_DEPS) $(REMOTE_TEST_DEPS) "blosc2>=2.7"
+	$(WHEEL_PY) -m pip install -q $(TEST_DEPS) $(REMOTE_TEST_DEPS) "blosc2>=2.7" mypy
 	rm -rf $(WHEEL_TEST_DIR) && mkdir -p $(WHEEL_TEST_DIR)
 	cp -r tests $(WHEEL_TEST_DIR)/tests && cp pyproject.toml $(WHEEL_TEST_DIR)/
 	cd $(WHEEL_TEST_DIR) && $(BARE_ENV) ZARRBOLT_TEST_INSTALLED=1 \

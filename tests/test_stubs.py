@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import subprocess
+import sys
 import types
 from pathlib import Path
 
@@ -160,3 +162,18 @@ def test_stubs_declare_what_zarrbolt_uses():
     assert sum(len(v) for v in uses.values()) > 30  # the scan found the package's real uses
     missing = {m: sorted(names - set(_stub_names(_stub(m).body))) for m, names in uses.items()}
     assert {m: v for m, v in missing.items() if v} == {}
+
+
+def test_mypy_stubtest_agrees(tmp_path):
+    """mypy's own runtime-vs-stub checker: names, signatures (including each parameter's kind and
+    default), properties, and class layout of every compiled module."""
+    pytest.importorskip("mypy.stubtest")
+    allow = Path(__file__).with_name("stubtest_allowlist.txt")
+    mods = [f"zarrbolt._ext.{m}" for m in MODULES]
+    cfg = tmp_path / "mypy.ini"  # not the project's configuration: the stubs alone
+    cfg.write_text("[mypy]\n")
+    out = subprocess.run([sys.executable, "-m", "mypy.stubtest", "--allowlist", str(allow),
+                          "--ignore-unused-allowlist", "--mypy-config-file", str(cfg), *mods],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-2000:]
+    assert f"no issues found in {len(mods)} modules" in out.stdout

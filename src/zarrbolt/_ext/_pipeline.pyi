@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from typing_extensions import Buffer, CapsuleType
+from typing_extensions import Buffer, CapsuleType, Self, disjoint_base
 
 _I64 = np.ndarray[Any, np.dtype[np.int64]]
 _Step = tuple[str, CapsuleType, bytes]
@@ -40,6 +40,7 @@ ENC_SKIPPED_ROOM: int
 def pool_threads() -> int:
     """Native threads the read pool holds (testing aid)."""
 
+@disjoint_base
 class Plan:
     """A compiled decode chain (``bytes->bytes* -> bytes -> array->array*``) for one chunk shape."""
 
@@ -47,9 +48,10 @@ class Plan:
     def scratch_cap(self) -> int: ...
     @property
     def out_itemsize(self) -> int: ...
-    def __init__(self, steps: Sequence[_Step], itemsize: int, byteswap: int, chunk_shape: Sequence[int],
-                 perm: Sequence[int] | None, scratch_cap: int, partial: tuple[Any, ...] | None = None,
-                 elem: dict[str, Any] | None = None, kernels: Sequence[_Kernel] = ()) -> None: ...
+    # Cython's __cinit__: the arguments reach the type's __new__
+    def __new__(cls, steps: Sequence[_Step], itemsize: int, byteswap: int, chunk_shape: Sequence[int],
+                perm: Sequence[int] | None, scratch_cap: int, partial: tuple[Any, ...] | None = None,
+                elem: dict[str, Any] | None = None, kernels: Sequence[_Kernel] = ()) -> Self: ...
     def decode(self, buffers: list[Buffer], starts: npt.NDArray[np.int64], shapes: npt.NDArray[np.int64],
                out_offsets: npt.NDArray[np.int64], out: np.ndarray[Any, Any], stream: bool = False,
                scratch: Buffer | None = None, nslots: int = 1) -> None:
@@ -72,13 +74,14 @@ class Plan:
     def scratch_bytes(self, nslots: int = 1) -> int:
         """Bytes of the ``scratch`` buffer that a call with ``nslots`` slots needs."""
 
+@disjoint_base
 class EncodePlan:
     """A compiled ``[elementwise] [permutation] [array kernel]* -> bytes -> (bytes->bytes step)*``
     chain for writing chunks."""
 
-    def __init__(self, steps: Sequence[_Step], itemsize: int, byteswap: int, chunk_shape: Sequence[int],
-                 perm: Sequence[int] | None, fill: bytes, skip_fill: bool, buf_cap: int,
-                 elem: dict[str, Any] | None = None, kernels: Sequence[_Kernel] = ()) -> None: ...
+    def __new__(cls, steps: Sequence[_Step], itemsize: int, byteswap: int, chunk_shape: Sequence[int],
+                perm: Sequence[int] | None, fill: bytes, skip_fill: bool, buf_cap: int,
+                elem: dict[str, Any] | None = None, kernels: Sequence[_Kernel] = ()) -> Self: ...
     @property
     def work_bytes(self) -> int:
         """Bytes of work buffer one thread needs."""
