@@ -110,7 +110,8 @@ asan: sysdeps venv
 	  -DPython_EXECUTABLE=$(CURDIR)/$(VPY) -DCMAKE_MAKE_PROGRAM=$(CURDIR)/$(VENV)/bin/ninja
 	$(VENV)/bin/cmake --build build/asan
 
-# Compile-check every C source for Windows with MinGW-w64 (Debian: gcc-mingw-w64-x86-64-posix),
+# Compile-check every C source for Windows with MinGW-w64 (Debian: gcc-mingw-w64-x86-64-posix; `make
+# crosscheck` goes further: zig cc for Windows and macOS, linked, with the Cython output),
 # so the _WIN32 branches (file reads, thread-local contexts, CPU detection) at least build.
 # Headers not in MinGW's own include path (zstd, libdeflate, c-blosc/c-blosc2 from the venv's
 # wheels) come from the host; nothing is linked or run.
@@ -195,7 +196,7 @@ wheel-test: wheel
 # venv's Python headers: no Windows/macOS Python headers are available offline, so this checks the
 # C the platform branches of CPython's and numpy's headers do not hide).  See tools/crosscheck.py.
 CROSS_TARGETS ?= x86_64-windows-gnu x86_64-macos aarch64-macos
-crosscheck: venv $(TOOLS_PY)
+crosscheck: sysdeps venv $(TOOLS_PY)
 	nice -n 10 $(VPY) tools/crosscheck.py --zig "$(CURDIR)/$(TOOLS_PY) -m ziglang" --build build/crosscheck $(CROSS_TARGETS)
 
 clean:
