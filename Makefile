@@ -189,12 +189,12 @@ wheel-test: wheel
 
 # ------------------------------------------------------------------------------------------ crosscheck
 # Cross-compile for Windows (x86_64-windows-gnu) and macOS (x86_64, aarch64) with zig cc (PyPI
-# ziglang): every csrc/**/*.c with -Werror, linked into one shared library per target (the C
-# kernels and codec wrappers, against the third-party headers of the host and the venv's blosc
-# wheels; the third-party libraries themselves are left undefined at link time for macOS and
-# stubbed nowhere), and every extension module's Cython C output compiled with -c (against this
-# venv's Python headers: no Windows/macOS Python headers are available offline, so this checks the
-# C the platform branches of CPython's and numpy's headers do not hide).  See tools/crosscheck.py.
+# ziglang, in .venv-tools): every csrc/**/*.c with -Werror; the C kernels linked into a DLL/dylib
+# with every symbol resolved; kernels + codec wrappers linked with only the zstd/libdeflate/lz4/
+# blosc functions resolved by link-time stand-ins (import libraries, a stub dylib); and every
+# extension module's Cython output compiled -c against this venv's CPython and numpy headers with
+# their configuration headers adjusted to the target (no Windows/macOS CPython headers offline).
+# Third-party headers: the host's and the venv's blosc wheels.  See tools/crosscheck.py.
 CROSS_TARGETS ?= x86_64-windows-gnu x86_64-macos aarch64-macos
 crosscheck: sysdeps venv $(TOOLS_PY)
 	nice -n 10 $(VPY) tools/crosscheck.py --zig "$(CURDIR)/$(TOOLS_PY) -m ziglang" --build build/crosscheck $(CROSS_TARGETS)
