@@ -13,7 +13,9 @@ For each target (default: x86_64-windows-gnu, x86_64-macos, aarch64-macos):
    objects): they resolve against link-time stand-ins defining exactly those functions (Windows:
    import libraries made by ``zig dlltool``; macOS: a stub dylib, zig's linker having no ``-U``),
    so any other missing symbol fails the link;
-4. the extension modules' C (``cython`` output of ``src/zarrbolt/_ext/*.pyx``, with CMake's Cython
+4. (on a Linux host) the C self-test ``tests/c/selftest.c`` is built by zig's clang and run, so
+   the clang code paths (target attributes, intrinsics) execute, not only compile;
+5. the extension modules' C (``cython`` output of ``src/zarrbolt/_ext/*.pyx``, with CMake's Cython
    options) is compiled with ``-c``.  No Windows or macOS CPython headers are available offline,
    so this uses this interpreter's own include directory (Linux ``pyconfig.h``) and numpy's: it
    checks the Cython output and zarrbolt's ``.pxd`` declarations against the target's C library
@@ -244,6 +246,24 @@ def compile_cython(zig: list[str], target: str, build: Path, incs: list[str], cf
           "configuration headers adjusted to the target)")
 
 
+def native_selftest(zig: list[str], build: Path) -> None:
+    """The C self-test (tests/c/selftest.c) built by zig's clang for this host and run: the
+    clang code paths (target attributes, intrinsics) executed, not only compiled."""
+    selftest = ROOT / "tests" / "c" / "selftest.c"
+    if not selftest.is_file():
+        return
+    exe = build / "selftest-zig"
+    srcs = sorted(glob.glob(str(ROOT / "csrc" / "*.c")))
+    run([*zig, "cc", "-std=gnu11", "-O2", *WARN, "-Werror", "-I" + str(ROOT / "csrc" / "include"), *srcs,
+         str(selftest), "-o", str(exe), "-lpthread", "-lm"], "build the C self-test with zig cc")
+    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=600)
+    if out.returncode != 0 or "selftest: ok" not in out.stdout:
+        sys.stderr.write(out.stdout[-4000:] + out.stderr[-2000:])
+        raise SystemExit("crosscheck: the zig-built C self-test failed")
+    crc = next((line for line in out.stdout.splitlines() if line.startswith("crc32c:")), "")
+    print(f"  host (zig cc): C self-test ok; {crc}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--zig", required=True, help="the zig command, e.g. 'python -m ziglang'")
@@ -256,6 +276,8 @@ def main() -> int:
     os.environ.setdefault("ZIG_GLOBAL_CACHE_DIR", str(build / "zig-cache"))
     os.environ.setdefault("ZIG_LOCAL_CACHE_DIR", str(build / "zig-cache"))
     incs = include_flags(build)
+    if sys.platform == "linux":
+        native_selftest(zig, build)
     syms = third_party_symbols(zig, build, incs)
     cfiles = cythonize(build)
     nsrc = len(glob.glob(str(ROOT / "csrc" / "**" / "*.c"), recursive=True))
