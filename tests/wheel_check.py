@@ -9,8 +9,9 @@ import importlib
 import sysconfig
 from pathlib import Path
 
-MODULES = ("_blosc1", "_blosc2", "_checksum32", "_codecs", "_delta", "_kernels", "_lz4", "_numeric", "_pipeline", "_shard",
-           "_vlen", "_zlib")
+# the compiled modules every build has (more may come: each one found is checked)
+MODULES = ("_blosc1", "_blosc2", "_checksum32", "_codecs", "_delta", "_kernels", "_lz4", "_numeric", "_pipeline",
+           "_shard", "_vlen", "_zlib")
 
 
 def installed_location() -> Path:
@@ -23,7 +24,11 @@ def installed_location() -> Path:
     if not any(where.is_relative_to(s) for s in sites):
         raise RuntimeError(f"ZARRBOLT_TEST_INSTALLED: zarrbolt was imported from {where}, not from the "
                            f"installed package in {sorted(map(str, sites))}")
-    for name in MODULES:
+    found = {p.name.split(".")[0] for p in (where / "_ext").iterdir() if p.suffix in (".so", ".pyd")}
+    if set(MODULES) - found:
+        raise RuntimeError(f"ZARRBOLT_TEST_INSTALLED: compiled modules missing from {where}: "
+                           f"{sorted(set(MODULES) - found)}")
+    for name in sorted(found):
         mod = importlib.import_module(f"zarrbolt._ext.{name}")
         path = Path(mod.__file__ or "").resolve()
         if not path.is_relative_to(where):
