@@ -118,7 +118,7 @@ def test_index_cache_invalidated_by_a_write(proxy, s3_bucket):
 @pytest.mark.parametrize("shards", [None, (64, 128, 128)])
 def test_faults_raise_typed_errors(proxy, s3_bucket, fault, error, shards):
     _, r = _array(proxy, s3_bucket, shards)
-    proxy.inject(fault, times=100, method="GET", match="/c/")
+    proxy.inject(fault, times=1_000_000, method="GET", match="/c/")
     with pytest.raises(error) as info:
         r[BLOCK]
     assert "c/" in str(info.value)  # names the key

@@ -26,15 +26,37 @@ include "buffers.pxi"
 ctypedef int (*_decode_fn)(const void *src, size_t n, void *dst, size_t cap, size_t *out_n) noexcept nogil
 
 
-cdef object _decode_to_bytes(_decode_fn fn, Py_buffer *view, Py_ssize_t cap, object limit, str what):
-    """Decode view into a new bytes object of at most cap bytes (shrunk to the decoded size)."""
+# Output sizes tried first when the decoded size is not known up front: the first guess, then
+# x4 each time the output does not fit, up to the caller's limit.  A chunk whose limit is large
+# (a variable-length chunk's 2 GiB) never reserves the limit unless its data decodes that large.
+cdef enum:
+    _FIRST_GUESS_MIN = 1 << 20
+    _FIRST_GUESS_RATIO = 16
+
+
+cdef object _decode_to_bytes(_decode_fn fn, Py_buffer *view, Py_ssize_t cap, object limit, str what,
+                             bint exact=False):
+    """Decode view into a new bytes object of at most cap bytes (shrunk to the decoded size).
+    ``exact``: cap is the decoded size (known from a header); else sizes from a guess up to cap
+    are tried in turn (each failed try decodes again: the total work stays below 4/3 of the
+    last try's)."""
     cdef PyObject *raw = NULL
     cdef size_t written = 0
     cdef int st
+    cdef Py_ssize_t size = cap
+    if not exact and view.len < cap // _FIRST_GUESS_RATIO:
+        size = max(<Py_ssize_t>_FIRST_GUESS_MIN, view.len * _FIRST_GUESS_RATIO)
+        size = min(size, cap)
     try:
-        raw = _zb_bytes_new(NULL, cap)
-        with nogil:
-            st = fn(view.buf, <size_t>view.len, _zb_bytes_ptr(raw), <size_t>cap, &written)
+        while True:
+            raw = _zb_bytes_new(NULL, size)
+            with nogil:
+                st = fn(view.buf, <size_t>view.len, _zb_bytes_ptr(raw), <size_t>size, &written)
+            if st != ZB_ETOOSMALL or size >= cap:
+                break
+            Py_XDECREF(raw)
+            raw = NULL
+            size = min(cap, size * 4)
         if st == ZB_ETOOSMALL:
             raise _zb_errors.CorruptChunkError(f"{what}: data decodes to more than {limit} bytes")
         zb_raise(st, what)
@@ -122,7 +144,7 @@ def zstd_decompress(data, max_size):
                 raise _zb_errors.CorruptChunkError(
                     f"zstd_decompress: frames declare {total} decoded bytes, at most {cap} allowed")
             cap = <Py_ssize_t>total
-        return _decode_to_bytes(zb_zstd_decompress, &view, cap, max_size, "zstd_decompress")
+        return _decode_to_bytes(zb_zstd_decompress, &view, cap, max_size, "zstd_decompress", known)
     finally:
         PyBuffer_Release(&view)
 
