@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.machinery
 import inspect
 import subprocess
 import sys
@@ -21,7 +22,9 @@ import zarrbolt
 PKG_DIR = Path(zarrbolt.__file__).parent
 EXT_DIR = PKG_DIR / "_ext"
 
-MODULES = sorted(p.name.split(".")[0] for p in EXT_DIR.iterdir() if p.suffix in (".so", ".pyd"))
+# this interpreter's builds only (an in-place tree may hold builds for several Python versions)
+MODULES = sorted({p.name.split(".")[0] for p in EXT_DIR.iterdir()
+                  if any(p.name.endswith(sfx) for sfx in importlib.machinery.EXTENSION_SUFFIXES)})
 
 
 def _stub(name: str) -> ast.Module:
