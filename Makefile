@@ -10,15 +10,19 @@ VPY := $(VENV)/bin/python
 REFVENV := .venv-ref
 BUILD_DEPS := "scikit-build-core>=0.10" "cython>=3.0.10" "numpy>=2.0" "blosc2>=2.7" "blosc>=1.11.3" cmake ninja
 TEST_DEPS := "pytest>=7" "hypothesis>=6" pytest-timeout
+# Remote-store tests: obstore and fsspec (zarrbolt's optional extras) and a real S3 API server
+# (moto_server) on loopback.  Bump TEST_STAMP when these change: an existing venv is upgraded.
+REMOTE_TEST_DEPS := "obstore>=0.6" "fsspec>=2023.10" aiohttp "moto[server]>=5"
+TEST_STAMP := $(VENV)/.zarrbolt-test-deps-1
 # Reference venv: the reference implementations, the ecosystem (dask, xarray, ome-zarr-py), what
 # zarr-python's own test suite needs (its `test` dependency group, less coverage/benchmark tooling
 # it does not use here) and zarrbolt's build deps (zarrbolt is installed there non-editable).
 ZARR_VERSION := 3.4.2
 REF_DEPS := "zarr==$(ZARR_VERSION)" tensorstore zarrs numcodecs crc32c google-crc32c blosc2 zlib-ng "cast-value-rs>=0.4.2" \
   "pytest>=9" pytest-asyncio "hypothesis>=6" pytest-timeout pytest-xdist pytest-benchmark "fsspec>=2023.10.0" \
-  "dask[array,distributed]" xarray ome-zarr
+  "dask[array,distributed]" xarray ome-zarr obstore "moto[server]>=5" s3fs boto3 napari
 # Bump when REF_DEPS change: an existing reference venv is then upgraded in place.
-REF_STAMP := $(REFVENV)/.zarrbolt-ref-deps-2
+REF_STAMP := $(REFVENV)/.zarrbolt-ref-deps-4
 REFPY := $(REFVENV)/bin/python
 ZARR_SUITE_CACHE ?= $(HOME)/.cache/zarrbolt/zarr-suite
 
@@ -49,7 +53,11 @@ $(VPY):
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q $(BUILD_DEPS) $(TEST_DEPS)
 
-venv: $(VPY)
+$(TEST_STAMP): | $(VPY)
+	$(VPY) -m pip install -q $(BUILD_DEPS) $(TEST_DEPS) $(REMOTE_TEST_DEPS)
+	rm -f $(VENV)/.zarrbolt-test-deps-*; touch $@
+
+venv: $(VPY) $(TEST_STAMP)
 
 # A regular (non-editable) install, exactly what users get from `pip install .`.
 install: sysdeps venv

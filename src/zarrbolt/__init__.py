@@ -15,6 +15,7 @@ from ._version import __version__
 
 from .api import (
     array,
+    consolidate_metadata,
     create,
     create_array,
     create_group,
@@ -30,8 +31,23 @@ from .api import (
     save_array,
     zeros,
 )
+from .api_extra import (
+    create_hierarchy,
+    empty_like,
+    from_array,
+    full_like,
+    ones_like,
+    open_like,
+    save,
+    save_group,
+    tree,
+    zeros_like,
+)
 from .array import Array
+from .array_config import ArrayConfig
 from .group import Group
+from .migrate import migrate
+from .unsupported import UnsupportedArray, UnsupportedNode
 from .storage import LocalStore, MemoryStore, Store
 
 # `from .array import Array` binds the submodule zarrbolt.array; the function wins the name.
@@ -39,6 +55,19 @@ from .api import array  # noqa: E402,F811
 
 __all__ = [
     "Array",
+    "ArrayConfig",
+    "UnsupportedArray",
+    "UnsupportedNode",
+    "create_hierarchy",
+    "empty_like",
+    "from_array",
+    "full_like",
+    "ones_like",
+    "open_like",
+    "save",
+    "save_group",
+    "tree",
+    "zeros_like",
     "Group",
     "LocalStore",
     "MemoryStore",
@@ -46,6 +75,7 @@ __all__ = [
     "__version__",
     "array",
     "config",
+    "consolidate_metadata",
     "create",
     "create_array",
     "create_group",
@@ -54,6 +84,7 @@ __all__ = [
     "full",
     "group",
     "load",
+    "migrate",
     "ones",
     "open",
     "open_array",

@@ -18,8 +18,20 @@ from .errors import (
     NodeNotFoundError,
 )
 from .group import Group
-from .node import load_metadata as _load_metadata
+from .node import inherited_format as _inherited_format
+from .node import load_metadata as _node_load_metadata
 from .metadata import ArrayMetadata, GroupMetadata
+
+
+def _load_metadata(store: Any, path: str, zarr_format: int | None = None) -> Any:
+    """The node's metadata (``zarr_format``: as :func:`zarrbolt.node.load_metadata`); a document
+    zarrbolt cannot use raises its typed error naming the path."""
+    from .unsupported import with_path
+
+    try:
+        return _node_load_metadata(store, path, zarr_format)
+    except MetadataError as e:
+        raise with_path(e, path) from None
 
 
 def create(shape: Any, *, store: Any = None, path: str | None = None, **kwargs: Any) -> Array:
@@ -58,6 +70,11 @@ def array(data: Any, **kwargs: Any) -> Array:
     return create_array(store, name=path, data=data, **kwargs)
 
 
+def _check_format(zarr_format: Any) -> None:
+    if zarr_format not in (None, 2, 3):
+        raise MetadataError(f"zarr_format must be 2, 3 or None, got {zarr_format!r}")
+
+
 def create_group(
     store: Any = None,
     *,
@@ -67,90 +84,124 @@ def create_group(
     zarr_format: int | None = 3,
     storage_options: Any = None,
 ) -> Group:
-    if zarr_format not in (None, 3):
-        raise MetadataError("zarrbolt writes Zarr format 3 only")
+    _check_format(zarr_format)
     st, p = _resolve(store, "w" if overwrite else "a", path, storage_options)
-    return Group.create(st, p, attributes=attributes, overwrite=overwrite)
+    return Group.create(st, p, attributes=attributes, overwrite=overwrite, zarr_format=zarr_format or 3)
 
 
 def group(store: Any = None, *, path: str | None = None, overwrite: bool = False, attributes: Any = None, **kw: Any) -> Group:
     """zarr-python's ``group``: open the group at ``path``, creating it if needed."""
-    st, p = _resolve(store, "w" if overwrite else "a", path)
+    zf = kw.get("zarr_format")
+    _check_format(zf)
+    st, p = _resolve(store, "w" if overwrite else "a", path, kw.get("storage_options"))
     if not overwrite:
-        meta = _load_metadata(st, p)
+        meta = _load_metadata(st, p, zf)
         if isinstance(meta, GroupMetadata):
             return Group(st, p, meta)
-    return Group.create(st, p, attributes=attributes, overwrite=overwrite)
+    return Group.create(st, p, attributes=attributes, overwrite=overwrite, zarr_format=zf or _inherited_format(st, p))
 
 
 # ---------------------------------------------------------------------------- opening
 def open_array(store: Any = None, *, mode: str = "a", path: str | None = None, zarr_format: int | None = None,
                storage_options: Any = None, **kwargs: Any) -> Array:
     """Open an array; with mode 'a' / 'w' / 'w-' and a ``shape`` it is created when missing."""
-    if zarr_format not in (None, 3):
-        raise MetadataError("zarrbolt reads Zarr format 3 only (v2 support is planned)")
+    _check_format(zarr_format)
     st, p = _resolve(store, mode, path, storage_options)
-    if mode in ("w", "w-") or (mode == "a" and "shape" in kwargs and _load_metadata(st, p) is None):
+    if mode in ("w", "w-") or (mode == "a" and "shape" in kwargs and _load_metadata(st, p, zarr_format) is None):
         if "shape" not in kwargs:
             raise MetadataError(f"open_array(mode={mode!r}) creates an array and needs a shape")
-        return create_array(st, name=p, overwrite=(mode == "w"), **kwargs)
-    meta = _load_metadata(st, p)
+        return create_array(st, name=p, overwrite=(mode == "w"), zarr_format=zarr_format or _inherited_format(st, p),
+                            **kwargs)
+    meta = _load_metadata(st, p, zarr_format)
     if meta is None:
         raise ArrayNotFoundError(f"no array at path {p!r} in {st!r}")
     if not isinstance(meta, ArrayMetadata):
         raise ContainsGroupError(f"path {p!r} in {st!r} holds a group, not an array")
-    return Array(st, p, meta, read_only=(mode == "r"))
+    return Array(st, p, meta, read_only=(mode == "r"), config=kwargs.get("config"))
 
 
 def open_group(store: Any = None, *, mode: str = "a", path: str | None = None, attributes: Any = None,
-               zarr_format: int | None = None, storage_options: Any = None, **kwargs: Any) -> Group:
-    if zarr_format not in (None, 3):
-        raise MetadataError("zarrbolt reads Zarr format 3 only (v2 support is planned)")
+               zarr_format: int | None = None, storage_options: Any = None,
+               use_consolidated: bool | str | None = None, **kwargs: Any) -> Group:
+    """Open (or with mode 'a' / 'w' / 'w-' create) a group.  ``use_consolidated`` as zarr-python's:
+    None uses the group's consolidated metadata when it has some, True requires it (MetadataError
+    when absent), False ignores it; a string names a Zarr v2 group's consolidated key."""
+    _check_format(zarr_format)
     st, p = _resolve(store, mode, path, storage_options)
     if mode in ("w", "w-"):
-        return Group.create(st, p, attributes=attributes, overwrite=(mode == "w"))
-    meta = _load_metadata(st, p)
+        zf = zarr_format or _inherited_format(st, p)  # of a group created here
+        return Group.create(st, p, attributes=attributes, overwrite=(mode == "w"), zarr_format=zf)
+    meta = _load_metadata(st, p, zarr_format)
     if meta is None:
         if mode == "a":
-            return Group.create(st, p, attributes=attributes)
+            return Group.create(st, p, attributes=attributes, zarr_format=zarr_format or _inherited_format(st, p))
         raise GroupNotFoundError(f"no group at path {p!r} in {st!r}")
     if not isinstance(meta, GroupMetadata):
         raise ContainsArrayError(f"path {p!r} in {st!r} holds an array, not a group")
-    return Group(st, p, meta, read_only=(mode == "r"))
+    return Group(st, p, meta, read_only=(mode == "r"), use_consolidated=use_consolidated)
 
 
 def open(store: Any = None, *, mode: str = "a", path: str | None = None, zarr_format: int | None = None,  # noqa: A001
          storage_options: Any = None, **kwargs: Any) -> Array | Group:
     """Open the array or group at ``path``; with a writable mode and nothing there, create an array
     when ``shape`` is given, else a group."""
+    _check_format(zarr_format)
     st, p = _resolve(store, mode, path, storage_options)
     if mode in ("w", "w-"):
+        zf = zarr_format or _inherited_format(st, p)  # of a node created here
         if "shape" in kwargs:
-            return create_array(st, name=p, overwrite=(mode == "w"), **kwargs)
-        return Group.create(st, p, attributes=kwargs.get("attributes"), overwrite=(mode == "w"))
-    meta = _load_metadata(st, p)
+            return create_array(st, name=p, overwrite=(mode == "w"), zarr_format=zf, **kwargs)
+        return Group.create(st, p, attributes=kwargs.get("attributes"), overwrite=(mode == "w"), zarr_format=zf)
+    meta = _load_metadata(st, p, zarr_format)
     if meta is None:
+        zf = zarr_format or _inherited_format(st, p)
         if mode == "a":
             if "shape" in kwargs:
-                return create_array(st, name=p, **kwargs)
-            return Group.create(st, p, attributes=kwargs.get("attributes"))
+                return create_array(st, name=p, zarr_format=zf, **kwargs)
+            return Group.create(st, p, attributes=kwargs.get("attributes"), zarr_format=zf)
         raise NodeNotFoundError(f"no array or group at path {p!r} in {st!r}")
     if isinstance(meta, ArrayMetadata):
-        return Array(st, p, meta, read_only=(mode == "r"))
-    return Group(st, p, meta, read_only=(mode == "r"))
+        return Array(st, p, meta, read_only=(mode == "r"), config=kwargs.get("config"))
+    return Group(st, p, meta, read_only=(mode == "r"), use_consolidated=kwargs.get("use_consolidated"))
 
 
-def open_consolidated(*args: Any, **kwargs: Any) -> Group:
-    """zarrbolt reads hierarchies directly; consolidated metadata is not needed (opens the group)."""
-    return open_group(*args, **kwargs)
+def open_consolidated(*args: Any, use_consolidated: Any = True, **kwargs: Any) -> Group:
+    """:func:`open_group` with ``use_consolidated=True``: the group's members are listed and opened
+    from its consolidated metadata (MetadataError when it has none)."""
+    if use_consolidated is not True:
+        raise MetadataError("open_consolidated needs use_consolidated=True; use open_group(use_consolidated=False) "
+                            "to bypass consolidated metadata")
+    return open_group(*args, use_consolidated=True, **kwargs)
 
 
-def save_array(store: Any, arr: Any, *, path: str | None = None, **kwargs: Any) -> Array:
-    return create_array(store, name=path, data=np.asanyarray(arr), overwrite=True, **kwargs)
+def consolidate_metadata(store: Any, path: str | None = None, zarr_format: int | None = None) -> Group:
+    """Write the consolidated metadata of the group at ``path`` (the store's root by default): the
+    ``zarr.json`` documents of every node below it inline in the group's ``zarr.json`` (Zarr v3),
+    or a ``.zmetadata`` object (Zarr v2), as zarr-python does.  Returns the group, opened with it.
+    zarrbolt keeps it current as nodes are created, changed or deleted through zarrbolt."""
+    from .metadata import consolidated
+
+    st, p = _resolve(store, "r+", path)
+    fmt = consolidated.consolidate(st, p)
+    if zarr_format is not None and zarr_format != fmt:
+        raise MetadataError(f"the group at {p!r} is Zarr format {fmt}, not {zarr_format}")
+    return open_group(st, mode="r+", path=p, use_consolidated=True)
 
 
-def load(store: Any, *, path: str | None = None) -> Any:
-    node = open(store, mode="r", path=path)
+def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: str | None = None,
+               storage_options: Any = None, **kwargs: Any) -> Array:
+    """An array at ``path`` (replacing what is there) holding ``arr``; ``kwargs`` as
+    :func:`create_array`'s.  Returns the array (zarr-python returns None)."""
+    return create_array(store, name=path, data=np.asanyarray(arr), overwrite=True, zarr_format=zarr_format,
+                        storage_options=storage_options, **kwargs)
+
+
+def load(store: Any, path: str | None = None, zarr_format: int | None = None) -> Any:
+    """The data of the array at ``path``, or a dict of the data of a group's arrays (an array
+    zarrbolt cannot open raises its typed error)."""
+    from .unsupported import UnsupportedNode
+
+    node = open(store, mode="r", path=path, zarr_format=zarr_format)
     if isinstance(node, Array):
         return node[...]
-    return {name: arr[...] for name, arr in node.arrays()}
+    return {name: (arr.open() if isinstance(arr, UnsupportedNode) else arr)[...] for name, arr in node.arrays()}

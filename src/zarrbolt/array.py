@@ -10,14 +10,16 @@ from typing import Any
 import numpy as np
 
 from . import config
+from .array_config import ArrayConfig
 from .codecs.abc import ChunkSpec
-from .errors import ArrayNotFoundError, ContainsGroupError, MetadataError
+from .errors import ArrayNotFoundError, ChunkNotFoundError, ContainsGroupError, MetadataError
 from .indexing import basic_indexer, orthogonal_indexer, vectorized_indexer
 from .metadata import ArrayMetadata
 from .node import ZARR_JSON, Attributes, Node, load_metadata
 from .pipeline import read as read_pipeline
 from .pipeline import write as write_pipeline
 from .pipeline.context import ArrayIO
+from .selection import BlockIndex, block_region, selection_kind
 from .storage import Store
 
 
@@ -51,21 +53,38 @@ class Array(Node):
     # True on an array made by unpickling until its first read or write checked its metadata
     _unpickled = False
 
-    def __init__(self, store: Store, path: str, metadata: ArrayMetadata, *, read_only: bool | None = None):
+    _config = ArrayConfig()
+
+    def __init__(self, store: Store, path: str, metadata: ArrayMetadata, *, read_only: bool | None = None,
+                 config: Any = None):
         self._store = store
         self._path = path
         self._read_only = store.read_only if read_only is None else (read_only or store.read_only)
+        self._config = ArrayConfig.parse(config)
         self._set_metadata(metadata)
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def open(cls, store: Store, path: str = "", *, read_only: bool | None = None) -> Array:
+    def open(cls, store: Store, path: str = "", *, read_only: bool | None = None, config: Any = None) -> Array:
         meta = load_metadata(store, path)
         if meta is None:
             raise ArrayNotFoundError(f"no array at path {path!r} in {store!r}")
         if not isinstance(meta, ArrayMetadata):
             raise ContainsGroupError(f"path {path!r} in {store!r} holds a group, not an array")
-        return cls(store, path, meta, read_only=read_only)
+        return cls(store, path, meta, read_only=read_only, config=config)
+
+    @property
+    def config(self) -> ArrayConfig:
+        """This array's runtime configuration, every option resolved (its own ``config=``, else
+        the global option)."""
+        return self._config.resolved()
+
+    def with_config(self, config: Any) -> Array:
+        """The same array with the options in ``config`` changed (zarr-python's ``with_config``)."""
+        out = type(self)(self._store, self._path, self._metadata, read_only=self._read_only,
+                         config=self._config.merged(config))
+        out._unpickled = self._unpickled
+        return out
 
     def _set_metadata(self, metadata: ArrayMetadata) -> None:
         self._metadata = metadata
@@ -86,6 +105,16 @@ class Array(Node):
 
     def _restored(self) -> None:
         self._unpickled = True
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state["config"] = {k: v for k, v in vars(self._config).items() if v is not None}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        cfg = state.get("config") if isinstance(state, dict) else None
+        self._config = ArrayConfig.parse(cfg)
+        super().__setstate__(state)
 
     def _sync_unpickled(self) -> None:
         if self._unpickled:
@@ -167,7 +196,12 @@ class Array(Node):
 
     @property
     def order(self) -> str:
-        return "C"
+        """The memory order of the arrays reads return: the array's ``config`` order when one is
+        set, else a Zarr v2 array's stored order, else the global option (a Zarr v3 array is stored
+        in C order; a transpose codec changes that)."""
+        if self._config.order is None and getattr(self._metadata, "zarr_format", 3) == 2:
+            return self._metadata.order
+        return self._config.value("order")
 
     @property
     def codecs(self) -> tuple:
@@ -250,7 +284,17 @@ class Array(Node):
     def _read(self, make_indexer: Any) -> np.ndarray:
         if self._unpickled:
             self._check_unpickled()
-        return read_pipeline.read(self._io, make_indexer)
+        missing: set | None = None if self._config.value("read_missing_chunks") else set()
+        out = read_pipeline.read(self._io, make_indexer, missing=missing)
+        if missing:
+            first = sorted(missing)[0]
+            raise ChunkNotFoundError(
+                f"array {self.name}: {len(missing)} chunk(s) of the selection are not stored (first: {first!r}) "
+                "and read_missing_chunks is off"
+            )
+        if out.ndim > 1 and self._config.value("order") == "F":
+            out = np.asfortranarray(out)
+        return out
 
     def _finish(self, out: np.ndarray) -> Any:
         if out.ndim == 0:
@@ -271,7 +315,25 @@ class Array(Node):
 
     get_mask_selection = get_coordinate_selection
 
+    def get_block_selection(self, selection: Any, *, out: Any = None, fields: Any = None) -> Any:
+        """The blocks (chunks of the chunk grid: shards of a sharded array) at ``selection``
+        (block numbers or step-1 slices of them, per dimension)."""
+        return self.get_basic_selection(block_region(selection, self.shape, self._chunk_shape), out=out)
+
+    @property
+    def blocks(self) -> BlockIndex:
+        """``a.blocks[i, j]`` reads (and assigns) whole blocks by their grid position."""
+        return BlockIndex(self)
+
     def __getitem__(self, selection: Any) -> Any:
+        """numpy-style: ints and slices; a boolean mask of the array's shape or integer arrays
+        for every dimension (as ``vindex``); 1-D integer or boolean arrays per dimension (as
+        ``oindex``)."""
+        kind = selection_kind(selection, self.ndim)
+        if kind == "vindex":
+            return self.get_coordinate_selection(selection)
+        if kind == "oindex":
+            return self.get_orthogonal_selection(selection)
         return self.get_basic_selection(selection)
 
     # ------------------------------------------------------------------ writing
@@ -279,7 +341,7 @@ class Array(Node):
         self._check_writable()
         if self._unpickled:
             self._check_unpickled()
-        write_pipeline.write(self._io, indexer, value)
+        write_pipeline.write(self._io, indexer, value, write_empty=self._config.value("write_empty_chunks"))
 
     def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
         self._write(basic_indexer(selection, self.shape, self._chunk_shape), value)
@@ -292,8 +354,22 @@ class Array(Node):
 
     set_mask_selection = set_coordinate_selection
 
+    def set_block_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        self.set_basic_selection(block_region(selection, self.shape, self._chunk_shape), value)
+
     def __setitem__(self, selection: Any, value: Any) -> None:
-        self.set_basic_selection(selection, value)
+        kind = selection_kind(selection, self.ndim)
+        if kind == "vindex":
+            self.set_coordinate_selection(selection, value)
+        elif kind == "oindex":
+            self.set_orthogonal_selection(selection, value)
+        else:
+            self.set_basic_selection(selection, value)
+
+    def nbytes_stored(self) -> int:
+        """Bytes this array takes in the store: its metadata document and every stored chunk
+        (zarr-python's ``nbytes_stored``: the sizes of all keys under the array's prefix)."""
+        return sum(self._store.getsize(k) for k in self._store.list_prefix(self._key_prefix))
 
     # ------------------------------------------------------------------ resizing
     def resize(self, *new_shape: Any) -> None:
@@ -347,7 +423,7 @@ class Array(Node):
                 sl = [slice(None)] * self.ndim
                 sl[d] = slice(keep, None)
                 chunk[tuple(sl)] = self._fill
-            if not config.get("write_empty_chunks") and self._bound.spec.is_fill(chunk):
+            if not self._config.value("write_empty_chunks") and self._bound.spec.is_fill(chunk):
                 self._store.erase(key)
             else:
                 self._store.set(key, self._bound.encode(chunk))
@@ -409,12 +485,13 @@ class ArrayInfo:
         a = self._a
         rows = [
             ("Type", "Array"),
-            ("Zarr format", "3"),
+            ("Zarr format", str(a.metadata.zarr_format)),
             ("Data type", a.metadata.data_type.to_json()),
             ("Fill value", a.metadata.data_type.fill_value_to_json(a.fill_value)),
             ("Shape", a.shape),
+            *([("Shard shape", a.shards)] if a.shards is not None else []),
             ("Chunk shape", a.chunks),
-            ("Order", "C"),
+            ("Order", a.order),
             ("Read-only", a.read_only),
             ("Store type", type(a.store).__name__),
             ("Filters", a.filters),
@@ -423,6 +500,9 @@ class ArrayInfo:
             ("No. bytes", f"{a.nbytes} ({_human(a.nbytes)})"),
         ]
         if self._with_stored:
+            stored = a.nbytes_stored()
+            rows.append(("No. bytes stored", f"{stored} ({_human(stored)})"))
+            rows.append(("Storage ratio", f"{a.nbytes / stored:.1f}" if stored else "-"))
             rows.append(("Chunks Initialized", f"{a.nchunks_initialized}/{a.nchunks}"))
         w = max(len(k) for k, _ in rows)
         return "\n".join(f"{k:<{w}} : {v}" for k, v in rows)

@@ -5,6 +5,17 @@ manager).  Environment variables override the defaults at import: ``ZARRBOLT_NUM
 ``ZARRBOLT_WRITE_EMPTY_CHUNKS``, ``ZARRBOLT_FUSED_PIPELINE``, ``ZARRBOLT_OUTPUT_CACHE_BYTES``,
 ``ZARRBOLT_OUTPUT_CACHE_SECONDS``.
 
+``order`` (``"C"``/``"F"``): the memory order of the arrays reads return; ``read_missing_chunks``
+(default True): False makes a read of a chunk that is not stored raise ``ChunkNotFoundError``.
+An array's own ``config=`` (``create_array``/``open_array``) overrides these and
+``write_empty_chunks`` for that array.
+
+zarr-python's option names are accepted too and mean the zarrbolt option they correspond to:
+``array.write_empty_chunks``, ``array.order``, ``array.read_missing_chunks``,
+``threading.max_workers`` (``threads``; None: the machine's CPU count) and ``async.concurrency``
+(``remote_concurrency``, the requests in flight of a remote store).  Unknown names raise
+``UnknownConfigKeyError`` (a ``KeyError``).
+
 ``output_cache_bytes``: how much memory of large read results (16 MiB or more) that the program
 has dropped zarrbolt may keep to serve the next large read, instead of handing it back to the
 operating system (0: never; see ``zarrbolt.pipeline.outbuf``).  Default: 1 GiB, or 1/16 of the
@@ -30,7 +41,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from .errors import MetadataError
+from .errors import MetadataError, UnknownConfigKeyError
 
 
 def _env_number(name: str, default: Any, minimum: Any, parse: Any, what: str) -> Any:
@@ -83,6 +94,11 @@ def _env_bool(name: str, default: bool) -> bool:
 _DEFAULTS: dict[str, Any] = {
     "threads": _env_int("ZARRBOLT_NUM_THREADS", os.cpu_count() or 1),
     "write_empty_chunks": _env_bool("ZARRBOLT_WRITE_EMPTY_CHUNKS", False),
+    # the memory order of the arrays reads return (zarr-python's ``array.order``)
+    "order": "C",
+    # False: reading a chunk that is not stored raises ChunkNotFoundError instead of giving the
+    # fill value (zarr-python's ``array.read_missing_chunks``)
+    "read_missing_chunks": True,
     # decode and encode with the fused C pipeline where the codec chain allows it (off: the
     # per-codec path)
     "fused_pipeline": _env_bool("ZARRBOLT_FUSED_PIPELINE", True),
@@ -103,6 +119,8 @@ _lock = threading.Lock()
 _VALIDATORS = {
     "threads": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
     "write_empty_chunks": lambda v: isinstance(v, bool),
+    "order": lambda v: v in ("C", "F"),
+    "read_missing_chunks": lambda v: isinstance(v, bool),
     "fused_pipeline": lambda v: isinstance(v, bool),
     "output_cache_bytes": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
     "output_cache_seconds": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < float("inf"),
@@ -113,6 +131,41 @@ _VALIDATORS = {
     "remote_index_cache": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
 }
 
+# zarr-python's configuration keys, accepted by set() / override() / get() as the zarrbolt option
+# they mean (and converted: threading.max_workers None is "as many as the machine has").
+ZARR_KEYS: dict[str, str] = {
+    "array.write_empty_chunks": "write_empty_chunks",
+    "array.order": "order",
+    "array.read_missing_chunks": "read_missing_chunks",
+    "threading.max_workers": "threads",
+    "async.concurrency": "remote_concurrency",
+}
+
+
+def _translate(name: str, value: Any = None, *, with_value: bool = False) -> tuple[str, Any]:
+    """(zarrbolt option, value) for an option name that may be zarr-python's."""
+    target = ZARR_KEYS.get(name, name)
+    if target not in _values:
+        known = sorted(_values) + sorted(k for k, v in ZARR_KEYS.items() if v in _values)
+        if name in ZARR_KEYS:
+            raise UnknownConfigKeyError(
+                f"zarr-python's config option {name!r} maps to zarrbolt's {target!r}, which this build does not have"
+            )
+        raise UnknownConfigKeyError(f"unknown zarrbolt config option {name!r}; options: {known}")
+    if with_value and name == "threading.max_workers" and value is None:
+        value = os.cpu_count() or 1
+    return target, value
+
+
+def _check_options(options: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in options.items():
+        target, v = _translate(k, v, with_value=True)
+        if not _VALIDATORS[target](v):
+            raise MetadataError(f"invalid value {v!r} for zarrbolt config option {k!r}")
+        out[target] = v
+    return out
+
 
 # Context-local overrides (see override()): a ContextVar, so each thread / asyncio task sees its
 # own, and ``asyncio.to_thread`` carries the caller's into the worker thread.
@@ -120,13 +173,16 @@ _override: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVa
 
 
 def get(name: str) -> Any:
+    """The value of an option (zarrbolt's name or zarr-python's dotted one)."""
+    if name in ZARR_KEYS:
+        name = _translate(name)[0]
     o = _override.get()
     if o is not None and name in o:
         return o[name]
     try:
         return _values[name]
     except KeyError:
-        raise KeyError(f"unknown zarrbolt config option {name!r}; options: {sorted(_values)}") from None
+        raise UnknownConfigKeyError(f"unknown zarrbolt config option {name!r}; options: {sorted(_values)}") from None
 
 
 class _Restore:
@@ -147,11 +203,7 @@ def set(mapping: dict[str, Any] | None = None, /, **options: Any) -> _Restore:  
     the old values when used as a context manager."""
     if mapping is not None:
         options = {**dict(mapping), **options}
-    for k, v in options.items():
-        if k not in _values:
-            raise KeyError(f"unknown zarrbolt config option {k!r}; options: {sorted(_values)}")
-        if not _VALIDATORS[k](v):
-            raise MetadataError(f"invalid value {v!r} for zarrbolt config option {k!r}")
+    options = _check_options(options)
     with _lock:
         old = {k: _values[k] for k in options}
         _values.update(options)
@@ -168,11 +220,7 @@ def override(**options: Any) -> Iterator[None]:
             ...
 
     Used by zarr-python's codec pipeline to apply zarr's per-call settings."""
-    for k, v in options.items():
-        if k not in _values:
-            raise KeyError(f"unknown zarrbolt config option {k!r}; options: {sorted(_values)}")
-        if not _VALIDATORS[k](v):
-            raise MetadataError(f"invalid value {v!r} for zarrbolt config option {k!r}")
+    options = _check_options(options)
     token = _override.set({**(_override.get() or {}), **options})
     try:
         yield

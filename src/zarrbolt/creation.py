@@ -16,7 +16,7 @@ from .errors import ContainsArrayError, ContainsGroupError, MetadataError
 from .node import ensure_parent_groups, erase_node, normalize_node_path
 from .node import check_json_attributes as _check_json_attributes
 from .node import load_metadata as _load_metadata
-from .node import meta_key as _meta_key
+from .node import save_metadata as _save_metadata
 from .metadata import ArrayMetadata
 from .metadata.chunk_grid import RegularChunkGrid
 from .metadata.chunk_key import DefaultChunkKeyEncoding, parse_chunk_key_encoding
@@ -177,7 +177,12 @@ def _default_compressors(dtype: DataType) -> list[Codec]:
 
 
 def _default_serializer(dtype: DataType) -> Codec:
-    if dtype.itemsize == 1:
+    # zarr-python's: vlen codecs for variable-length types, no endian where the order is moot
+    if dtype.kind == "string":
+        return parse_codecs([{"name": "vlen-utf8", "configuration": {}}])[0]
+    if dtype.kind == "vbytes":
+        return parse_codecs([{"name": "vlen-bytes", "configuration": {}}])[0]
+    if dtype.itemsize == 1 or dtype.swap_unit == 1:
         return parse_codecs(["bytes"])[0]
     return parse_codecs([{"name": "bytes", "configuration": {"endian": "little"}}])[0]
 
@@ -236,6 +241,22 @@ def _normalize_dimension_names(names: Any) -> Any:
         return names
 
 
+def _v3_config(config: Any, order: str | None) -> Any:
+    """The array config of a new v3 array, checked before anything is written.  zarr-python 3:
+    for a v3 array ``order`` is the memory order of reads (the stored order is C; a transpose
+    codec changes that), i.e. the array config's ``order``."""
+    from .array_config import ArrayConfig
+
+    config = ArrayConfig.parse(config)
+    if order is not None:
+        if order not in ("C", "F"):
+            raise MetadataError(f"order must be 'C' or 'F', got {order!r}")
+        if config.order is not None and config.order != order:
+            raise MetadataError(f"order={order!r} contradicts config order {config.order!r}")
+        config = config.merged({"order": order})
+    return config
+
+
 def create_array(
     store: Any = None,
     *,
@@ -260,13 +281,27 @@ def create_array(
     overwrite: bool = False,
     config: Any = None,
     write_data: bool = True,
+    dimension_separator: str | None = None,
 ) -> Array:
     """Create a Zarr v3 array (zarr-python 3's ``create_array``), plus ``codecs=[...]`` for a raw
-    codec list that replaces filters/serializer/compressors."""
+    codec list that replaces filters/serializer/compressors; ``zarr_format=2`` creates a Zarr v2
+    array (:func:`zarrbolt.creation_v2.create_array_v2`)."""
+    if zarr_format == 2:
+        from .creation_v2 import create_array_v2
+
+        return create_array_v2(
+            store, name=name, shape=shape, dtype=dtype, data=data, chunks=chunks, shards=shards,
+            filters=filters, compressors=compressor if compressor != "auto" else compressors,
+            serializer=serializer, codecs=codecs, fill_value=fill_value, order=order, attributes=attributes,
+            chunk_key_encoding=chunk_key_encoding, dimension_separator=dimension_separator,
+            dimension_names=dimension_names, overwrite=overwrite, write_data=write_data,
+            storage_options=storage_options, config=config,
+        )
     if zarr_format not in (None, 3):
-        raise MetadataError("zarrbolt writes Zarr format 3 only")
-    if order not in (None, "C"):
-        raise MetadataError("only C order is supported for Zarr v3 arrays; use a transpose codec instead")
+        raise MetadataError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
+    if dimension_separator is not None:
+        raise MetadataError("dimension_separator is a Zarr v2 setting; v3 arrays take chunk_key_encoding")
+    config = _v3_config(config, order)
     if compressor != "auto":
         compressors = compressor
     if data is not None:
@@ -310,13 +345,14 @@ def create_array(
         dimension_names=_normalize_dimension_names(dimension_names),
     )
     st, path = _resolve(store, "w" if overwrite else "a", name, storage_options)
-    arr = _create_array_from_metadata(st, path, meta, overwrite=overwrite)
+    arr = _create_array_from_metadata(st, path, meta, overwrite=overwrite, config=config)
     if data is not None and write_data:
         arr[...] = data
     return arr
 
 
-def _create_array_from_metadata(store: Store, path: str, meta: ArrayMetadata, *, overwrite: bool) -> Array:
+def _create_array_from_metadata(store: Store, path: str, meta: ArrayMetadata, *, overwrite: bool,
+                                config: Any = None) -> Array:
     if store.read_only:
         from .errors import ReadOnlyError
 
@@ -327,6 +363,6 @@ def _create_array_from_metadata(store: Store, path: str, meta: ArrayMetadata, *,
             err = ContainsArrayError if isinstance(existing, ArrayMetadata) else ContainsGroupError
             raise err(f"a node already exists at path {path!r} in {store!r}")
         erase_node(store, path)
-    ensure_parent_groups(store, path)
-    store.set(_meta_key(path), meta.to_bytes())
-    return Array(store, path, meta)
+    ensure_parent_groups(store, path, meta.zarr_format)
+    _save_metadata(store, path, meta)
+    return Array(store, path, meta, config=config)

@@ -15,6 +15,8 @@ __all__ = [
     "NodeNotFoundError",
     "ArrayNotFoundError",
     "GroupNotFoundError",
+    "ChunkNotFoundError",
+    "UnknownConfigKeyError",
     "ContainsArrayError",
     "ContainsGroupError",
     "CodecError",
@@ -54,12 +56,26 @@ class NodeNotFoundError(ZarrboltError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-class ArrayNotFoundError(NodeNotFoundError):
-    """No array exists at the requested path."""
+class ArrayNotFoundError(NodeNotFoundError, FileNotFoundError):
+    """No array exists at the requested path (also a ``FileNotFoundError``, as zarr-python's is)."""
+
+    __str__ = NodeNotFoundError.__str__
 
 
-class GroupNotFoundError(NodeNotFoundError):
-    """No group exists at the requested path."""
+class GroupNotFoundError(NodeNotFoundError, FileNotFoundError):
+    """No group exists at the requested path (also a ``FileNotFoundError``, as zarr-python's is)."""
+
+    __str__ = NodeNotFoundError.__str__
+
+
+class ChunkNotFoundError(NodeNotFoundError):
+    """A chunk is absent from the store and the array's ``read_missing_chunks`` is off."""
+
+
+class UnknownConfigKeyError(MetadataError, KeyError):
+    """A configuration key (``zarrbolt.config`` or an array's ``config=``) that zarrbolt does not know."""
+
+    __str__ = MetadataError.__str__
 
 
 class ContainsArrayError(ZarrboltError, ValueError):
@@ -113,6 +129,15 @@ class StoreUnavailableError(StoreError, ConnectionError):
 class ConflictError(StoreError):
     """A conditional write lost a race: the object changed (or appeared) since its version was
     read, so the write was refused rather than silently overwriting another writer's update."""
+
+
+class ValueOverflowError(ZarrboltError, OverflowError):
+    """A Python number written into an array is outside its integer data type's range (numpy and
+    zarr-python raise OverflowError too); numpy arrays and scalars are cast as numpy casts them."""
+
+
+class InvalidValueError(ZarrboltError, ValueError):
+    """A Python value written into an array has no value of its data type (NaN into integers)."""
 
 
 class BoundsCheckError(ZarrboltError, IndexError):

@@ -24,9 +24,13 @@ from .node import (
     join_path,
     load_metadata,
     meta_key,
+    new_group_metadata,
+    node_exists,
     save_metadata,
 )
+from .metadata import consolidated as _consolidated
 from .storage import Store
+from .unsupported import UnsupportedArray, UnsupportedNode, raw_documents, unsupported, with_path
 
 
 class Group(Node):
@@ -34,12 +38,25 @@ class Group(Node):
 
     _kind = "group"
     _metadata_cls = GroupMetadata  # groups pickle as store, path, metadata, read_only (Node)
+    _cons: Any = None
 
-    def __init__(self, store: Store, path: str, metadata: GroupMetadata, *, read_only: bool | None = None):
+    def _restored(self) -> None:  # unpickled: consolidated metadata from the pickled document
+        view = _consolidated.view_of_group(self._store, self._path, self._metadata, None)
+        self._cons = None if view is None else (view, "")
+
+    def __init__(self, store: Store, path: str, metadata: GroupMetadata, *, read_only: bool | None = None,
+                 use_consolidated: bool | str | None = None, _view: Any = None):
         self._store = store
         self._path = path
         self._metadata = metadata
         self._read_only = store.read_only if read_only is None else (read_only or store.read_only)
+        # (view, this group's path relative to the view's root): members are listed and opened
+        # from the consolidated metadata instead of the store (see metadata/consolidated.py)
+        if _view is not None:
+            self._cons: tuple[Any, str] | None = _view
+        else:
+            view = _consolidated.view_of_group(store, path, metadata, use_consolidated)
+            self._cons = None if view is None else (view, "")
 
     @classmethod
     def open(cls, store: Store, path: str = "", *, read_only: bool | None = None) -> Group:
@@ -58,7 +75,9 @@ class Group(Node):
         *,
         attributes: Mapping[str, Any] | None = None,
         overwrite: bool = False,
+        zarr_format: int = 3,
     ) -> Group:
+        """Create a group (Zarr format ``zarr_format``: 3, or 2 for ``.zgroup`` / ``.zattrs``)."""
         if store.read_only:
             raise ReadOnlyError(f"cannot create a group in read-only {store!r}")
         attrs = dict(attributes or {})
@@ -69,31 +88,79 @@ class Group(Node):
                 err = ContainsArrayError if isinstance(existing, ArrayMetadata) else ContainsGroupError
                 raise err(f"a node already exists at path {path!r} in {store!r}")
             erase_node(store, path)
-        ensure_parent_groups(store, path)
-        meta = GroupMetadata(attributes=attrs)
+        meta = new_group_metadata(zarr_format, attrs)
+        ensure_parent_groups(store, path, zarr_format)
         save_metadata(store, path, meta)
         return cls(store, path, meta)
 
     # ------------------------------------------------------------------ properties
     @property
     def info(self) -> str:
-        return (
-            f"Name        : {self.name}\nType        : Group\nZarr format : 3\n"
-            f"Read-only   : {self.read_only}\nStore type  : {type(self._store).__name__}\n"
-            f"No. members : {len(list(self.keys()))}"
-        )
+        members = self.members()
+        n_arrays = sum(1 for _, m in members if isinstance(m, (Array, UnsupportedArray)))
+        n_groups = sum(1 for _, m in members if isinstance(m, Group))
+        rows = [
+            ("Name", self.name), ("Type", "Group"), ("Zarr format", getattr(self._metadata, "zarr_format", 3)),
+            ("Read-only", self.read_only), ("Store type", type(self._store).__name__),
+            ("Consolidated", "yes" if self._cons is not None else "no"),
+            ("No. members", len(members)), ("No. arrays", n_arrays), ("No. groups", n_groups),
+        ]
+        bad = [m for _, m in members if isinstance(m, UnsupportedNode)]
+        if bad:
+            rows.append(("Unsupported", ", ".join(f"{m.basename} ({m.reason})" for m in bad)))
+        return "\n".join(f"{k:<12}: {v}" for k, v in rows)
 
     # ------------------------------------------------------------------ children
     def _child_path(self, name: str) -> str:
         return join_path(self._path, name)
 
-    def _open_child(self, path: str) -> Array | Group:
-        meta = load_metadata(self._store, path)
+    def _cons_rel(self, path: str) -> str | None:
+        """``path`` relative to the consolidated view's root (None without a view)."""
+        if self._cons is None:
+            return None
+        view, rel = self._cons
+        return path[len(view.root) + 1:] if view.root else path
+
+    def _load_child(self, path: str) -> tuple[Any, Any]:
+        """(metadata, view entry) of the node at ``path``: from the consolidated view when it has
+        the node, else from the store.  Raises the parser's typed error (with the path)."""
+        rel = self._cons_rel(path)
+        if rel is not None:
+            docs = self._cons[0].node_documents(rel)
+            if docs is not None:
+                return _parse_documents(docs, path), (self._cons[0], rel)
+        try:
+            return load_metadata(self._store, path), None
+        except MetadataError as e:
+            raise with_path(e, path) from None
+
+    def _make_child(self, path: str, meta: Any, view: Any) -> Array | Group:
         if meta is None:
             raise NodeNotFoundError(f"no array or group named {path!r} in {self._store!r}")
-        if isinstance(meta, ArrayMetadata):
+        if getattr(meta, "node_type", None) == "array":
             return Array(self._store, path, meta, read_only=self._read_only)
-        return Group(self._store, path, meta, read_only=self._read_only)
+        return Group(self._store, path, meta, read_only=self._read_only, _view=view)
+
+    def _open_child(self, path: str) -> Array | Group:
+        """The child at ``path``; a node zarrbolt cannot open raises its typed error."""
+        meta, view = self._load_child(path)
+        return self._make_child(path, meta, view)
+
+    def _list_child(self, path: str) -> Array | Group | UnsupportedNode:
+        """The child at ``path`` for a listing: a node zarrbolt cannot open is an
+        :class:`~zarrbolt.unsupported.UnsupportedNode` (never an error)."""
+        try:
+            meta, view = self._load_child(path)
+            return self._make_child(path, meta, view)
+        except MetadataError as e:
+            rel = self._cons_rel(path)
+            docs = self._cons[0].node_documents(rel) if rel is not None else None
+            if docs is None:
+                raw, nt = raw_documents(self._store, path)
+            else:
+                nt = "array" if ".zarray" in docs else "group" if ".zgroup" in docs else None
+                raw = _consolidated.document_bytes(docs.get("zarr.json", docs.get(".zarray", docs.get(".zgroup"))))
+            return unsupported(self._store, path, raw, e, nt)
 
     def __getitem__(self, name: str) -> Array | Group:
         return self._open_child(self._child_path(name))
@@ -111,16 +178,21 @@ class Group(Node):
             path = self._child_path(name)
         except MetadataError:
             return False
-        return self._store.exists(meta_key(path))
+        rel = self._cons_rel(path)
+        if rel is not None and self._cons[0].has(rel):
+            return True
+        return node_exists(self._store, path)
 
     def __delitem__(self, name: str) -> None:
         self._check_writable()
         path = self._child_path(name)
-        if not self._store.exists(meta_key(path)):
+        if not node_exists(self._store, path):
             raise NodeNotFoundError(f"no array or group named {name!r} in group {self.name}")
         erase_node(self._store, path)
 
     def _child_names(self) -> list[str]:
+        if self._cons is not None:
+            return self._cons[0].child_names(self._cons[1])
         prefix = f"{self._path}/" if self._path else ""
         names = []
         for entry in self._store.list_dir(prefix):
@@ -129,18 +201,20 @@ class Group(Node):
             name = entry[len(prefix):].rstrip("/")
             if not name or name.startswith("__"):
                 continue
-            if self._store.exists(meta_key(prefix + name)):
+            if node_exists(self._store, prefix + name):
                 names.append(name)
         return sorted(names)
 
-    def members(self, max_depth: int | None = 0) -> tuple[tuple[str, Array | Group], ...]:
+    def members(self, max_depth: int | None = 0) -> tuple[tuple[str, Array | Group | UnsupportedNode], ...]:
         """(name, node) pairs of the children; with ``max_depth`` > 0 (or None: unlimited)
-        descendants too, named by their path relative to this group."""
-        out: list[tuple[str, Array | Group]] = []
+        descendants too, named by their path relative to this group.  A node zarrbolt cannot
+        open (unknown data type or codec, damaged document) is listed as an
+        :class:`~zarrbolt.unsupported.UnsupportedNode`; only opening it raises."""
+        out: list[tuple[str, Array | Group | UnsupportedNode]] = []
 
         def walk(group: Group, rel: str, depth: int) -> None:
             for name in group._child_names():
-                node = group._open_child(join_path(group._path, name))
+                node = group._list_child(join_path(group._path, name))
                 relname = f"{rel}/{name}" if rel else name
                 out.append((relname, node))
                 if isinstance(node, Group) and (max_depth is None or depth < max_depth):
@@ -158,9 +232,17 @@ class Group(Node):
     def __len__(self) -> int:
         return len(self._child_names())
 
-    def arrays(self) -> Iterator[tuple[str, Array]]:
+    def nmembers(self, max_depth: int | None = 0) -> int:
+        """The number of children (``max_depth`` as in :meth:`members`)."""
+        if max_depth == 0:
+            return len(self._child_names())
+        return len(self.members(max_depth=max_depth))
+
+    def arrays(self) -> Iterator[tuple[str, Array | UnsupportedArray]]:
+        """The array children; arrays zarrbolt cannot open are listed as
+        :class:`~zarrbolt.unsupported.UnsupportedArray`."""
         for name, node in self.members():
-            if isinstance(node, Array):
+            if isinstance(node, (Array, UnsupportedArray)):
                 yield name, node
 
     def groups(self) -> Iterator[tuple[str, Group]]:
@@ -187,11 +269,14 @@ class Group(Node):
         def walk(group: Group, indent: str, depth: int) -> None:
             names = group._child_names()
             for i, name in enumerate(names):
-                node = group._open_child(join_path(group._path, name))
+                node = group._list_child(join_path(group._path, name))
                 last = i == len(names) - 1
                 branch = "└── " if last else "├── "
                 if isinstance(node, Array):
                     lines.append(f"{indent}{branch}{name} {node.shape} {node.dtype}")
+                elif isinstance(node, UnsupportedNode):
+                    what = f" {node.shape} {node.data_type!r}" if isinstance(node, UnsupportedArray) else ""
+                    lines.append(f"{indent}{branch}{name}{what} (unsupported: {node.reason})")
                 else:
                     lines.append(f"{indent}{branch}{name}")
                     if level is None or depth + 1 < level:
@@ -202,20 +287,60 @@ class Group(Node):
 
     def create_group(self, name: str, *, overwrite: bool = False, attributes: Mapping[str, Any] | None = None) -> Group:
         self._check_writable()
-        return Group.create(self._store, self._child_path(name), attributes=attributes, overwrite=overwrite)
+        return Group.create(self._store, self._child_path(name), attributes=attributes, overwrite=overwrite,
+                            zarr_format=self._metadata.zarr_format)
 
     def require_group(self, name: str, **kwargs: Any) -> Group:
         path = self._child_path(name)
-        meta = load_metadata(self._store, path)
+        meta, view = self._load_child(path)
         if meta is None:
             return self.create_group(name, **kwargs)
-        if isinstance(meta, ArrayMetadata):
+        if getattr(meta, "node_type", None) == "array":
             raise ContainsArrayError(f"{path!r} is an array, not a group")
-        return Group(self._store, path, meta, read_only=self._read_only)
+        return Group(self._store, path, meta, read_only=self._read_only, _view=view)
+
+    def require_groups(self, *names: str) -> tuple[Group, ...]:
+        """:meth:`require_group` for each name, in order."""
+        return tuple(self.require_group(n) for n in names)
+
+    def get_array(self, path: str) -> Array:
+        """The array at ``path`` (relative, may contain ``/``): ArrayNotFoundError when there is
+        no node, ContainsGroupError when it is a group."""
+        from .errors import ArrayNotFoundError
+
+        full = self._child_path(path)
+        meta, view = self._load_child(full)
+        if meta is None:
+            raise ArrayNotFoundError(f"no array at {path!r} in group {self.name}")
+        if getattr(meta, "node_type", None) != "array":
+            raise ContainsGroupError(f"{path!r} in group {self.name} is a group, not an array")
+        return Array(self._store, full, meta, read_only=self._read_only)
+
+    def get_group(self, path: str) -> Group:
+        """The group at ``path`` (relative, may contain ``/``): GroupNotFoundError when there is
+        no node, ContainsArrayError when it is an array."""
+        full = self._child_path(path)
+        meta, view = self._load_child(full)
+        if meta is None:
+            raise GroupNotFoundError(f"no group at {path!r} in group {self.name}")
+        if getattr(meta, "node_type", None) == "array":
+            raise ContainsArrayError(f"{path!r} in group {self.name} is an array, not a group")
+        return Group(self._store, full, meta, read_only=self._read_only, _view=view)
+
+    @property
+    def consolidated(self) -> bool:
+        """Whether this group lists and opens its members from consolidated metadata."""
+        return self._cons is not None
+
+    def _save_metadata(self, metadata: Any) -> None:
+        # the consolidated metadata in the stored document is the current one (zarrbolt updates
+        # it on every change below this group); keep it rather than this handle's old copy
+        super()._save_metadata(_consolidated.refresh_own(self._store, self._path, metadata))
 
     def create_array(self, name: str, **kwargs: Any) -> Array:
         """Create an array child; the arguments are :func:`zarrbolt.create_array`'s."""
         self._check_writable()
+        kwargs.setdefault("zarr_format", self._metadata.zarr_format)  # a v2 group's children are v2
         return create_array(self._store, name=self._child_path(name), **kwargs)
 
     create_dataset = create_array
@@ -224,10 +349,10 @@ class Group(Node):
         import numpy as np
 
         path = self._child_path(name)
-        meta = load_metadata(self._store, path)
+        meta, _ = self._load_child(path)
         if meta is None:
             return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
-        if isinstance(meta, GroupMetadata):
+        if getattr(meta, "node_type", None) != "array":
             raise ContainsGroupError(f"{path!r} is a group, not an array")
         arr = Array(self._store, path, meta, read_only=self._read_only)
         shape_t = (shape,) if isinstance(shape, int) else tuple(shape)
@@ -239,3 +364,17 @@ class Group(Node):
 
     def __repr__(self) -> str:
         return f"<zarrbolt.Group {self._store!r}/{self._path}>"
+
+
+def _parse_documents(docs: dict[str, Any], path: str) -> Any:
+    """Node metadata from its documents as a consolidated view holds them (``zarr.json``, or a v2
+    node's ``.zarray``/``.zgroup``/``.zattrs``: read through the format detection of
+    :func:`zarrbolt.node.load_metadata` over a store that holds just them)."""
+    from .storage import MemoryStore
+
+    try:
+        if "zarr.json" in docs:
+            return _consolidated.parse_v3_document(docs["zarr.json"])
+        return load_metadata(MemoryStore({k: _consolidated.document_bytes(v) for k, v in docs.items()}), "")
+    except MetadataError as e:
+        raise with_path(e, path) from None

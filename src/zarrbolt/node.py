@@ -59,17 +59,84 @@ def join_path(parent: str, name: str) -> str:
 
 
 # ---------------------------------------------------------------------------- metadata documents
-def load_metadata(store: Store, path: str) -> ArrayMetadata | GroupMetadata | None:
-    """The parsed metadata of the node at ``path``, or None when there is no node."""
-    raw = store.get(meta_key(path))
-    if raw is None:
+def load_metadata(store: Store, path: str, zarr_format: int | None = None) -> ArrayMetadata | GroupMetadata | None:
+    """The parsed metadata of the node at ``path``, or None when there is no node.
+
+    ``zarr_format`` None detects the format: ``zarr.json`` (v3) first, then ``.zarray`` /
+    ``.zgroup`` (v2, with ``.zattrs``).  2 or 3 reads that format only; 3 where only v2 metadata
+    exists is a MetadataError naming the v2 document (never "not found")."""
+    if zarr_format not in (None, 2, 3):
+        raise MetadataError(f"zarr_format must be 2, 3 or None, got {zarr_format!r}")
+    if zarr_format != 2:
+        raw = store.get(meta_key(path))
+        if raw is not None:
+            return parse_node_metadata(raw)
+    from .metadata import v2
+
+    if zarr_format == 3:
+        found = v2_metadata_key(store, path)
+        if found is not None:
+            raise MetadataError(
+                f"{found!r} in {store!r} is Zarr v2 metadata, and zarr_format=3 was asked: open it with "
+                "zarr_format=2 (or None), or convert it with zarrbolt.migrate"
+            )
         return None
-    return parse_node_metadata(raw)
+    try:
+        return v2.read_v2_node(store.get, path)
+    except MetadataError as e:
+        raise type(e)(f"{e} (in {store!r})") from None
+
+
+def v2_metadata_key(store: Store, path: str) -> str | None:
+    """The key of the ``.zarray`` or ``.zgroup`` at ``path``, or None."""
+    from .metadata.v2 import ZARRAY, ZGROUP
+
+    prefix = f"{path}/" if path else ""
+    for name in (ZARRAY, ZGROUP):
+        if store.exists(prefix + name):
+            return prefix + name
+    return None
+
+
+def inherited_format(store: Store, path: str) -> int:
+    """The Zarr format of a node to be created at ``path`` when none is asked for: that of its
+    nearest existing ancestor (a new node inside a v2 hierarchy is v2), else 3."""
+    if not path:
+        return 3  # the root has no ancestor
+    parts = path.split("/")[:-1]
+    for i in range(len(parts), -1, -1):
+        meta = load_metadata(store, "/".join(parts[:i]))
+        if meta is not None:
+            return meta.zarr_format
+    return 3
+
+
+def node_exists(store: Store, path: str) -> bool:
+    """Whether an array or group (v3 or v2) exists at ``path``."""
+    return store.exists(meta_key(path)) or v2_metadata_key(store, path) is not None
 
 
 def save_metadata(store: Store, path: str, metadata: ArrayMetadata | GroupMetadata) -> None:
-    """Write the metadata document of the node at ``path``."""
-    store.set(meta_key(path), metadata.to_bytes())
+    """Write the metadata document(s) of the node at ``path``: ``zarr.json``, or for a v2 node
+    ``.zarray`` / ``.zgroup`` and ``.zattrs`` (removed when the attributes are empty); then bring
+    the consolidated metadata of its ancestors up to date (:mod:`zarrbolt.metadata.consolidated`)."""
+    if metadata.zarr_format != 2:
+        store.set(meta_key(path), metadata.to_bytes())
+    else:
+        from .metadata import v2
+
+        prefix = f"{path}/" if path else ""
+        docs = v2.v2_documents(metadata)  # type: ignore[arg-type]
+        attrs = docs.pop(v2.ZATTRS)
+        if attrs:
+            store.set(prefix + v2.ZATTRS, v2.dumps(attrs))
+        elif store.exists(prefix + v2.ZATTRS):
+            store.erase(prefix + v2.ZATTRS)
+        for name, doc in docs.items():
+            store.set(prefix + name, v2.dumps(doc))
+    from .metadata import consolidated
+
+    consolidated.node_written(store, path, metadata)
 
 
 def check_json_attributes(attrs: Mapping[str, Any]) -> None:
@@ -80,9 +147,10 @@ def check_json_attributes(attrs: Mapping[str, Any]) -> None:
         raise MetadataError(f"attributes must be JSON-serialisable: {e}") from None
 
 
-def ensure_parent_groups(store: Store, path: str) -> None:
+def ensure_parent_groups(store: Store, path: str, zarr_format: int = 3) -> None:
     """Make sure every ancestor of ``path`` is a group, creating missing ones (the spec's
-    "create a group" / "create an array" operations).  An ancestor that is an array is an error."""
+    "create a group" / "create an array" operations; of format ``zarr_format``).  An ancestor
+    that is an array is an error."""
     if not path:
         return
     parts = path.split("/")[:-1]
@@ -90,9 +158,20 @@ def ensure_parent_groups(store: Store, path: str) -> None:
         anc = "/".join(parts[:i])
         meta = load_metadata(store, anc)
         if meta is None:
-            save_metadata(store, anc, GroupMetadata())
+            save_metadata(store, anc, new_group_metadata(zarr_format))
         elif isinstance(meta, ArrayMetadata):
             raise ContainsArrayError(f"cannot create {path!r}: its ancestor {anc!r} is an array")
+
+
+def new_group_metadata(zarr_format: int, attributes: dict[str, Any] | None = None) -> GroupMetadata:
+    """Empty group metadata of Zarr format ``zarr_format`` (2 or 3)."""
+    if zarr_format == 2:
+        from .metadata.v2 import V2GroupMetadata
+
+        return V2GroupMetadata(attributes=dict(attributes or {}))
+    if zarr_format != 3:
+        raise MetadataError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
+    return GroupMetadata(attributes=dict(attributes or {}))
 
 
 def erase_node(store: Store, path: str) -> None:
@@ -101,6 +180,9 @@ def erase_node(store: Store, path: str) -> None:
         store.erase_prefix(path + "/")
     else:
         store.erase_prefix("")
+    from .metadata import consolidated
+
+    consolidated.node_erased(store, path)
 
 
 # ---------------------------------------------------------------------------- nodes
@@ -192,12 +274,16 @@ class Node:
         a MemoryStore as a copy of its contents), the path, the metadata document and
         ``read_only``; never compiled plans, caches or open files, which the unpickled node
         makes again.  Unpickling reads nothing from the store."""
-        return {
+        state = {
             "store": self._store,
             "path": self._path,
             "metadata": self._metadata.to_bytes(),
             "read_only": self._read_only,
         }
+        if self._metadata.zarr_format == 2:  # a v2 node's attributes are not in its document
+            state["zarr_format"] = 2
+            state["attributes"] = dict(self._metadata.attributes)
+        return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         what = f"a pickled zarrbolt {self._kind}"
@@ -207,7 +293,12 @@ class Node:
             raise MetadataError(f"not {what}") from None
         if not isinstance(store, Store) or not isinstance(path, str):
             raise MetadataError(f"not {what}: it needs a store and a path")
-        meta = parse_node_metadata(raw)
+        if state.get("zarr_format") == 2:
+            from .metadata import v2
+
+            meta = v2.parse_pickled(raw, state.get("attributes"))
+        else:
+            meta = parse_node_metadata(raw)
         if not isinstance(meta, self._metadata_cls):
             raise MetadataError(f"{what} carries {meta.node_type} metadata")
         self._store = store

@@ -10,12 +10,14 @@
 #include <string.h>
 
 #include "zarrbolt/bitshuffle.h"
+#include "zarrbolt/checksum32.h"
 #include "zarrbolt/crc32c.h"
 #include "zarrbolt/encode.h"
 #include "zarrbolt/local_io.h"
 #include "zarrbolt/pool.h"
 #include "zarrbolt/shard_index.h"
 #include "zarrbolt/strided.h"
+#include "zarrbolt/vlen.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 static uint32_t rnd(void) { /* xorshift64* */
@@ -348,6 +350,54 @@ static void test_shard_read(void) {
     printf("shard read: windows without their gaps, an empty inner chunk\n");
 }
 
+/* ------------------------------------------------------------------- vlen, checksums */
+static void test_vlen(void) {
+    enum { N = 200 };
+    const char *ptrs[N];
+    uint64_t lens[N], starts[N];
+    uint32_t got[N];
+    static char pool[N * 40];
+    for (size_t i = 0; i < N; i++) {
+        lens[i] = rnd() % 40;
+        ptrs[i] = pool + i * 40;
+        for (size_t k = 0; k < lens[i]; k++) pool[i * 40 + k] = (char)('a' + rnd() % 26);
+    }
+    size_t total = zb_vlen_encoded_size(N, lens);
+    CHECK(total > 4 + 4 * N, "vlen size");
+    uint8_t *buf = malloc(total);
+    CHECK(buf, "out of memory");
+    CHECK(zb_vlen_write(buf, N, ptrs, lens) == ZB_OK, "vlen write");
+    size_t bad = N;
+    CHECK(zb_vlen_index(buf, total, N, 1, starts, got, &bad) == ZB_OK, "vlen index");
+    for (size_t i = 0; i < N; i++)
+        CHECK(got[i] == lens[i] && memcmp(buf + starts[i], ptrs[i], lens[i]) == 0, "vlen item %zu", i);
+    /* every truncation, a wrong count and trailing bytes are errors, never reads past the end */
+    for (size_t cut = 0; cut < total; cut++)
+        CHECK(zb_vlen_index(buf, cut, N, 0, starts, got, &bad) != ZB_OK, "vlen truncated to %zu accepted", cut);
+    CHECK(zb_vlen_index(buf, total, N + 1, 0, starts, got, &bad) != ZB_OK, "vlen wrong count accepted");
+    free(buf);
+    CHECK(zb_utf8_valid((const uint8_t *)"h\xc3\xa9llo \xf0\x9f\x98\x80", 11), "utf8 valid");
+    CHECK(!zb_utf8_valid((const uint8_t *)"\xed\xa0\x80", 3), "utf8 surrogate accepted");
+    CHECK(!zb_utf8_valid((const uint8_t *)"\xc0\x80", 2), "utf8 overlong accepted");
+    CHECK(!zb_utf8_valid((const uint8_t *)"ab\xe2\x82", 4), "utf8 truncated accepted");
+    printf("vlen: ok\n");
+}
+
+static void test_checksum32(void) {
+    const char *s = "Four score and seven years ago";
+    CHECK(zb_jenkins_lookup3((const uint8_t *)"", 0, 0) == 0xdeadbeefu, "lookup3 empty");
+    CHECK(zb_jenkins_lookup3((const uint8_t *)s, 30, 0) == 0x17770551u, "lookup3 vector 0");
+    CHECK(zb_jenkins_lookup3((const uint8_t *)s, 30, 1) == 0xcd628161u, "lookup3 vector 1");
+    /* values numcodecs' Fletcher32 gives */
+    CHECK(zb_fletcher32((const uint8_t *)"abcde", 5) == 0x4ff029c7u, "fletcher32 abcde");
+    CHECK(zb_fletcher32((const uint8_t *)"abcdef", 6) == 0x50562a2du, "fletcher32 abcdef");
+    uint8_t big[1025];
+    for (int i = 0; i < 1024; i++) big[i] = (uint8_t)(i % 256);
+    big[1024] = 1;
+    CHECK(zb_fletcher32(big, 1025) == 0x171501ffu, "fletcher32 1025 bytes");
+    printf("checksum32: ok\n");
+}
+
 int main(void) {
     test_crc32c();
     test_pool();
@@ -356,6 +406,8 @@ int main(void) {
     test_encode_chunk();
     test_pool_batches();
     test_shard_read();
+    test_vlen();
+    test_checksum32();
     printf("selftest: ok\n");
     return 0;
 }

@@ -28,6 +28,7 @@ from zarr.storage import LocalStore, MemoryStore  # noqa: E402
 from zarr.testing.store import LatencyStore  # noqa: E402
 
 from zarrbolt import config as zb_config  # noqa: E402
+numcodecs = pytest.importorskip("numcodecs")
 from zarrbolt.errors import ZarrboltError  # noqa: E402
 
 PATH = "zarrbolt.codec_pipeline.ZarrboltCodecPipeline"
@@ -239,25 +240,71 @@ def test_fused_strategies_used(tmp_path):
     assert not zcp.strategy_counts["per-codec"] and not zcp.strategy_counts["sharded-per-codec"]
 
 
-def test_fallback_v2_and_unknown_codec(caplog):
-    numcodecs = pytest.importorskip("numcodecs")
-    zcp.fallback_counts.clear()
-    with caplog.at_level(logging.DEBUG, logger="zarrbolt.codec_pipeline"):
-        v2 = zarr.create_array(MemoryStore(), shape=(20,), chunks=(5,), dtype="int32", zarr_format=2)
-    assert zcp.fallback_counts["zarr_format 2"] == 1
-    assert "zarr_format 2" in caplog.text
-    v2[:] = np.arange(20)
-    np.testing.assert_array_equal(v2[:], np.arange(20))
-    from zarr.codecs.numcodecs import BZ2
+class _InvertCodec(zarr.abc.codec.BytesBytesCodec):
+    """A user's own bytes -> bytes codec (every byte inverted), which zarrbolt has no codec for."""
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # numcodecs' codecs in zarr 3 are "experimental"
-        a = zarr.create_array(MemoryStore(), shape=(20,), chunks=(5,), dtype="int32", compressors=BZ2())
+    is_fixed_size = True
+
+    @classmethod
+    def from_dict(cls, data):
+        return cls()
+
+    def to_dict(self):
+        return {"name": "test.invert"}
+
+    async def _decode_single(self, chunk_bytes, chunk_spec):
+        return chunk_spec.prototype.buffer.from_bytes(bytes(255 - np.frombuffer(chunk_bytes.to_bytes(), "u1")))
+
+    async def _encode_single(self, chunk_bytes, chunk_spec):
+        return await self._decode_single(chunk_bytes, chunk_spec)
+
+    def compute_encoded_size(self, input_byte_length, chunk_spec):
+        return input_byte_length
+
+
+V2_CASES = {  # numcodecs' own codec objects or their dicts, as zarr-python takes them for v2
+    "C-blosc": dict(order="C", compressors={"id": "blosc", "cname": "lz4", "clevel": 3, "shuffle": 1}),
+    "F-zstd-slash": dict(order="F", compressors={"id": "zstd", "level": 2},
+                         chunk_key_encoding={"name": "v2", "separator": "/"}),
+    "C-delta-zlib": dict(order="C", filters=[numcodecs.Delta(dtype="<i4")], compressors={"id": "zlib", "level": 1}),
+    "C-none": dict(order="C", compressors=None),
+}
+
+
+@pytest.mark.filterwarnings("ignore::zarr.errors.ZarrUserWarning")
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("case", sorted(V2_CASES))
+def test_zarr_v2_arrays_are_served(case):
+    """Zarr v2 arrays (order C and F, both separators, filters and compressors by numcodecs id)
+    go through zarrbolt's planner and give what zarr-python's own pipeline gives."""
+    zcp.fallback_counts.clear()
+    store = MemoryStore()
+    ref = np.arange(23 * 17, dtype="int32").reshape(23, 17) * 7 - 50
+    a = zarr.create_array(store, shape=ref.shape, chunks=(5, 6), dtype="int32", zarr_format=2, fill_value=3,
+                          **V2_CASES[case])
+    assert _pipe(a)._meta is not None and _pipe(a)._meta.zarr_format == 2, zcp.fallback_counts
+    a[:] = ref
+    a[20:, 15:] = -1
+    exp = ref.copy()
+    exp[20:, 15:] = -1
+    np.testing.assert_array_equal(a[:], exp)
+    np.testing.assert_array_equal(a[3:19, 2:9], exp[3:19, 2:9])
+    with zarr.config.set({"codec_pipeline.path": "zarr.core.codec_pipeline.BatchedCodecPipeline"}):
+        np.testing.assert_array_equal(zarr.open_array(store, mode="r")[:], exp)
+    assert not zcp.fallback_counts
+    assert pickle.loads(pickle.dumps(a))[:5, :5].tolist() == exp[:5, :5].tolist()
+
+
+def test_fallback_for_a_codec_zarrbolt_lacks(caplog):
+    zcp.fallback_counts.clear()
+    zarr.registry.register_codec("test.invert", _InvertCodec)
+    with caplog.at_level(logging.DEBUG, logger="zarrbolt.codec_pipeline"):
+        a = zarr.create_array(MemoryStore(), shape=(20,), chunks=(5,), dtype="int32", compressors=_InvertCodec())
+    assert "_InvertCodec" in caplog.text
     assert type(_pipe(a)).__name__ == "ZarrboltCodecPipeline" and _pipe(a)._meta is None
-    assert any("bz2" in k for k in zcp.fallback_counts), zcp.fallback_counts
+    assert any("_InvertCodec" in k for k in zcp.fallback_counts), zcp.fallback_counts
     a[:] = np.arange(20)
     np.testing.assert_array_equal(a[:], np.arange(20))
-    del numcodecs
 
 
 def test_corrupt_chunk_raises_typed_error(store):
@@ -337,8 +384,11 @@ DTYPES = {
     "float16": (np.arange(21, dtype="f2"), True),
     "complex128": (np.arange(21) * (1 + 2j), True),
     "int8": (np.arange(21, dtype="i1") - 10, True),
-    "bytes": (np.array([b"ab", b"cdefg", b""] * 7), False),  # data types zarrbolt lacks: zarr-python's way
-    "str": (np.array(["a", "bbbbbb", ""] * 7, dtype=object), False),
+    "bytes": (np.array([b"ab", b"cdefg", b""] * 7), True),  # null_terminated_bytes
+    "str": (np.array(["a", "bbbbbb", ""] * 7, dtype=object), True),  # string (vlen-utf8)
+    "U": (np.array(["a", "bbbbbb", ""] * 7), True),  # fixed_length_utf32
+    "M8": (np.arange(21).astype("M8[s]"), True),
+    "struct": (np.array([(i, i / 2) for i in range(21)], "<i2,<f4"), True),
 }
 
 

@@ -105,6 +105,43 @@ def test_napari_style_levels(image):
         np.testing.assert_array_equal(lvl[1, 5].compute(), want[1, 5])
 
 
+def _napari_shows(layers, levels, z):
+    """Each channel layer's displayed slice (at plane z) equals that plane of the level napari
+    chose, over the region napari sliced."""
+    for c, layer in enumerate(layers):
+        shown = np.asarray(layer._slice.image.raw)
+        want = levels[layer.data_level][c, z]
+        assert shown.shape == want.shape
+        np.testing.assert_array_equal(shown, want)
+
+
+def test_napari_viewer_shows_the_pixels(image):
+    """napari's viewer model (no window): the levels as zarrbolt dask arrays (the recipe in
+    docs/ecosystem.md), split by channel, display the written pixels."""
+    components = pytest.importorskip("napari.components")
+    path, paths, levels = image
+    g = zarrbolt.open_group(path, mode="r")
+    viewer = components.ViewerModel()
+    layers = viewer.add_image([zarrbolt.to_dask(g[p]) for p in paths], channel_axis=0, multiscale=True)
+    assert len(layers) == SHAPE[0]
+    for z in (0, 7):
+        viewer.dims.set_point(0, z)
+        _napari_shows(layers, levels, z)
+
+
+def test_napari_viewer_through_the_pipeline(image):
+    """A zarr-python array read through zarrbolt's pipeline handed to napari as it is (napari wraps
+    it with da.from_zarr when it splits the channels)."""
+    components = pytest.importorskip("napari.components")
+    path, paths, levels = image
+    with through_pipeline():
+        root = zarr.open_group(path, mode="r")
+        viewer = components.ViewerModel()
+        layers = viewer.add_image([root[p] for p in paths], channel_axis=0, multiscale=True)
+        viewer.dims.set_point(0, 5)
+        _napari_shows(layers, levels, 5)
+
+
 def test_ome_zarr_writer_through_the_pipeline(tmp_path, image):
     """ome-zarr-py writing with zarrbolt's pipeline on: zarr-python's own pipeline and zarrbolt
     read back the same levels as from the image written without it."""

@@ -65,14 +65,16 @@ def test_raw_dtypes(bits):
     dt = DataType.parse(f"r{bits}")
     assert dt.kind == "raw" and dt.itemsize == bits // 8
     assert dt.numpy_dtype == np.dtype(f"V{bits // 8}")
-    assert DataType.from_numpy(f"V{bits // 8}") is dt
+    assert DataType.from_numpy(f"r{bits}") is dt
+    # numpy void dtypes become zarr-python's raw_bytes (zarr-python 3.4.2 cannot read r*)
+    assert DataType.from_numpy(f"V{bits // 8}") is DataType("raw_bytes", {"length_bytes": bits // 8})
     fill = dt.parse_fill_value(list(range(bits // 8)))
     assert fill.tobytes() == bytes(range(bits // 8))
     assert dt.fill_value_to_json(fill) == list(range(bits // 8))
     assert dt.default_fill_value().tobytes() == bytes(bits // 8)
 
 
-@pytest.mark.parametrize("bad", ["r7", "r0", "r", "float128", "string", "int", "R8", "uint16 "])
+@pytest.mark.parametrize("bad", ["r7", "r0", "r", "float128", "strings", "int", "R8", "uint16 "])
 def test_unknown_dtypes(bad):
     with pytest.raises(UnknownDataTypeError):
         DataType.parse(bad)
@@ -82,7 +84,7 @@ def test_from_numpy_byte_order_and_refusals():
     assert DataType.from_numpy(">u2") is DataType("uint16")
     assert DataType.from_numpy(np.float32) is DataType("float32")
     assert DataType.from_numpy("bool") is DataType("bool")
-    for bad in ("U3", "O", "M8[ns]", [("a", "u1")]):
+    for bad in ("U0", "S0", "O", [("a", "u1", (2,))], "f16" if hasattr(np, "float128") else "O"):
         with pytest.raises(UnknownDataTypeError):
             DataType.from_numpy(bad)
 

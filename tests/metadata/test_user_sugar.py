@@ -146,7 +146,7 @@ def test_codec_shortcuts_report_the_owners_errors():
     cases = [
         (dict(compressors=5), MetadataError, "codec must be a name or an extension object, got 5", "_ext_obj.py"),
         (dict(compressors={"name": "lzma"}), UnknownCodecError, "unknown codec 'lzma'", "registry.py"),
-        (dict(compressors={"id": "lzma"}), UnknownCodecError, "unknown codec 'lzma'", "registry.py"),
+        (dict(compressors={"id": "no_such_codec"}), UnknownCodecError, "unknown codec 'no_such_codec'", "registry.py"),
         (dict(compressors={"name": "Blosc"}), UnknownCodecError, "'Blosc' is not a valid extension name", "_ext_obj.py"),
         (dict(compressors={"name": "gzip", "configuration": {"level": 1, "x": 0}}), MetadataError,
          "codec 'gzip': unknown configuration members ['x']", "_ext_obj.py"),

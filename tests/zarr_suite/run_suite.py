@@ -54,6 +54,9 @@ BAD = ("failed", "error")
 PER_TEST_TIMEOUT = 60
 
 
+
+FOREIGN_PLUGINS = ("napari", "napari-plugin-engine", "npe2")
+
 def log(msg: str) -> None:
     print(f"[zarr-suite] {msg}", flush=True)
 
@@ -119,6 +122,9 @@ def run_pytest(root: Path, paths: list[str], pipeline: str | None, out_json: Pat
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(HERE), env.get("PYTHONPATH", "")) if p)
     env.update(env_extra or {})
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "zb_outcomes"]
+    # pytest plugins of other packages in the reference venv (napari's) that zarr's suite does not
+    # use: importing them trips its warnings-are-errors setting
+    cmd += [a for name in FOREIGN_PLUGINS for a in ("-p", f"no:{name}")]
     if importlib.util.find_spec("pytest_timeout"):
         cmd += ["--timeout", str(PER_TEST_TIMEOUT)]
     if workers > 1 and importlib.util.find_spec("xdist"):

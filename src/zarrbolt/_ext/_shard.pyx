@@ -48,7 +48,8 @@ def parse_index(raw, Py_ssize_t n, bint has_crc, uint64_t data_begin, uint64_t d
 
 def validate_pairs(pairs_in, uint64_t data_begin, uint64_t data_end):
     """Validate an already decoded (n, 2) uint64 index (from arbitrary fixed-size index codecs)."""
-    arr = np.ascontiguousarray(pairs_in, dtype=np.uint64).reshape(-1, 2)
+    # validated in place: a read-only input (a codec's view of its input bytes) is copied first
+    arr = np.require(np.asarray(pairs_in, dtype=np.uint64).reshape(-1, 2), requirements=["C", "W"])
     cdef uint64_t[:, ::1] pairs = arr
     cdef size_t n = arr.shape[0]
     cdef int64_t bad = -1
@@ -75,7 +76,8 @@ cdef str _describe(arr, raw, int64_t i, uint64_t begin, uint64_t end):
 
 def find_overlap(pairs_in):
     """Return (a, b), two entry numbers whose byte ranges overlap, or None."""
-    arr = np.ascontiguousarray(pairs_in, dtype=np.uint64).reshape(-1, 2)
+    # validated in place: a read-only input (a codec's view of its input bytes) is copied first
+    arr = np.require(np.asarray(pairs_in, dtype=np.uint64).reshape(-1, 2), requirements=["C", "W"])
     cdef uint64_t[:, ::1] pairs = arr
     cdef size_t n = arr.shape[0]
     if n < 2:

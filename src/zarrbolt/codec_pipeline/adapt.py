@@ -5,6 +5,7 @@ decides that zarrbolt serves an array or a call."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -60,21 +61,43 @@ def _codec_reason(codecs: Any) -> str | None:
     return None
 
 
-def zarrbolt_metadata(array_metadata: Any, store: Any) -> tuple[Any, str | None]:
-    """``(zarrbolt ArrayMetadata, None)`` when zarrbolt serves the array, else ``(None,
-    reason)``."""
-    from ..metadata.nodes import parse_node_metadata
+def _codecs_of(array_metadata: Any) -> list[Any]:
+    """The codec objects of a zarr-python array: its v3 codecs, or its v2 filters and compressor."""
+    if array_metadata.zarr_format == 2:
+        return [c for c in (*(array_metadata.filters or ()), array_metadata.compressor) if c is not None]
+    return list(array_metadata.codecs)
 
-    if array_metadata.zarr_format != 3:
+
+def _data_type(array_metadata: Any) -> Any:
+    return array_metadata.dtype if array_metadata.zarr_format == 2 else array_metadata.data_type
+
+
+def parse_documents(array_metadata: Any, docs: Any) -> Any:
+    """zarrbolt's metadata from zarr-python's documents of one array (``{name: bytes}``:
+    ``zarr.json``, or ``.zarray`` for Zarr v2); None when the document is missing."""
+    from ..metadata.nodes import parse_node_metadata
+    from ..metadata.v2 import ZARRAY, load_json, parse_v2_array
+
+    if array_metadata.zarr_format == 2:
+        raw = docs.get(ZARRAY)
+        return None if raw is None else parse_v2_array(load_json(raw, ZARRAY))
+    raw = docs.get("zarr.json")
+    return None if raw is None else parse_node_metadata(raw)
+
+
+def zarrbolt_metadata(array_metadata: Any, store: Any) -> tuple[Any, str | None]:
+    """``(zarrbolt ArrayMetadata, None)`` when zarrbolt serves the array (Zarr v3 or v2), else
+    ``(None, reason)``."""
+    if array_metadata.zarr_format not in (2, 3):
         return None, f"zarr_format {array_metadata.zarr_format}"
     if not issubclass(default_buffer_prototype().nd_buffer, zarr_cpu.NDBuffer):
         return None, "buffer prototype"
-    why = _codec_reason(array_metadata.codecs)
+    why = _codec_reason(_codecs_of(array_metadata))
     if why is not None:
         return None, why
     try:
-        raw = array_metadata.to_buffer_dict(default_buffer_prototype())["zarr.json"].to_bytes()
-        meta = parse_node_metadata(raw)
+        docs = array_metadata.to_buffer_dict(default_buffer_prototype())
+        meta = parse_documents(array_metadata, {k: v.to_bytes() for k, v in docs.items()})
     except UnknownCodecError as e:
         return None, f"codec {_unknown_name(e)}"
     except (ZarrboltError, ValueError, TypeError, KeyError) as e:
@@ -82,12 +105,13 @@ def zarrbolt_metadata(array_metadata: Any, store: Any) -> tuple[Any, str | None]
     if getattr(meta, "node_type", None) != "array":
         return None, "metadata"
     try:
-        native = array_metadata.data_type.to_native_dtype()
+        native = _data_type(array_metadata).to_native_dtype()
     except Exception:  # noqa: BLE001 - a data type zarr cannot map to numpy
-        return None, f"dtype {array_metadata.data_type}"
+        return None, f"dtype {_data_type(array_metadata)}"
     if np.dtype(native) != meta.dtype:
         return None, f"dtype {native} (zarrbolt: {meta.dtype})"
-    copy_write_orders(array_metadata.codecs, meta.codecs)
+    if array_metadata.zarr_format == 3:
+        copy_write_orders(array_metadata.codecs, meta.codecs)
     return meta, None
 
 
@@ -117,27 +141,26 @@ def _unknown_name(e: Exception) -> str:
 def _metadata_reason(array_metadata: Any, e: Exception) -> str:
     msg = str(e)
     if "data type" in msg or "dtype" in msg or "data_type" in msg:
-        return f"dtype {array_metadata.data_type}"
+        return f"dtype {_data_type(array_metadata)}"
     return f"metadata: {msg[:120]}"
 
 
 async def load_metadata(zstore: Any, prefix: str, old: Any) -> Any:
     """The array's metadata read again from the store (after a resize), when only its shape
     differs from ``old``; else None."""
-    from ..metadata.nodes import parse_node_metadata
-
-    key = f"{prefix}/zarr.json" if prefix else "zarr.json"
-    buf = await zstore.get(key, prototype=default_buffer_prototype())
+    name = ".zarray" if old.zarr_format == 2 else "zarr.json"
+    buf = await zstore.get(f"{prefix}/{name}" if prefix else name, prototype=default_buffer_prototype())
     if buf is None:
         return None
     try:
-        meta = parse_node_metadata(buf.to_bytes())
+        meta = parse_documents(old, {name: buf.to_bytes()})
     except ZarrboltError:
         return None
     if getattr(meta, "node_type", None) != "array" or meta.evolve(shape=old.shape) != old.evolve(
             attributes=meta.attributes):
         return None
-    copy_write_orders(old.codecs, meta.codecs)
+    if old.zarr_format == 3:
+        copy_write_orders(old.codecs, meta.codecs)
     return meta
 
 

@@ -119,7 +119,15 @@ class ZarrboltCodecPipeline(CodecPipeline):
         from ..metadata import ArrayMetadata
 
         self._wrapped = state["wrapped"]
-        self._meta = None if state["meta"] is None else ArrayMetadata.from_json(state["meta"])
+        doc = state["meta"]
+        if doc is None:
+            self._meta = None
+        elif doc.get("zarr_format") == 2:
+            from ..metadata.v2 import parse_v2_array
+
+            self._meta = parse_v2_array(doc)
+        else:
+            self._meta = ArrayMetadata.from_json(doc)
         self.fallback_reason = state["reason"]
         self._cache = None
 

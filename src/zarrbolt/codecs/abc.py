@@ -46,9 +46,11 @@ class ChunkSpec:
         no copy is made).  Chunks of data usually differ at their first or last element, which
         is checked before the whole chunk is compared."""
         npdt = self.dtype.numpy_dtype
-        bits = np.asarray(self.fill_value, dtype=npdt).tobytes()
         if chunk.size == 0:
             return True
+        if npdt.hasobject or npdt.kind == "T":  # variable-length items: compared as values
+            return bool(np.all(chunk == self.fill_value))
+        bits = np.asarray(self.fill_value, dtype=npdt).tobytes()
         n = npdt.itemsize
         if n in (1, 2, 4, 8):
             u = chunk.view(f"u{n}")

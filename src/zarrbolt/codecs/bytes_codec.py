@@ -15,6 +15,15 @@ from ._util import config_dict
 _NATIVE = sys.byteorder  # "little" or "big"
 
 
+def _needs_order(spec: ChunkSpec) -> bool:
+    """Whether the chunk's bytes depend on the byte order (records: when a field's do)."""
+    dt = spec.dtype
+    if dt.swap_unit is None:
+        return dt.numpy_dtype.fields is not None and any(
+            f[0].itemsize > 1 and f[0].kind not in "SVb" for f in dt.numpy_dtype.fields.values())
+    return dt.swap_unit > 1
+
+
 @register_codec
 class BytesCodec(ArrayToBytesCodec):
     name = "bytes"
@@ -36,7 +45,11 @@ class BytesCodec(ArrayToBytesCodec):
         return {"name": "bytes", "configuration": {"endian": self.endian}}
 
     def resolve(self, spec: ChunkSpec) -> ChunkSpec:
-        if self.endian is None and spec.dtype.itemsize > 1 and spec.dtype.kind != "raw":
+        if spec.dtype.variable_length:
+            raise MetadataError(
+                f"codec 'bytes' cannot serialise the variable-length data type {spec.dtype} (use vlen-utf8 / vlen-bytes)"
+            )
+        if self.endian is None and _needs_order(spec):
             raise MetadataError(
                 f"codec 'bytes': 'endian' is required for the multi-byte data type {spec.dtype.name}"
             )
@@ -46,20 +59,19 @@ class BytesCodec(ArrayToBytesCodec):
         return decoded_nbytes
 
     def _swap(self, spec: ChunkSpec) -> bool:
-        return (
-            self.endian is not None
-            and self.endian != _NATIVE
-            and spec.dtype.itemsize > 1
-            and spec.dtype.kind != "raw"
-        )
+        return self.endian is not None and self.endian != _NATIVE and _needs_order(spec)
 
-    def c_byteswap(self, spec: ChunkSpec) -> int:
+    def c_byteswap(self, spec: ChunkSpec) -> int | None:
         if not self._swap(spec):
             return 0
-        return spec.dtype.itemsize // 2 if spec.dtype.kind == "complex" else spec.dtype.itemsize
+        # the unit the elements' bytes are reversed in (complex: each half; UTF-32: each code
+        # point); records swap field by field, which only the per-codec path does
+        return spec.dtype.swap_unit
 
     def encode(self, array: np.ndarray, spec: ChunkSpec) -> Any:
         a = np.ascontiguousarray(array)
+        if a.dtype.kind in "mM":  # memoryviews take no datetimes: their 64-bit integers
+            a = a.view(np.int64)
         if self._swap(spec):
             a = a.byteswap()
         return memoryview(a.reshape(-1)).cast("B")

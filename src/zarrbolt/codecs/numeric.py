@@ -337,11 +337,26 @@ class FixedScaleOffsetCodec(ArrayToArrayCodec):
         from ..metadata.dtypes import DataType
 
         target = DataType.from_numpy(self.astype) if self.astype is not None else spec.dtype
-        return ScaleOffsetCodec(self.offset, self.scale), CastValueCodec(target.name, "nearest-even", "wrap")
+        oor = "wrap" if target.kind in ("int", "uint") else None  # wrap: integer targets only
+        return ScaleOffsetCodec(self.offset, self.scale), CastValueCodec(target.name, "nearest-even", oor)
 
     def resolve(self, spec: ChunkSpec) -> ChunkSpec:
         so, cv = self._parts(spec)
-        return cv.resolve(so.resolve(spec))
+        try:
+            return cv.resolve(so.resolve(spec))
+        except MetadataError:
+            pass
+        # numcodecs' codec knows no fill value (zarr-python and Zarr v2 fill decoded arrays): a fill
+        # value the integer type cannot carry is encoded as numcodecs encodes any value (wrapping),
+        # after the configuration is checked with the fill value that encodes to 0 (the offset)
+        zero = ChunkSpec(spec.shape, spec.dtype, spec.dtype.normalize_fill_value(self.offset))
+        out = cv.resolve(so.resolve(zero))
+        with np.errstate(all="ignore"):
+            try:
+                enc = self.encode(np.asarray([spec.fill_value], dtype=spec.dtype.numpy_dtype), zero)[0]
+            except CodecError:
+                enc = out.fill_value
+        return ChunkSpec(out.shape, out.dtype, out.dtype.normalize_fill_value(enc))
 
     def encoded_size(self, decoded_nbytes: int) -> int | None:
         return None
@@ -349,7 +364,11 @@ class FixedScaleOffsetCodec(ArrayToArrayCodec):
     def encode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
         so, cv = self._parts(spec)
         mid = so.resolve(spec)
-        return cv.encode(so.encode(array, spec), mid)
+        scaled = so.encode(array, spec)
+        if cv.data_type.kind == "float" and spec.dtype.kind == "float":
+            # numcodecs rounds to whole steps of 1/scale (half to even) for a float astype too
+            scaled = np.around(scaled)
+        return cv.encode(scaled, mid)
 
     def decode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
         so, cv = self._parts(spec)

@@ -54,7 +54,11 @@ class TransposeCodec(ArrayToArrayCodec):
         return PermuteStage(self.order)
 
     def encode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        if array.dtype.hasobject:  # variable-length items: numpy's copy keeps the references
+            return np.ascontiguousarray(array.transpose(self.order))
         return kernels.transpose(array, self.order)
 
     def decode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        if array.dtype.hasobject:
+            return np.ascontiguousarray(array.transpose(self.inverse))
         return kernels.transpose(array, self.inverse)

@@ -8,6 +8,7 @@ signed zeros and raw byte patterns survive a parse/serialise round trip unchange
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MetadataError, UnknownDataTypeError
+from . import dtypes_ext as _ext
 from ._ext_obj import parse_extension
 
 _INT_RANGES = {
@@ -41,19 +43,28 @@ MAX_RAW_BITS = 8 * 2**16
 class DataType:
     """One Zarr v3 data type.  Instances are interned per name, so ``is`` and ``==`` agree."""
 
-    __slots__ = ("name", "kind", "numpy_dtype", "itemsize")
-    _cache: dict[str, DataType] = {}
+    __slots__ = ("name", "kind", "numpy_dtype", "itemsize", "configuration", "swap_unit", "_ext")
+    _cache: dict[Any, DataType] = {}
 
-    name: str  # the Zarr identifier, e.g. "float32" or "r24"
-    kind: str  # "bool", "int", "uint", "float", "complex" or "raw"
+    name: str  # the Zarr identifier, e.g. "float32", "r24" or "numpy.datetime64"
+    # "bool", "int", "uint", "float", "complex", "raw", or an extension's (dtypes_ext): "string",
+    # "vbytes", "fixed_utf32", "nt_bytes", "raw_bytes", "datetime", "timedelta", "struct"
+    kind: str
     numpy_dtype: np.dtype  # native byte order (np.void of itemsize bytes for raw types)
     itemsize: int
+    configuration: dict | None  # an extension type's configuration (None: a bare name)
+    swap_unit: int | None  # bytes reversed as one unit by a byte swap (1: none; None: per field / n.a.)
 
-    def __new__(cls, name: str) -> DataType:
+    def __new__(cls, name: str, configuration: dict | None = None) -> DataType:
+        key: Any = name if not configuration else (name, _conf_key(configuration))
         try:
-            return cls._cache[name]
-        except KeyError:
+            return cls._cache[key]
+        except (KeyError, TypeError):
             pass
+        if name in _ext.HANDLERS:
+            return cls._new_ext(key, name, configuration)
+        if configuration:
+            raise UnknownDataTypeError(f"data type {name!r} with configuration {configuration!r} is not supported")
         self = object.__new__(cls)
         if name == "bool":
             kind, npdt = "bool", np.dtype(np.bool_)
@@ -78,17 +89,52 @@ class DataType:
         self.kind = kind
         self.numpy_dtype = npdt.newbyteorder("=") if npdt.byteorder not in ("|", "=") else npdt
         self.itemsize = npdt.itemsize
+        self.configuration = None
+        self.swap_unit = 1 if kind == "raw" else npdt.itemsize // 2 if kind == "complex" else npdt.itemsize
+        self._ext = None
         cls._cache[name] = self
         return self
 
+    @classmethod
+    def _new_ext(cls, key: Any, name: str, configuration: dict | None) -> DataType:
+        handler, info = _ext.build(name, configuration)
+        nkey = name if info.configuration is None else (name, _conf_key(info.configuration))
+        if nkey in cls._cache:  # the normalised form of an equivalent configuration
+            return cls._cache[nkey]
+        self = object.__new__(cls)
+        self.name = name
+        self.kind = info.kind
+        self.numpy_dtype = info.numpy_dtype
+        self.itemsize = info.numpy_dtype.itemsize
+        self.configuration = info.configuration
+        self.swap_unit = info.swap_unit
+        self._ext = handler
+        if len(cls._cache) < 4096:
+            cls._cache[nkey] = self
+            cls._cache[key] = self
+        return self
+
+    @property
+    def variable_length(self) -> bool:
+        """True for the types whose elements are Python objects (``string``, ``variable_length_bytes``)."""
+        return self.kind in ("string", "vbytes")
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, DataType) and self.to_json() == other.to_json())
+
+    def __hash__(self) -> int:
+        return hash(self.name if self.configuration is None else (self.name, _conf_key(self.configuration)))
+
     def __reduce__(self) -> tuple:
-        return (DataType, (self.name,))
+        return (DataType, (self.name, self.configuration))
 
     def __repr__(self) -> str:
         return f"DataType({self.name!r})"
 
     def __str__(self) -> str:
-        return self.name
+        if self.configuration is None:
+            return self.name
+        return f"{self.name}{json.dumps(self.configuration, separators=(',', ':'))}"
 
     # ------------------------------------------------------------------ parsing
     @classmethod
@@ -99,9 +145,7 @@ class DataType:
         if obj.__class__ is str and obj in cls._cache:  # a known name (the common case)
             return cls._cache[obj]
         name, conf, _ = parse_extension(obj, "data_type", ignorable=False, unknown=UnknownDataTypeError)
-        if conf:
-            raise UnknownDataTypeError(f"data type {name!r} with configuration {conf!r} is not supported")
-        return cls(name)
+        return cls(name, conf or None)
 
     @classmethod
     def from_numpy(cls, dtype: Any) -> DataType:
@@ -113,6 +157,12 @@ class DataType:
                 return cls(dtype)
             if _RAW_RE.match(dtype):
                 return cls(dtype)
+            if dtype in _ext.PY_NAMES:
+                return cls(_ext.PY_NAMES[dtype])
+        if dtype is str or dtype is bytes:
+            return cls(_ext.PY_NAMES[dtype.__name__])
+        if isinstance(dtype, dict):
+            return cls.parse(dtype)
         try:
             dt = np.dtype(dtype)
         except TypeError as e:
@@ -126,22 +176,30 @@ class DataType:
             return cls(f"float{8 * n}")
         if k == "c" and n in (8, 16):
             return cls(f"complex{8 * n}")
-        if k == "V" and dt.fields is None and dt.subdtype is None and n > 0:
-            return cls(f"r{8 * n}")
+        ext = _ext.from_numpy(dt)
+        if ext is not None:
+            return cls(*ext)
         raise UnknownDataTypeError(f"numpy dtype {dt} has no Zarr v3 core data type")
 
-    def to_json(self) -> str:
-        return self.name
+    def to_json(self) -> Any:
+        if self.configuration is None:
+            return self.name
+        return {"name": self.name, "configuration": self.configuration}
 
     # ------------------------------------------------------------------ fill values
     def default_fill_value(self) -> Any:
-        """The fill value used when the user gives none (zero / false / all-zero bytes)."""
+        """The fill value used when the user gives none (zero / false / all-zero bytes; an
+        extension type's is zarr-python's: "", b"", NaT...)."""
+        if self._ext is not None:
+            return self._ext.default(self)
         if self.kind == "raw":
             return np.void(bytes(self.itemsize))
         return self.numpy_dtype.type(0)
 
     def parse_fill_value(self, obj: Any) -> Any:
         """The numpy scalar for a JSON ``fill_value``; MetadataError when it is not permitted."""
+        if self._ext is not None:
+            return self._ext.parse_fill(self, obj)
         k = self.kind
         if k == "bool":
             if not isinstance(obj, bool):
@@ -205,6 +263,8 @@ class DataType:
 
     def fill_value_to_json(self, value: Any) -> Any:
         """The JSON form of a fill value (a numpy scalar of this type), bit-exact."""
+        if self._ext is not None:
+            return self._ext.fill_to_json(self, value)
         k = self.kind
         arr = np.asarray(value, dtype=self.numpy_dtype) if k != "raw" else np.asarray(value)
         if k == "bool":
@@ -228,6 +288,8 @@ class DataType:
         string forms ("NaN", "0x7fc00001", ...), bytes / integer lists for raw types."""
         if value is None:
             return self.default_fill_value()
+        if self._ext is not None:
+            return self._ext.normalize(self, value)
         k = self.kind
         if isinstance(value, np.ndarray) and value.ndim == 0:
             value = value[()]
@@ -277,6 +339,10 @@ class DataType:
             with np.errstate(over="ignore"):
                 return self.numpy_dtype.type(value)
         raise MetadataError(f"fill_value for {self.name} must be a number or a [real, imag] pair, got {value!r}")
+
+
+def _conf_key(conf: dict) -> str:
+    return json.dumps(conf, sort_keys=True, separators=(",", ":"))
 
 
 def _from_bits(bits: int, t: type) -> Any:

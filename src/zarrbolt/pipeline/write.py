@@ -19,7 +19,8 @@ from . import buffers, outbuf
 from .. import config, kernels
 from .._ext._pipeline import ENC_FILL, POOL_MAX
 from .._threads import batch_bounds, parallel_workers, run_batches
-from ..errors import CodecError, MetadataError, ReadOnlyError, ZarrboltError
+from ..errors import (CodecError, InvalidValueError, MetadataError, ReadOnlyError, ValueOverflowError,
+                      ZarrboltError)
 from ..indexing import ChunkProjection, check_value_shape
 from .context import ArrayIO
 
@@ -30,6 +31,8 @@ def write(io: ArrayIO, indexer: Any, value: Any, *, write_empty: bool | None = N
     the ``write_empty_chunks`` config option); else they are erased."""
     if getattr(io.store, "read_only", False) is True:  # (native file writes bypass the store)
         raise ReadOnlyError(f"{io.store!r} is read-only")
+    if not isinstance(value, (np.ndarray, np.generic)):
+        value = from_python(value, io.dtype)
     value = check_value_shape(np.asarray(value) if not np.isscalar(value) else value, indexer.shape)
     if isinstance(value, np.ndarray):
         if value.dtype != io.dtype:
@@ -48,6 +51,8 @@ def write(io: ArrayIO, indexer: Any, value: Any, *, write_empty: bool | None = N
         whole = value
         if value.ndim == 0 and len(indexer.shape) == io.ndim:
             whole = np.broadcast_to(value, indexer.shape)  # one value for every element
+        if whole.dtype.kind in "mM":  # (C sees the 64-bit integers: buffers take no datetimes)
+            whole = whole.view(np.int64)
         projections = write_native(io, projections, whole, write_empty)
         if not projections:
             return
@@ -124,6 +129,8 @@ class ChunkWriter:
         io = self.io
         value = self.value
         src = value[p.out_selection] if value.ndim else value
+        if src.dtype.kind == "O" and src.ndim == 0:  # (numpy would store a 0-d array as the element)
+            src = src[()]
         if p.is_complete_chunk:
             region = io.grid.chunk_region(p.chunk_coords, io.shape)
             full = all(r.stop - r.start == c for r, c in zip(region, io.chunk_shape))
@@ -357,10 +364,34 @@ def write_native(io: ArrayIO, projections: list, value: np.ndarray, write_empty:
     return rest + redo
 
 
+def from_python(value: Any, dtype: np.dtype) -> Any:
+    """Python numbers (and lists of them) for an integer array, converted as numpy assignment
+    converts them: out of range is an OverflowError, NaN a ValueError (the zarrbolt.errors
+    subclasses ValueOverflowError / InvalidValueError).  Numpy arrays and scalars never come
+    here: they are cast like numpy casts them (wrapping), with no extra pass."""
+    if dtype.kind not in "iu":
+        return value
+    try:
+        return np.asarray(value, dtype=dtype)
+    except OverflowError as e:
+        raise ValueOverflowError(f"{e} (the array's data type is {dtype})") from None
+    except ValueError as e:
+        raise InvalidValueError(f"{e} (the array's data type is {dtype})") from None
+    except TypeError:
+        return value  # not numbers: cast_for_write reports it
+
+
 def cast_for_write(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Convert a user value to the array dtype the way numpy assignment does (same_kind-ish),
     refusing conversions that would silently lose information for raw types."""
+    if dtype.kind == "O" and value.dtype.kind not in "OS":  # variable_length_bytes: bytes only
+        raise MetadataError(f"cannot write values of dtype {value.dtype} into an array of bytes objects")
     if dtype.kind == "V":
+        if value.dtype.fields is not None and dtype.fields is not None:
+            try:  # records: field by field (a viewed '>i4' field would be read as '<i4')
+                return value.astype(dtype, casting="unsafe", copy=False)
+            except (TypeError, ValueError) as e:
+                raise MetadataError(f"cannot convert {value.dtype} records to {dtype}: {e}") from None
         if value.dtype.kind == "V" and value.dtype.itemsize == dtype.itemsize:
             return value.view(dtype)
         if value.dtype.kind == "S" and value.dtype.itemsize <= dtype.itemsize:
