@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import os
 import queue
 import threading
 from collections import Counter
@@ -45,6 +46,18 @@ remote_counts: Counter = Counter()
 _STAGERS: ThreadPoolExecutor | None = None
 _STAGERS_LOCK = threading.Lock()
 _POLL_S = 0.05  # how often a waiting reader looks for a pending signal (Ctrl-C)
+
+
+def _stagers_after_fork_in_child() -> None:
+    """A forked child has none of the parent's stager threads (an inherited executor would take
+    calls and never run them): it starts its own."""
+    global _STAGERS, _STAGERS_LOCK
+    _STAGERS = None
+    _STAGERS_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_stagers_after_fork_in_child)
 
 
 def _stagers() -> ThreadPoolExecutor:
