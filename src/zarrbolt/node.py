@@ -240,18 +240,12 @@ class Attributes(MutableMapping):
         return repr(self._get())
 
 
-class Node:
-    """What arrays and groups share: their store, path, metadata and attributes.
+class NodeLocation:
+    """Where a node is: its store and path, and the names derived from the path (shared by
+    :class:`Node` and the placeholders of :mod:`zarrbolt.unsupported`)."""
 
-    Subclasses set ``_store``, ``_path``, ``_read_only`` and (through :meth:`_replace_metadata`)
-    ``_metadata``; ``_kind`` names them in messages."""
-
-    _kind = "node"
-    _metadata_cls: type = object
     _store: Store
     _path: str
-    _metadata: Any
-    _read_only: bool
 
     @property
     def store(self) -> Store:
@@ -268,6 +262,20 @@ class Node:
     @property
     def basename(self) -> str:
         return self._path.rsplit("/", 1)[-1]
+
+
+class Node(NodeLocation):
+    """What arrays and groups share: their store, path, metadata and attributes.
+
+    Subclasses set ``_store``, ``_path``, ``_read_only`` and (through :meth:`_replace_metadata`)
+    ``_metadata``; ``_kind`` names them in messages."""
+
+    _kind = "node"
+    _metadata_cls: type = object
+    _store: Store
+    _path: str
+    _metadata: Any
+    _read_only: bool
 
     @property
     def metadata(self) -> Any:

@@ -223,15 +223,18 @@ def view_of_group(store: Any, path: str, metadata: Any, use_consolidated: bool |
 
 
 # ---------------------------------------------------------------------------- writing
-def _walk_v3(store: Any, path: str) -> Iterator[tuple[str, Any]]:
-    """(path, zarr.json document) of every node below ``path``, depth first, sorted by name."""
+def _child_dirs(store: Any, path: str) -> Iterator[str]:
+    """The paths of the directories below ``path``, sorted by name, less reserved names
+    (``__*``), which are not nodes."""
     prefix = f"{path}/" if path else ""
     for entry in sorted(store.list_dir(prefix)):
-        if not entry.endswith("/"):
-            continue
-        child = entry.rstrip("/")
-        if child.rsplit("/", 1)[-1].startswith("__"):
-            continue  # reserved names are not nodes
+        if entry.endswith("/") and not entry.rstrip("/").rsplit("/", 1)[-1].startswith("__"):
+            yield entry.rstrip("/")
+
+
+def _walk_v3(store: Any, path: str) -> Iterator[tuple[str, Any]]:
+    """(path, zarr.json document) of every node below ``path``, depth first, sorted by name."""
+    for child in _child_dirs(store, path):
         raw = store.get(_key(child, ZARR_JSON))
         if raw is None:
             continue
@@ -245,13 +248,7 @@ def _walk_v3(store: Any, path: str) -> Iterator[tuple[str, Any]]:
 
 def _walk_v2(store: Any, path: str) -> Iterator[tuple[str, str, Any]]:
     """(path, document name, document) of the v2 documents below ``path``."""
-    prefix = f"{path}/" if path else ""
-    for entry in sorted(store.list_dir(prefix)):
-        if not entry.endswith("/"):
-            continue
-        child = entry.rstrip("/")
-        if child.rsplit("/", 1)[-1].startswith("__"):
-            continue  # reserved names are not nodes
+    for child in _child_dirs(store, path):
         kinds = {}
         for name in _V2_DOCS:
             raw = store.get(_key(child, name))
