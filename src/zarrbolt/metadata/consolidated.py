@@ -448,31 +448,6 @@ def refresh_own(store: Any, path: str, metadata: Any) -> Any:
     return metadata.evolve(extra=new_extra)
 
 
-def parse_v3_document(doc: Any) -> Any:
-    """Array or group metadata from a ``zarr.json`` document already parsed from JSON (the
-    checks of :func:`~zarrbolt.metadata.parse_node_metadata` after its JSON step).  The document's
-    attributes are copied: the metadata never shares them with the view."""
-    import copy
-
-    from .nodes import ArrayMetadata, GroupMetadata
-
-    if not isinstance(doc, dict):
-        raise MetadataError(f"zarr.json must hold a JSON object, got {type(doc).__name__}")
-    zf = doc.get("zarr_format")
-    if "zarr_format" not in doc:
-        raise MetadataError("zarr.json has no 'zarr_format'")
-    if isinstance(zf, bool) or zf != 3:
-        raise MetadataError(f"unsupported zarr_format {zf!r} (zarrbolt reads Zarr v3)")
-    if doc.get("attributes"):
-        doc = {**doc, "attributes": copy.deepcopy(doc["attributes"])}
-    nt = doc.get("node_type")
-    if nt == "array":
-        return ArrayMetadata.from_json(doc)
-    if nt == "group":
-        return GroupMetadata.from_json(doc)
-    raise MetadataError(f"node_type must be 'array' or 'group', got {nt!r}")
-
-
 def document_bytes(doc: Any) -> bytes:
     """A document as the bytes of a store value (compact JSON)."""
     return json.dumps(doc, ensure_ascii=False, allow_nan=True).encode("utf-8")
