@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from .._threads import run_batches
+from . import buffers
 from .context import ArrayIO
 from .shard_io import group_by_shard
 from .staging import _NOT_STAGED, INDEX_CACHE, IndexCache, StagedStore, remote_option, stage
@@ -164,21 +165,6 @@ def _run_windows(io: ArrayIO, windows: Sequence[Any], requests_of: Callable[[Any
         raise
 
 
-def _cut(costs: Sequence[int], budget: int) -> list[tuple[int, int]]:
-    """``[lo, hi)`` runs of consecutive items whose costs add up to at most ``budget`` (an item
-    larger than that alone)."""
-    out: list[tuple[int, int]] = []
-    lo, tot = 0, 0
-    for i, c in enumerate(costs):
-        if i > lo and tot + c > budget:
-            out.append((lo, i))
-            lo, tot = i, 0
-        tot += c
-    if lo < len(costs):
-        out.append((lo, len(costs)))
-    return out
-
-
 def _with_store(io: ArrayIO, store: Any) -> ArrayIO:
     io = copy.copy(io)
     io.store = store
@@ -230,7 +216,7 @@ def _chunks_fused(io: ArrayIO, indexer: Any, items: tuple, out: np.ndarray | Non
     strategy_counts["fused-remote"] += 1
     keys = [io.chunk_key(c) for c in fo.coords.tolist()]
     nbytes = io.bound.spec.nbytes
-    windows = _cut([nbytes] * fo.n, window_budget(io.source))
+    windows = buffers.read_windows([nbytes] * fo.n, window_budget(io.source))
 
     task_of = {k: i for i, k in enumerate(keys)}  # (each chunk is one task)
 
@@ -262,7 +248,7 @@ def _shard_windows(io: ArrayIO, groups: list, budget: int) -> list[list[tuple[st
         key = io.chunk_key(sc)
         for lo in range(0, len(g), per):
             pieces.append((key, g[lo: lo + per]))
-    return [pieces[lo:hi] for lo, hi in _cut([len(g) * inner for _, g in pieces], per * inner)]
+    return [pieces[lo:hi] for lo, hi in buffers.read_windows([len(g) * inner for _, g in pieces], per * inner)]
 
 
 def _sharded_fused(io: ArrayIO, indexer: Any, items: tuple, out: np.ndarray | None,
@@ -327,7 +313,7 @@ def _chunks_per_codec(io: ArrayIO, indexer: Any, out: np.ndarray | None, missing
         out = np.empty(indexer.shape, dtype=io.dtype)
     projections = list(indexer)
     nbytes = io.bound.spec.nbytes
-    windows = _cut([nbytes] * len(projections), window_budget(io.source))
+    windows = buffers.read_windows([nbytes] * len(projections), window_budget(io.source))
 
     def requests_of(w: tuple[int, int]) -> dict:
         return {io.chunk_key(p.chunk_coords): None for p in projections[w[0]: w[1]]}
@@ -349,7 +335,7 @@ def _sharded_per_codec(io: ArrayIO, indexer: Any, out: np.ndarray | None, missin
     budget = window_budget(io.source)
     per = max(1, budget // max(inner, 1))  # inner chunks per window: a big shard is read in pieces
     by_shard = [(sc, e[lo: lo + per]) for sc, e in _sharded_groups(io, indexer).items() for lo in range(0, len(e), per)]
-    windows = _cut([len(e) * inner for _, e in by_shard], per * inner)
+    windows = buffers.read_windows([len(e) * inner for _, e in by_shard], per * inner)
 
     def requests_of(w: tuple[int, int]) -> dict:
         req: dict[str, list[int]] = {}
