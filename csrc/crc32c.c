@@ -29,10 +29,17 @@
 #    define ZB_TARGET_AVX512_VPCLMUL
 #  else
 #    include <immintrin.h>
-#    define ZB_TARGET_SSE42 __attribute__((target("sse4.2")))
-#    define ZB_TARGET_SSE42_PCLMUL __attribute__((target("sse4.2,pclmul")))
+/* Recent clang (LLVM 20+, e.g. zig cc 0.14+) gates _mm_crc32_* on the separate "crc32" feature,
+ * which "sse4.2" no longer implies there; GCC and clang >= 14 know the name, older clang not. */
+#    if defined(__clang__) && __clang_major__ < 14
+#      define ZB_SSE42 "sse4.2"
+#    else
+#      define ZB_SSE42 "sse4.2,crc32"
+#    endif
+#    define ZB_TARGET_SSE42 __attribute__((target(ZB_SSE42)))
+#    define ZB_TARGET_SSE42_PCLMUL __attribute__((target(ZB_SSE42 ",pclmul")))
 #    define ZB_TARGET_AVX512_VPCLMUL \
-      __attribute__((target("sse4.2,pclmul,avx2,avx512f,avx512vl,vpclmulqdq")))
+      __attribute__((target(ZB_SSE42 ",pclmul,avx2,avx512f,avx512vl,vpclmulqdq")))
 #  endif
 #endif
 

@@ -7,7 +7,8 @@
 * :class:`FaultProxy` (fixture ``s3_proxy``: one in front of moto per test): a threaded HTTP
   proxy on loopback that forwards every request to an upstream server and counts them.
   ``.endpoint``; ``.counts`` (requests per method), ``.bytes_out`` (response body bytes per
-  method), ``.log`` (``(method, path, range header, status)`` per request); ``.reset()``;
+  method), ``.log`` (``(method, path, range header, status)`` per request), ``.max_active``
+  (the most requests in flight at once), ``.requests(method)``; ``.reset()``;
   ``.latency`` (seconds added to each request); ``.inject(fault, times=1, method=None,
   match=None, delay=5.0)`` makes the next ``times`` matching requests fail with ``fault``: an
   HTTP status (``403``, ``404``, ``500``, ``503``, ...: an S3-style XML error body), ``"reset"``
@@ -80,6 +81,20 @@ class _Counting:
         self.bytes_out: collections.Counter = collections.Counter()
         self.log: list[tuple[str, str, str | None, int]] = []
         self.latency = 0.0
+        self.active = 0
+        self.max_active = 0
+
+    @contextlib.contextmanager
+    def in_flight(self):
+        """Count a request as in flight (``.max_active``: the most at once since ``reset``)."""
+        with self._lock:
+            self.active += 1
+            self.max_active = max(self.max_active, self.active)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.active -= 1
 
     def record(self, method: str, path: str, rng: str | None, status: int, nbytes: int) -> None:
         with self._lock:
@@ -92,6 +107,7 @@ class _Counting:
             self.counts.clear()
             self.bytes_out.clear()
             self.log.clear()
+            self.max_active = self.active
 
     def requests(self, method: str | None = None) -> list[tuple[str, str, str | None, int]]:
         with self._lock:
@@ -101,6 +117,11 @@ class _Counting:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # a client that gave up (timeout, Ctrl-C) closes its end: not the test's business
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)):
+            super().handle_error(request, client_address)
 
 
 def _serve(server: ThreadingHTTPServer) -> threading.Thread:
@@ -187,6 +208,10 @@ def _proxy_handler(proxy: FaultProxy) -> type:
             pass
 
         def _handle(self) -> None:
+            with proxy.in_flight():
+                self._forward()
+
+        def _forward(self) -> None:
             method, path = self.command, self.path
             body = _read_body(self)
             rng = self.headers.get("Range")
@@ -430,3 +455,15 @@ def s3_object_store(endpoint: str, bucket: str, prefix: str = "", *, timeout: st
 
         store = ObjectStore(store.store, read_only=store.read_only, **kw)
     return store
+
+
+def child_read(store: Any, queue: Any) -> None:
+    """In a child process: ``store.get("k", bytes 0-8)`` put on ``queue`` as ``("ok", bytes)``,
+    or ``("StoreError", message)``."""
+    from zarrbolt.errors import StoreError
+    from zarrbolt.storage import RangeByteRequest
+
+    try:
+        queue.put(("ok", store.get("k", RangeByteRequest(0, 8))))
+    except StoreError as e:
+        queue.put(("StoreError", str(e)))

@@ -29,9 +29,21 @@ def _load_metadata(store: Any, path: str, zarr_format: int | None = None) -> Any
     from .unsupported import with_path
 
     try:
-        return _node_load_metadata(store, path, zarr_format)
+        meta = _node_load_metadata(store, path, zarr_format)
     except MetadataError as e:
         raise with_path(e, path) from None
+    if zarr_format is None and meta is not None:
+        from .node import meta_key, shadowed_v2_key
+
+        hidden = shadowed_v2_key(store, path, meta)
+        if hidden is not None:
+            import warnings
+
+            warnings.warn(
+                f"{meta_key(path)!r} in {store!r} is an empty Zarr v3 group beside the Zarr v2 document {hidden!r} "
+                "(earlier zarrbolt versions wrote it when opening v2 data in mode 'a'); the v3 group is opened. "
+                "Open with zarr_format=2, or delete that zarr.json, to use the v2 node.", UserWarning, stacklevel=3)
+    return meta
 
 
 def create(shape: Any, *, store: Any = None, path: str | None = None, **kwargs: Any) -> Array:
@@ -154,8 +166,8 @@ def open(store: Any = None, *, mode: str = "a", path: str | None = None, zarr_fo
         return Group.create(st, p, attributes=kwargs.get("attributes"), overwrite=(mode == "w"), zarr_format=zf)
     meta = _load_metadata(st, p, zarr_format)
     if meta is None:
-        zf = zarr_format or _inherited_format(st, p)
         if mode == "a":
+            zf = zarr_format or _inherited_format(st, p)
             if "shape" in kwargs:
                 return create_array(st, name=p, zarr_format=zf, **kwargs)
             return Group.create(st, p, attributes=kwargs.get("attributes"), zarr_format=zf)

@@ -499,10 +499,10 @@ class ArrayInfo:
             ("Compressors", a.compressors),
             ("No. bytes", f"{a.nbytes} ({_human(a.nbytes)})"),
         ]
+        stored = a.nbytes_stored()  # (a listing of the array's prefix, made when the summary is shown)
+        rows.append(("No. bytes stored", f"{stored} ({_human(stored)})"))
+        rows.append(("Storage ratio", f"{a.nbytes / stored:.1f}" if stored else "-"))
         if self._with_stored:
-            stored = a.nbytes_stored()
-            rows.append(("No. bytes stored", f"{stored} ({_human(stored)})"))
-            rows.append(("Storage ratio", f"{a.nbytes / stored:.1f}" if stored else "-"))
             rows.append(("Chunks Initialized", f"{a.nchunks_initialized}/{a.nchunks}"))
         w = max(len(k) for k, _ in rows)
         return "\n".join(f"{k:<{w}} : {v}" for k, v in rows)

@@ -21,6 +21,7 @@ __all__ = [
     "ContainsGroupError",
     "CodecError",
     "CodecRangeError",
+    "ChunkMemoryError",
     "ChecksumError",
     "CorruptChunkError",
     "StoreError",
@@ -88,6 +89,12 @@ class ContainsGroupError(ZarrboltError, ValueError):
 
 class CodecError(ZarrboltError, RuntimeError):
     """A chunk could not be encoded or decoded."""
+
+
+class ChunkMemoryError(CodecError, MemoryError):
+    """Memory for a chunk (its decoded size comes from the array's metadata) or for a batch of
+    chunks could not be allocated: a chunk shape far larger than the machine's memory, or a read
+    too large for it.  Also a MemoryError."""
 
 
 class CodecRangeError(CodecError, ValueError):

@@ -374,7 +374,9 @@ def _parse_documents(docs: dict[str, Any], path: str) -> Any:
 
     try:
         if "zarr.json" in docs:
-            return _consolidated.parse_v3_document(docs["zarr.json"])
+            from .metadata.nodes import parse_node_document
+
+            return parse_node_document(docs["zarr.json"], copy_attributes=True)
         return load_metadata(MemoryStore({k: _consolidated.document_bytes(v) for k, v in docs.items()}), "")
     except MetadataError as e:
         raise with_path(e, path) from None

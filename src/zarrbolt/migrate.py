@@ -7,15 +7,21 @@ with), attributes, and its v2 codec pipeline as the equivalent v3 chain (``[tran
 bytes + compressor``, the codecs zarrbolt already uses to read it).  Every v2 codec zarrbolt reads
 has a v3 form, so chunk bytes are never re-encoded: chunks keep their keys (the v3 ``v2`` chunk key
 encoding, same separator) or, with ``chunk_key_encoding="default"``, are renamed to ``c/0/0``
-keys.  xarray's ``_ARRAY_DIMENSIONS`` attribute becomes ``dimension_names``."""
+keys.  xarray's ``_ARRAY_DIMENSIONS`` attribute becomes ``dimension_names``, and the fill value of
+an xarray array its ``_FillValue`` attribute (what xarray masks by in v3).  A group with
+consolidated metadata (``.zmetadata``) gets v3 consolidated metadata; in place, the ``.zmetadata``
+objects go with the other v2 documents."""
 
 from __future__ import annotations
 
+import base64
+import struct
 from typing import Any
 
 from .errors import ContainsArrayError, ContainsGroupError, MetadataError, NodeNotFoundError
 from .metadata import ArrayMetadata, GroupMetadata
 from .metadata.chunk_key import DefaultChunkKeyEncoding
+from .metadata.consolidated import ZMETADATA
 from .metadata.v2 import V2_KEYS, V2ArrayMetadata
 from .node import load_metadata, meta_key, node_exists
 from .storage import Store
@@ -29,6 +35,29 @@ def _dimension_names(attrs: dict[str, Any], ndim: int) -> Any:
     return None
 
 
+def _xarray_fill_value(meta: V2ArrayMetadata, attrs: dict[str, Any]) -> None:
+    """xarray masks a v2 array's values equal to its fill value (``_FillValue`` is the fill value
+    in v2) but a v3 array's only by a ``_FillValue`` attribute: an xarray array (one with
+    ``_ARRAY_DIMENSIONS``) with a fill value gets that attribute, in xarray's encoding, so its
+    missing values stay missing."""
+    if "_ARRAY_DIMENSIONS" not in attrs or "_FillValue" in attrs or meta.fill_value_null:
+        return
+    fv, kind = meta.fill_value, meta.storage_dtype.kind
+    if kind == "f":
+        attrs["_FillValue"] = base64.standard_b64encode(struct.pack("<d", float(fv))).decode()
+    elif kind == "c":
+        attrs["_FillValue"] = [base64.standard_b64encode(struct.pack("<d", float(x))).decode()
+                               for x in (complex(fv).real, complex(fv).imag)]
+    elif kind in "iu":
+        attrs["_FillValue"] = int(fv)
+    elif kind == "b":
+        attrs["_FillValue"] = bool(fv)
+    elif kind == "S":
+        attrs["_FillValue"] = base64.standard_b64encode(bytes(fv).rstrip(b"\0")).decode()
+    elif kind == "U" or (kind == "O" and meta.object_codec == "vlen-utf8"):
+        attrs["_FillValue"] = str(fv)
+
+
 def v3_metadata(meta: Any, chunk_key_encoding: str = "v2") -> ArrayMetadata | GroupMetadata:
     """The v3 metadata of a v2 node's (attributes included)."""
     attrs = dict(meta.attributes)
@@ -40,6 +69,7 @@ def v3_metadata(meta: Any, chunk_key_encoding: str = "v2") -> ArrayMetadata | Gr
 
     codecs = tuple(c.with_array_dtype(CodecChain(meta.codecs).bind(meta.chunk_spec()).ab_spec.dtype.itemsize)
                    if hasattr(c, "with_array_dtype") else c for c in meta.codecs)
+    _xarray_fill_value(meta, attrs)
     cke = meta.chunk_key_encoding if chunk_key_encoding == "v2" else DefaultChunkKeyEncoding("/")
     return ArrayMetadata(
         shape=meta.shape, data_type=meta.data_type, chunk_grid=meta.chunk_grid, chunk_key_encoding=cke,
@@ -103,7 +133,7 @@ def _migrate_node(src: Store, sp: str, dst: Store, dp: str, cke: str, in_place: 
     dst.set(meta_key(dp), new.to_bytes())
     if in_place:
         prefix = f"{sp}/" if sp else ""
-        for name in V2_KEYS:
+        for name in (*V2_KEYS, ZMETADATA):  # a v2 .zmetadata describes the v2 documents: gone too
             if src.exists(prefix + name):
                 src.erase(prefix + name)
 
@@ -123,5 +153,10 @@ def migrate(source: Any, dest: Any = None, *, path: str | None = None, dest_path
         dst, dp = src, sp
     else:
         dst, dp = _resolve(dest, "a", dest_path)
+    was_consolidated = src.exists(f"{sp}/{ZMETADATA}" if sp else ZMETADATA)
     _migrate_node(src, sp, dst, dp, chunk_key_encoding, in_place=dest is None)
+    if was_consolidated:  # the v3 group gets v3 consolidated metadata (inline in its zarr.json)
+        from .api import consolidate_metadata
+
+        return consolidate_metadata(dst, path=dp)
     return open_node(dst, path=dp, mode="r+", zarr_format=3)

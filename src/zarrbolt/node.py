@@ -63,8 +63,9 @@ def load_metadata(store: Store, path: str, zarr_format: int | None = None) -> Ar
     """The parsed metadata of the node at ``path``, or None when there is no node.
 
     ``zarr_format`` None detects the format: ``zarr.json`` (v3) first, then ``.zarray`` /
-    ``.zgroup`` (v2, with ``.zattrs``).  2 or 3 reads that format only; 3 where only v2 metadata
-    exists is a MetadataError naming the v2 document (never "not found")."""
+    ``.zgroup`` (v2, with ``.zattrs``).  2 or 3 reads that format only; asking for one format
+    where only the other's metadata exists is a MetadataError naming the document found (never
+    "not found")."""
     if zarr_format not in (None, 2, 3):
         raise MetadataError(f"zarr_format must be 2, 3 or None, got {zarr_format!r}")
     if zarr_format != 2:
@@ -82,9 +83,15 @@ def load_metadata(store: Store, path: str, zarr_format: int | None = None) -> Ar
             )
         return None
     try:
-        return v2.read_v2_node(store.get, path)
+        meta = v2.read_v2_node(store.get, path)
     except MetadataError as e:
         raise type(e)(f"{e} (in {store!r})") from None
+    if meta is None and zarr_format == 2 and store.exists(meta_key(path)):
+        raise MetadataError(
+            f"{meta_key(path)!r} in {store!r} is Zarr v3 metadata, and zarr_format=2 was asked: open it with "
+            "zarr_format=3 (or None)"
+        )
+    return meta
 
 
 def v2_metadata_key(store: Store, path: str) -> str | None:
@@ -109,6 +116,16 @@ def inherited_format(store: Store, path: str) -> int:
         if meta is not None:
             return meta.zarr_format
     return 3
+
+
+def shadowed_v2_key(store: Store, path: str, metadata: Any) -> str | None:
+    """The ``.zarray`` / ``.zgroup`` hidden by an empty v3 group document at the same path (what
+    zarrbolt before Zarr v2 support wrote when it opened v2 data in mode ``a``), or None."""
+    if metadata.zarr_format != 3 or not isinstance(metadata, GroupMetadata) or metadata.attributes:
+        return None
+    if getattr(metadata, "extra", None) or getattr(metadata, "consolidated_metadata", None):
+        return None
+    return v2_metadata_key(store, path)
 
 
 def node_exists(store: Store, path: str) -> bool:
@@ -223,18 +240,12 @@ class Attributes(MutableMapping):
         return repr(self._get())
 
 
-class Node:
-    """What arrays and groups share: their store, path, metadata and attributes.
+class NodeLocation:
+    """Where a node is: its store and path, and the names derived from the path (shared by
+    :class:`Node` and the placeholders of :mod:`zarrbolt.unsupported`)."""
 
-    Subclasses set ``_store``, ``_path``, ``_read_only`` and (through :meth:`_replace_metadata`)
-    ``_metadata``; ``_kind`` names them in messages."""
-
-    _kind = "node"
-    _metadata_cls: type = object
     _store: Store
     _path: str
-    _metadata: Any
-    _read_only: bool
 
     @property
     def store(self) -> Store:
@@ -251,6 +262,20 @@ class Node:
     @property
     def basename(self) -> str:
         return self._path.rsplit("/", 1)[-1]
+
+
+class Node(NodeLocation):
+    """What arrays and groups share: their store, path, metadata and attributes.
+
+    Subclasses set ``_store``, ``_path``, ``_read_only`` and (through :meth:`_replace_metadata`)
+    ``_metadata``; ``_kind`` names them in messages."""
+
+    _kind = "node"
+    _metadata_cls: type = object
+    _store: Store
+    _path: str
+    _metadata: Any
+    _read_only: bool
 
     @property
     def metadata(self) -> Any:

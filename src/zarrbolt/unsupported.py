@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 from .errors import MetadataError
+from .node import NodeLocation
 
 
 def with_path(error: MetadataError, path: str) -> MetadataError:
@@ -30,7 +31,7 @@ def with_path(error: MetadataError, path: str) -> MetadataError:
     return out
 
 
-class UnsupportedNode:
+class UnsupportedNode(NodeLocation):
     """A node whose metadata document zarrbolt cannot use (damaged, or using something this build
     does not implement).  ``document``: the parsed JSON object (None when the bytes are not a JSON
     object); ``raw``: the document's bytes; ``error``: the typed error opening it raises."""
@@ -50,22 +51,6 @@ class UnsupportedNode:
                 doc = None
             document = doc if isinstance(doc, dict) else None
         self.document = document
-
-    @property
-    def store(self) -> Any:
-        return self._store
-
-    @property
-    def path(self) -> str:
-        return self._path
-
-    @property
-    def name(self) -> str:
-        return "/" + self._path
-
-    @property
-    def basename(self) -> str:
-        return self._path.rsplit("/", 1)[-1]
 
     @property
     def node_type(self) -> str | None:
@@ -113,8 +98,9 @@ class UnsupportedArray(UnsupportedNode):
 
     @property
     def data_type(self) -> Any:
-        """The document's ``data_type`` as written (a name or a JSON object)."""
-        return (self.document or {}).get("data_type")
+        """The document's ``data_type`` (a Zarr v2 ``.zarray``'s ``dtype``) as written."""
+        doc = self.document or {}
+        return doc.get("data_type", doc.get("dtype"))
 
     dtype = data_type
 

@@ -1,6 +1,7 @@
 """The ``store`` fixture of the store tests: a MemoryStore and a LocalStore, and the remote
-stores on real servers — an ObjectStore (obstore) on moto's S3 server and an FsspecStore on
-fsspec's memory filesystem — when obstore / moto / fsspec are installed."""
+stores on real servers — an ObjectStore (obstore) on moto's S3 server, an FsspecStore on s3fs
+over the same server and one on fsspec's memory filesystem — when obstore / moto / s3fs /
+fsspec are installed."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from zarrbolt.storage import LocalStore, MemoryStore, Store
 
 
-@pytest.fixture(params=["memory", "local", "s3-obstore", "fsspec-memory"])
+@pytest.fixture(params=["memory", "local", "s3-obstore", "s3-fsspec", "fsspec-memory"])
 def store(request, tmp_path) -> Store:
     if request.param == "memory":
         return MemoryStore()
@@ -26,6 +27,14 @@ def store(request, tmp_path) -> Store:
         return s3_object_store(moto.endpoint, moto.make_bucket(), "root")
     fsspec = pytest.importorskip("fsspec")
     from zarrbolt.storage.fsspec_store import FsspecStore
+
+    if request.param == "s3-fsspec":
+        s3fs = pytest.importorskip("s3fs")
+        moto = request.getfixturevalue("moto_server")
+        opts = moto.storage_options()
+        fs = s3fs.S3FileSystem(key=opts["key"], secret=opts["secret"], endpoint_url=opts["endpoint_url"],
+                               client_kwargs=opts["client_kwargs"], skip_instance_cache=True, use_listings_cache=False)
+        return FsspecStore(fs, path=f"{moto.make_bucket()}/root")
 
     fs = fsspec.filesystem("memory")
     root = f"/zb-{uuid.uuid4().hex[:12]}"

@@ -200,7 +200,7 @@ def test_migrate(tmp_path, cke):
     np.testing.assert_array_equal(back["a"][...], data)
     chunk_names = sorted(p.relative_to(src / "a").as_posix() for p in (src / "a").rglob("*") if p.is_file())
     assert ("c/0/0" in chunk_names) == (cke == "default")
-    with pytest.raises(NodeNotFoundError):
+    with pytest.raises(MetadataError, match=r"zarr\.json.*Zarr v3"):
         zarrbolt.migrate(str(src))  # nothing v2 left
 
 
@@ -246,3 +246,133 @@ def test_new_nodes_inside_v2_hierarchies_are_v2(tmp_path):
     # the root itself has no ancestor: mode "w" there makes what is asked (v3 by default)
     assert zarrbolt.open(str(tmp_path), mode="w").metadata.zarr_format == 3
     assert zarrbolt.open_group(str(tmp_path / "n"), mode="a").metadata.zarr_format == 3
+
+
+def test_codecs_given_as_zarrbolt_objects_or_v3_json(tmp_path):
+    from zarrbolt.codecs.compressors import BloscCodec
+
+    a = zarrbolt.create_array(str(tmp_path / "a"), shape=(8,), dtype="<i4", zarr_format=2,
+                              compressors=BloscCodec("zstd", 3, "bitshuffle"),
+                              filters=[{"name": "numcodecs.delta", "configuration": {"dtype": "<i4"}}])
+    a[...] = np.arange(8)
+    doc = json.loads((tmp_path / "a/.zarray").read_text())
+    assert doc["compressor"] == {"id": "blosc", "cname": "zstd", "clevel": 3, "shuffle": 2, "blocksize": 0}
+    assert doc["filters"] == [{"id": "delta", "dtype": "<i4"}]
+    assert list(zarrbolt.open_array(str(tmp_path / "a"))[...]) == list(range(8))
+    b = zarrbolt.create_array(str(tmp_path / "b"), shape=(8,), dtype="<i4", zarr_format=2,
+                              compressors={"name": "numcodecs.zlib", "configuration": {"level": 4}})
+    assert json.loads((tmp_path / "b/.zarray").read_text())["compressor"] == {"id": "zlib", "level": 4}
+    with pytest.raises(MetadataError, match="no Zarr v2 form"):
+        zarrbolt.create_array(str(tmp_path / "c"), shape=(8,), dtype="<i4", zarr_format=2, compressors="crc32c")
+
+
+@pytest.mark.parametrize("compressor", [None, {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1},
+                                        {"id": "zstd", "level": 1}, {"id": "gzip", "level": 1},
+                                        {"id": "zlib", "level": 1}, {"id": "lz4"}])
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "extended"])
+def test_damaged_chunks_are_typed_errors(tmp_path, compressor, damage):
+    """Every damaged v2 chunk is a CorruptChunkError naming the chunk, on every read path."""
+    from zarrbolt.errors import CodecError
+
+    data = np.arange(4 * 6, dtype="<f8").reshape(4, 6)
+    zarrbolt.create_array(str(tmp_path), data=data, chunks=(4, 3), order="F", compressor=compressor, zarr_format=2)
+    good = (tmp_path / "0.1").read_bytes()
+    bad = {"garbage": bytes(range(7, 107)), "truncated": good[: len(good) // 2], "empty": b"",
+           "extended": good + b"\0" * 9}[damage]
+    (tmp_path / "0.1").write_bytes(bad)
+    a = zarrbolt.open_array(str(tmp_path), mode="r")
+    for sel in (Ellipsis, (slice(1, 3), 4)):
+        with pytest.raises(CodecError, match=r"0\.1"):
+            a[sel]
+    np.testing.assert_array_equal(a[:, :3], data[:, :3])  # the intact chunk still reads
+
+
+def test_migrate_consolidated_group(tmp_path):
+    g = zarrbolt.create_group(str(tmp_path / "s"), zarr_format=2, attributes={"t": 1})
+    g.create_array("a", shape=(3,), dtype="<i2")[...] = [1, 2, 3]
+    g.create_group("sub").create_array("b", shape=(2,), dtype="|u1")[...] = 4
+    zarrbolt.consolidate_metadata(str(tmp_path / "s"))
+    assert (tmp_path / "s/.zmetadata").exists()
+    out = zarrbolt.migrate(str(tmp_path / "s"), str(tmp_path / "d"))
+    doc = json.loads((tmp_path / "d/zarr.json").read_text())
+    assert sorted(doc["consolidated_metadata"]["metadata"]) == ["a", "sub", "sub/b"]
+    assert list(out["a"][...]) == [1, 2, 3]
+    zarrbolt.migrate(str(tmp_path / "s"))
+    assert not list((tmp_path / "s").rglob(".z*"))
+    c = zarrbolt.open_consolidated(str(tmp_path / "s"), mode="r")
+    assert c.metadata.zarr_format == 3 and list(c["sub/b"][...]) == [4, 4]
+
+
+def test_zarr_format_2_on_v3_data_names_the_document(tmp_path):
+    zarrbolt.create_group(str(tmp_path))
+    for call in (lambda: zarrbolt.open_group(str(tmp_path), zarr_format=2, mode="a"),
+                 lambda: zarrbolt.open(str(tmp_path), zarr_format=2, mode="r"),
+                 lambda: zarrbolt.migrate(str(tmp_path))):
+        with pytest.raises(MetadataError, match=r"zarr\.json.*zarr_format=2"):
+            call()
+    assert not (tmp_path / ".zgroup").exists()
+    with pytest.raises(NodeNotFoundError):
+        zarrbolt.open(str(tmp_path), zarr_format=2, mode="r", path="nothing")
+
+
+def test_unsupported_v2_nodes_do_not_break_listing():
+    """A v2 node with an unknown codec, a bad dtype or broken JSON is listed as unsupported;
+    only opening it fails, with the typed error naming its document."""
+    store = zarrbolt.MemoryStore()
+    g = zarrbolt.create_group(store, zarr_format=2)
+    g.create_array("ok", shape=(2,), dtype="<u2")
+    base = {"zarr_format": 2, "shape": [3], "chunks": [3], "dtype": "<u2", "compressor": None, "fill_value": 0,
+            "order": "C", "filters": None}
+    store.set("codec/.zarray", json.dumps({**base, "compressor": {"id": "nonexistent"}}).encode())
+    store.set("dtype/.zarray", json.dumps({**base, "dtype": "<u2[s]"}).encode())
+    store.set("json/.zarray", b"{not json")
+    g = zarrbolt.open_group(store, mode="r")
+    assert sorted(g.keys()) == ["codec", "dtype", "json", "ok"]
+    kinds = {name: type(node).__name__ for name, node in g.members()}
+    assert kinds == {"codec": "UnsupportedArray", "dtype": "UnsupportedArray", "json": "UnsupportedArray", "ok": "Array"}
+    bad = dict(g.members())["codec"]
+    assert bad.shape == (3,) and bad.zarr_format == 2 and bad.metadata["compressor"] == {"id": "nonexistent"}
+    tree = g.tree()
+    assert "codec (3,) '<u2' (unsupported" in tree and "dtype (3,) '<u2[s]' (unsupported" in tree
+    assert "json None None (unsupported" in tree
+    from zarrbolt.errors import UnknownCodecError
+
+    with pytest.raises(UnknownCodecError, match="nonexistent"):
+        g["codec"]
+    with pytest.raises(MetadataError, match=r"dtype/\.zarray"):
+        g["dtype"]
+    with pytest.raises(MetadataError, match=r"json/\.zarray.*not valid JSON"):
+        g["json"]
+
+
+def test_migrate_keeps_xarray_missing_values(tmp_path):
+    """xarray masks by a v2 array's fill value, by a v3 array's _FillValue attribute (xarray's
+    encoding): migrate writes that attribute for xarray arrays, and only for them."""
+    import base64
+    import struct
+
+    g = zarrbolt.create_group(str(tmp_path / "s"), zarr_format=2)
+    g.create_array("f", shape=(2,), dtype="<f4", fill_value=-999.0, attributes={"_ARRAY_DIMENSIONS": ["x"]})
+    g.create_array("i", shape=(2,), dtype="<i2", fill_value=-1, attributes={"_ARRAY_DIMENSIONS": ["x"]})
+    g.create_array("plain", shape=(2,), dtype="<f4", fill_value=5.0)
+    out = zarrbolt.migrate(str(tmp_path / "s"), str(tmp_path / "d"))
+    assert out["f"].attrs["_FillValue"] == base64.standard_b64encode(struct.pack("<d", -999.0)).decode()
+    assert out["i"].attrs["_FillValue"] == -1 and out["i"].metadata.dimension_names == ("x",)
+    assert "_FillValue" not in out["plain"].attrs
+
+
+def test_empty_v3_group_shadowing_v2_data_is_warned(tmp_path):
+    """What earlier zarrbolt versions left behind (issue 19's data hazard): an empty v3 group
+    zarr.json written next to a .zarray.  Opening warns and names both; zarr_format=2 opens the
+    array; migrate is not fooled either."""
+    zarrbolt.create_array(str(tmp_path), shape=(3,), dtype="<u2", zarr_format=2)[...] = 5
+    (tmp_path / "zarr.json").write_text('{"zarr_format": 3, "node_type": "group", "attributes": {}}')
+    with pytest.warns(UserWarning, match=r"zarr\.json.*\.zarray"):
+        assert isinstance(zarrbolt.open(str(tmp_path), mode="r"), zarrbolt.Group)
+    assert list(zarrbolt.open_array(str(tmp_path), mode="r", zarr_format=2)[...]) == [5, 5, 5]
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        zarrbolt.create_group(str(tmp_path / "g"), attributes={"a": 1})
+        zarrbolt.open(str(tmp_path / "g"), mode="r")  # no v2 document: no warning

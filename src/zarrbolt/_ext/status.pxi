@@ -34,7 +34,7 @@ cdef object zb_exception(int status, str msg):
     if status == ZB_ECORRUPT or status == ZB_ETOOSMALL:
         return _zb_errors.CorruptChunkError(msg)
     if status == ZB_ENOMEM:
-        return MemoryError(msg)
+        return _zb_errors.ChunkMemoryError(msg)
     if status == ZB_ERANGE:
         return _zb_errors.CodecRangeError(msg)
     if status == ZB_EUNSUPPORTED:

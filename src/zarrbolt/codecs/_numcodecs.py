@@ -19,6 +19,32 @@ def check_numcodecs_id(conf: dict[str, Any], name: str) -> None:
         raise MetadataError(f"codec {name!r}: id {conf['id']!r} does not name this codec")
 
 
+class KeptConfiguration:
+    """Mixin of numcodecs codecs whose configuration is kept as given (less ``id``): the
+    configuration members a codec allows are ``_members``; ``_check()`` validates them."""
+
+    name: str
+    _members: frozenset[str] = frozenset()
+
+    def __init__(self, **config: Any):
+        self.config = dict(config)
+        self._check()
+
+    def _check(self) -> None:
+        pass
+
+    @classmethod
+    def from_json(cls, configuration: Any) -> Any:
+        from ._util import config_dict
+
+        conf = config_dict(configuration, cls.name, set(cls._members) | {"id"})
+        check_numcodecs_id(conf, cls.name)
+        return cls(**{k: v for k, v in conf.items() if k != "id"})
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "configuration": dict(self.config)}
+
+
 class ExtensionCompressor(BytesToBytesCodec):
     """A bytes -> bytes codec whose C side is the extension module ``zarrbolt._ext.<_module>``
     with ``compress(data, param)``, ``decompress(data, max_size)``, the capsules ``DECODE_STEP``,

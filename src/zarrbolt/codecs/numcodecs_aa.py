@@ -28,8 +28,8 @@ import numpy as np
 from ..errors import CorruptChunkError, MetadataError
 from .abc import ArrayToArrayCodec, ChunkSpec
 from .registry import register_codec
-from ._numcodecs import check_numcodecs_id
-from ._util import config_dict, int_param
+from ._numcodecs import KeptConfiguration
+from ._util import int_param
 
 _MANTISSA = {2: 10, 4: 23, 8: 52}
 
@@ -48,24 +48,8 @@ def _np_dtype(name: str, value: Any, what: str, kinds: str) -> np.dtype:
     return dt.newbyteorder("=")
 
 
-class _Configured(ArrayToArrayCodec):
-    _members: frozenset[str] = frozenset()
-
-    def __init__(self, **config: Any):
-        self.config = dict(config)
-        self._check()
-
-    def _check(self) -> None:
-        pass
-
-    @classmethod
-    def from_json(cls, configuration: Any) -> _Configured:
-        conf = config_dict(configuration, cls.name, set(cls._members) | {"id"})
-        check_numcodecs_id(conf, cls.name)
-        return cls(**{k: v for k, v in conf.items() if k != "id"})
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "configuration": dict(self.config)}
+class _Configured(KeptConfiguration, ArrayToArrayCodec):
+    """A numcodecs array -> array codec whose configuration is kept as given (less ``id``)."""
 
     def _expect(self, spec: ChunkSpec, dt: np.dtype, what: str) -> None:
         if spec.dtype.numpy_dtype != dt:

@@ -31,30 +31,12 @@ from ..errors import ChecksumError, CorruptChunkError, MetadataError
 from .abc import BytesToBytesCodec, ChunkSpec
 from .compressors import BloscCodec, GzipCodec, ZstdCodec
 from .registry import register_codec
-from ._numcodecs import check_numcodecs_id
-from ._util import as_bytes_view, config_dict, int_param
+from ._numcodecs import KeptConfiguration
+from ._util import as_bytes_view, int_param
 
 
-class _Configured(BytesToBytesCodec):
-    """A numcodecs codec whose configuration is kept as given (less ``id``)."""
-
-    _members: frozenset[str] = frozenset()
-
-    def __init__(self, **config: Any):
-        self.config = dict(config)
-        self._check()
-
-    def _check(self) -> None:
-        pass
-
-    @classmethod
-    def from_json(cls, configuration: Any) -> _Configured:
-        conf = config_dict(configuration, cls.name, set(cls._members) | {"id"})
-        check_numcodecs_id(conf, cls.name)
-        return cls(**{k: v for k, v in conf.items() if k != "id"})
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "configuration": dict(self.config)}
+class _Configured(KeptConfiguration, BytesToBytesCodec):
+    """A numcodecs bytes -> bytes codec whose configuration is kept as given (less ``id``)."""
 
 
 class _Delegating(_Configured):

@@ -223,15 +223,18 @@ def view_of_group(store: Any, path: str, metadata: Any, use_consolidated: bool |
 
 
 # ---------------------------------------------------------------------------- writing
-def _walk_v3(store: Any, path: str) -> Iterator[tuple[str, Any]]:
-    """(path, zarr.json document) of every node below ``path``, depth first, sorted by name."""
+def _child_dirs(store: Any, path: str) -> Iterator[str]:
+    """The paths of the directories below ``path``, sorted by name, less reserved names
+    (``__*``), which are not nodes."""
     prefix = f"{path}/" if path else ""
     for entry in sorted(store.list_dir(prefix)):
-        if not entry.endswith("/"):
-            continue
-        child = entry.rstrip("/")
-        if child.rsplit("/", 1)[-1].startswith("__"):
-            continue  # reserved names are not nodes
+        if entry.endswith("/") and not entry.rstrip("/").rsplit("/", 1)[-1].startswith("__"):
+            yield entry.rstrip("/")
+
+
+def _walk_v3(store: Any, path: str) -> Iterator[tuple[str, Any]]:
+    """(path, zarr.json document) of every node below ``path``, depth first, sorted by name."""
+    for child in _child_dirs(store, path):
         raw = store.get(_key(child, ZARR_JSON))
         if raw is None:
             continue
@@ -245,13 +248,7 @@ def _walk_v3(store: Any, path: str) -> Iterator[tuple[str, Any]]:
 
 def _walk_v2(store: Any, path: str) -> Iterator[tuple[str, str, Any]]:
     """(path, document name, document) of the v2 documents below ``path``."""
-    prefix = f"{path}/" if path else ""
-    for entry in sorted(store.list_dir(prefix)):
-        if not entry.endswith("/"):
-            continue
-        child = entry.rstrip("/")
-        if child.rsplit("/", 1)[-1].startswith("__"):
-            continue  # reserved names are not nodes
+    for child in _child_dirs(store, path):
         kinds = {}
         for name in _V2_DOCS:
             raw = store.get(_key(child, name))
@@ -449,31 +446,6 @@ def refresh_own(store: Any, path: str, metadata: Any) -> Any:
     if isinstance(cur, dict):
         new_extra[KEY] = cur
     return metadata.evolve(extra=new_extra)
-
-
-def parse_v3_document(doc: Any) -> Any:
-    """Array or group metadata from a ``zarr.json`` document already parsed from JSON (the
-    checks of :func:`~zarrbolt.metadata.parse_node_metadata` after its JSON step).  The document's
-    attributes are copied: the metadata never shares them with the view."""
-    import copy
-
-    from .nodes import ArrayMetadata, GroupMetadata
-
-    if not isinstance(doc, dict):
-        raise MetadataError(f"zarr.json must hold a JSON object, got {type(doc).__name__}")
-    zf = doc.get("zarr_format")
-    if "zarr_format" not in doc:
-        raise MetadataError("zarr.json has no 'zarr_format'")
-    if isinstance(zf, bool) or zf != 3:
-        raise MetadataError(f"unsupported zarr_format {zf!r} (zarrbolt reads Zarr v3)")
-    if doc.get("attributes"):
-        doc = {**doc, "attributes": copy.deepcopy(doc["attributes"])}
-    nt = doc.get("node_type")
-    if nt == "array":
-        return ArrayMetadata.from_json(doc)
-    if nt == "group":
-        return GroupMetadata.from_json(doc)
-    raise MetadataError(f"node_type must be 'array' or 'group', got {nt!r}")
 
 
 def document_bytes(doc: Any) -> bytes:

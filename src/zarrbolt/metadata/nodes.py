@@ -273,6 +273,13 @@ def parse_node_metadata(raw: bytes | bytearray | memoryview | str) -> ArrayMetad
         doc = json.loads(text, parse_constant=_reject_constant)
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
         raise MetadataError(f"zarr.json is not valid JSON: {e}") from None
+    return parse_node_document(doc)
+
+
+def parse_node_document(doc: Any, *, copy_attributes: bool = False) -> ArrayMetadata | GroupMetadata:
+    """Array or group metadata from a ``zarr.json`` document already parsed from JSON (the checks
+    of :func:`parse_node_metadata` after its JSON step).  ``copy_attributes``: the metadata gets
+    a deep copy of the document's attributes (it never shares them with the caller's document)."""
     if not isinstance(doc, dict):
         raise MetadataError(f"zarr.json must hold a JSON object, got {type(doc).__name__}")
     zf = doc.get("zarr_format")
@@ -280,6 +287,10 @@ def parse_node_metadata(raw: bytes | bytearray | memoryview | str) -> ArrayMetad
         raise MetadataError("zarr.json has no 'zarr_format'")
     if isinstance(zf, bool) or zf != 3:
         raise MetadataError(f"unsupported zarr_format {zf!r} (zarrbolt reads Zarr v3)")
+    if copy_attributes and doc.get("attributes"):
+        import copy
+
+        doc = {**doc, "attributes": copy.deepcopy(doc["attributes"])}
     nt = doc.get("node_type")
     if nt == "array":
         return ArrayMetadata.from_json(doc)

@@ -77,11 +77,16 @@ def _dims(obj: Any, key: str, member: str, minimum: int) -> tuple[int, ...]:
 
 
 def _object_codec(filters: Any, compressor: Any) -> str | None:
+    """The id of the codec that makes an object array's items bytes: an object codec (vlen-utf8,
+    ...), else a ``categorize`` filter of object items (text labels to integer codes)."""
     from ..codecs.v2_ids import is_object_codec
 
     for f in (*(filters or ()), compressor):
         if is_object_codec(f):
             return f["id"]
+    for f in filters or ():
+        if isinstance(f, dict) and f.get("id") == "categorize" and f.get("dtype") in ("|O", "O"):
+            return "categorize"
     return None
 
 
@@ -156,7 +161,7 @@ def _chain(meta: V2ArrayMetadata, data_type: Any, fill: Any, ocodec: str | None)
     if meta.compressor is not None:
         itemsize = spec.dtype.itemsize if ab.name == "bytes" and not bb else 1
         bb.append(codec_from_v2(meta.compressor, itemsize=itemsize, where=f"{key!r} compressor"))
-    if ocodec is not None and getattr(ab, "name", None) != ocodec:
+    if ocodec not in (None, "categorize") and getattr(ab, "name", None) != ocodec:
         raise MetadataError(f"{key!r}: the object codec {ocodec!r} must be a filter of this object array")
     return (*aa, ab, *bb)
 

@@ -154,7 +154,7 @@ def data_type_for(dt: np.dtype, object_codec: str | None, where: str) -> DataTyp
         if dt.kind == "O":
             if object_codec is None:
                 raise MetadataError(f"{where}: an object ('|O') array needs a vlen-utf8 or vlen-bytes filter")
-            name = {"vlen-utf8": "string", "vlen-bytes": "variable_length_bytes"}.get(object_codec)
+            name = {"vlen-utf8": "string", "vlen-bytes": "variable_length_bytes", "categorize": "string"}.get(object_codec)
             if name is None:
                 raise UnknownDataTypeError(f"{where}: object arrays with the {object_codec!r} codec are not supported")
             return DataType.parse(name)
@@ -227,7 +227,7 @@ def parse_v2_fill_value(obj: Any, dt: np.dtype, object_codec: str | None, where:
             raise MetadataError(f"{where}: expected a string of at most {dt.itemsize // 4} characters, got {obj!r}")
         return np.str_(obj)
     if k == "O":
-        if object_codec == "vlen-utf8":
+        if object_codec in ("vlen-utf8", "categorize"):
             if not isinstance(obj, str):
                 raise MetadataError(f"{where}: expected a string for a vlen-utf8 array, got {obj!r}")
             return obj
@@ -256,7 +256,7 @@ def v2_fill_value_to_json(value: Any, dt: np.dtype, object_codec: str | None) ->
     """The v2 JSON form of a fill value (the inverse of :func:`parse_v2_fill_value`)."""
     k = dt.kind
     if k == "O":
-        if object_codec == "vlen-utf8":
+        if object_codec in ("vlen-utf8", "categorize"):
             return str(value)
         return base64.b64encode(bytes(value)).decode("ascii")
     if dt.fields is not None:  # the record's bytes in the stored byte order

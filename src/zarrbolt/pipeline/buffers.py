@@ -106,13 +106,15 @@ def stream_output(full: np.ndarray) -> bool:
     return full.nbytes >= STREAM_MIN_BYTES
 
 
-def read_windows(sizes: Sequence[int]) -> list[tuple[int, int]]:
-    """Consecutive ``[lo, hi)`` ranges of the items whose ``sizes`` add up to at most
-    READ_WINDOW_BYTES each (an item alone may be more)."""
+def read_windows(sizes: Sequence[int], budget: int | None = None) -> list[tuple[int, int]]:
+    """Consecutive ``[lo, hi)`` ranges of the items whose ``sizes`` add up to at most ``budget``
+    (default READ_WINDOW_BYTES) each (an item alone may be more)."""
+    if budget is None:
+        budget = READ_WINDOW_BYTES
     windows: list[tuple[int, int]] = []
     lo, total = 0, 0
     for i, size in enumerate(sizes):
-        if i > lo and total + size > READ_WINDOW_BYTES:
+        if i > lo and total + size > budget:
             windows.append((lo, i))
             lo, total = i, 0
         total += size

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import os
 import queue
 import threading
 from collections import Counter
@@ -31,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from .._threads import run_batches
+from . import buffers
 from .context import ArrayIO
 from .shard_io import group_by_shard
 from .staging import _NOT_STAGED, INDEX_CACHE, IndexCache, StagedStore, remote_option, stage
@@ -45,6 +47,18 @@ remote_counts: Counter = Counter()
 _STAGERS: ThreadPoolExecutor | None = None
 _STAGERS_LOCK = threading.Lock()
 _POLL_S = 0.05  # how often a waiting reader looks for a pending signal (Ctrl-C)
+
+
+def _stagers_after_fork_in_child() -> None:
+    """A forked child has none of the parent's stager threads (an inherited executor would take
+    calls and never run them): it starts its own."""
+    global _STAGERS, _STAGERS_LOCK
+    _STAGERS = None
+    _STAGERS_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_stagers_after_fork_in_child)
 
 
 def _stagers() -> ThreadPoolExecutor:
@@ -151,21 +165,6 @@ def _run_windows(io: ArrayIO, windows: Sequence[Any], requests_of: Callable[[Any
         raise
 
 
-def _cut(costs: Sequence[int], budget: int) -> list[tuple[int, int]]:
-    """``[lo, hi)`` runs of consecutive items whose costs add up to at most ``budget`` (an item
-    larger than that alone)."""
-    out: list[tuple[int, int]] = []
-    lo, tot = 0, 0
-    for i, c in enumerate(costs):
-        if i > lo and tot + c > budget:
-            out.append((lo, i))
-            lo, tot = i, 0
-        tot += c
-    if lo < len(costs):
-        out.append((lo, len(costs)))
-    return out
-
-
 def _with_store(io: ArrayIO, store: Any) -> ArrayIO:
     io = copy.copy(io)
     io.store = store
@@ -217,7 +216,7 @@ def _chunks_fused(io: ArrayIO, indexer: Any, items: tuple, out: np.ndarray | Non
     strategy_counts["fused-remote"] += 1
     keys = [io.chunk_key(c) for c in fo.coords.tolist()]
     nbytes = io.bound.spec.nbytes
-    windows = _cut([nbytes] * fo.n, window_budget(io.source))
+    windows = buffers.read_windows([nbytes] * fo.n, window_budget(io.source))
 
     task_of = {k: i for i, k in enumerate(keys)}  # (each chunk is one task)
 
@@ -249,7 +248,7 @@ def _shard_windows(io: ArrayIO, groups: list, budget: int) -> list[list[tuple[st
         key = io.chunk_key(sc)
         for lo in range(0, len(g), per):
             pieces.append((key, g[lo: lo + per]))
-    return [pieces[lo:hi] for lo, hi in _cut([len(g) * inner for _, g in pieces], per * inner)]
+    return [pieces[lo:hi] for lo, hi in buffers.read_windows([len(g) * inner for _, g in pieces], per * inner)]
 
 
 def _sharded_fused(io: ArrayIO, indexer: Any, items: tuple, out: np.ndarray | None,
@@ -314,7 +313,7 @@ def _chunks_per_codec(io: ArrayIO, indexer: Any, out: np.ndarray | None, missing
         out = np.empty(indexer.shape, dtype=io.dtype)
     projections = list(indexer)
     nbytes = io.bound.spec.nbytes
-    windows = _cut([nbytes] * len(projections), window_budget(io.source))
+    windows = buffers.read_windows([nbytes] * len(projections), window_budget(io.source))
 
     def requests_of(w: tuple[int, int]) -> dict:
         return {io.chunk_key(p.chunk_coords): None for p in projections[w[0]: w[1]]}
@@ -336,7 +335,7 @@ def _sharded_per_codec(io: ArrayIO, indexer: Any, out: np.ndarray | None, missin
     budget = window_budget(io.source)
     per = max(1, budget // max(inner, 1))  # inner chunks per window: a big shard is read in pieces
     by_shard = [(sc, e[lo: lo + per]) for sc, e in _sharded_groups(io, indexer).items() for lo in range(0, len(e), per)]
-    windows = _cut([len(e) * inner for _, e in by_shard], per * inner)
+    windows = buffers.read_windows([len(e) * inner for _, e in by_shard], per * inner)
 
     def requests_of(w: tuple[int, int]) -> dict:
         req: dict[str, list[int]] = {}

@@ -35,9 +35,11 @@ Counters
 from __future__ import annotations
 
 import asyncio
+import collections
 import os
 import random
 import threading
+import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -160,29 +162,51 @@ class AsyncSource(Protocol):
 
 # ---------------------------------------------------------------------------- bounds
 class ByteBudget:
-    """At most ``limit`` bytes in flight; a request larger than the whole budget waits until
-    nothing else is in flight and then runs alone.  Used on one event loop."""
+    """At most ``limit`` bytes in flight, granted first come first served; a request larger
+    than the whole budget waits until nothing else is in flight and then runs alone.  Used on
+    one event loop; :meth:`release` is synchronous (safe in ``finally`` of a cancelled task)."""
 
     def __init__(self, limit: int):
         self.limit = int(limit)
         self.used = 0
-        self._cond = asyncio.Condition()
+        self._waiters: collections.deque = collections.deque()
 
     async def acquire(self, n: int) -> int:
+        """Wait for ``n`` bytes (capped at the limit); returns what to :meth:`release`."""
         n = max(0, min(int(n), self.limit))
         if n == 0:
             return 0
-        async with self._cond:
-            await self._cond.wait_for(lambda: self.used + n <= self.limit)
+        if not self._waiters and self.used + n <= self.limit:
             self.used += n
+            return n
+        fut = asyncio.get_running_loop().create_future()
+        self._waiters.append((n, fut))
+        try:
+            await fut
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():  # granted just as it was cancelled
+                self.release(n)
+            else:
+                self._wake()
+            raise
         return n
 
-    async def release(self, n: int) -> None:
-        if n == 0:
-            return
-        async with self._cond:
+    def release(self, n: int) -> None:
+        if n:
             self.used -= n
-            self._cond.notify_all()
+            self._wake()
+
+    def _wake(self) -> None:
+        while self._waiters:
+            n, fut = self._waiters[0]
+            if fut.done():  # its task was cancelled
+                self._waiters.popleft()
+                continue
+            if self.used + n > self.limit:
+                return
+            self._waiters.popleft()
+            self.used += n
+            fut.set_result(None)
 
 
 def coalesce_ranges(ranges: Sequence[tuple[int, int]], max_gap: int) -> list[tuple[int, int, list[int]]]:
@@ -239,9 +263,9 @@ class AsyncSourceBase:
         self.backoff = float(backoff)
         self.max_backoff = float(max_backoff)
         self.stats: dict[str, int] = {}
-        self._limits_loop: Any = None
-        self._sem: asyncio.Semaphore | None = None
-        self._budget: ByteBudget | None = None
+        # the bounds of each event loop that runs this source's coroutines (asyncio primitives
+        # belong to one loop; usually there is one: zarrbolt's remote-I/O loop)
+        self._limits_by_loop: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     # ------------------------------------------------------------------ raw operations
     async def _raw_get(self, key: str, rng: tuple | None) -> tuple[Any, str | None]:  # pragma: no cover
@@ -262,16 +286,20 @@ class AsyncSourceBase:
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state.update(_limits_loop=None, _sem=None, _budget=None, stats={})
+        state.update(_limits_by_loop=None, stats={})
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._limits_by_loop = weakref.WeakKeyDictionary()
 
     def _limits(self) -> tuple[asyncio.Semaphore, ByteBudget]:
         loop = asyncio.get_running_loop()
-        if self._limits_loop is not loop or self._sem is None or self._budget is None:
-            self._sem = asyncio.Semaphore(self.concurrency)
-            self._budget = ByteBudget(self.max_bytes_in_flight)
-            self._limits_loop = loop
-        return self._sem, self._budget
+        limits = self._limits_by_loop.get(loop)
+        if limits is None:
+            limits = (asyncio.Semaphore(self.concurrency), ByteBudget(self.max_bytes_in_flight))
+            self._limits_by_loop[loop] = limits
+        return limits
 
     def _count(self, name: str, n: int = 1) -> None:
         self.stats[name] = self.stats.get(name, 0) + n
@@ -303,7 +331,7 @@ class AsyncSourceBase:
                     continue
                 raise rerr.store_error(exc, kind, op=op, key=key, where=self.where, attempts=attempt + 1) from exc
             finally:
-                await budget.release(got)
+                budget.release(got)
 
     # ------------------------------------------------------------------ reads
     async def ahead(self, key: str) -> tuple[int, str | None] | None:

@@ -51,7 +51,8 @@ _MISSING_CONTAINER = ("NoSuchBucket", "ContainerNotFound", "The specified bucket
 _TRUNCATED = ("error decoding response body", "end of file before message length", "IncompleteMessage",
               "incomplete message", "Content-Length", "ContentLengthError", "payload is not completed",
               "Response payload is not completed", "IncompleteRead", "unexpected end of file",
-              "connection closed before message completed")
+              "connection closed before message completed", "response body error", "body error",
+              "decoding response body")
 _TRANSIENT = ("timed out", "timeout", "Timeout", "connection reset", "Connection reset", "reset by peer",
               "error sending request", "broken pipe", "Broken pipe", "connection refused", "Connection refused",
               "Connection aborted", "connection closed", "ServerDisconnected", "tcp connect error",
@@ -110,6 +111,8 @@ def _classify_one(exc: BaseException) -> str | None:
     module = type(exc).__module__ or ""
     text = str(exc)
     if module.startswith("obstore"):
+        # obstore appends a "Debug source:" dump (retry settings, timeouts...): not evidence
+        text = text.split("Debug source:", 1)[0]
         if name == "NotFoundError":
             return MISSING_CONTAINER if any(s in text for s in _MISSING_CONTAINER) else ABSENT
         if name in ("PermissionDeniedError", "UnauthenticatedError"):

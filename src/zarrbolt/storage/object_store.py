@@ -47,6 +47,7 @@ Pickling
 from __future__ import annotations
 
 import itertools
+import os
 from typing import Any
 
 from ..errors import ReadOnlyError, StoreError
@@ -65,6 +66,26 @@ def import_obstore() -> Any:
     except ImportError as exc:
         raise ImportError(_INSTALL) from exc
     return obstore
+
+
+_used_in_pid: int | None = None
+
+
+def _obs() -> Any:
+    """obstore, for a request.  obstore's I/O runtime (tokio) does not survive ``fork``: in a
+    child forked after the parent used obstore every request would hang forever, so it raises
+    :class:`~zarrbolt.errors.StoreError` instead (use the "spawn" or "forkserver" start
+    method, or pass the store pickled, as dask does)."""
+    global _used_in_pid
+    obs = import_obstore()
+    pid = os.getpid()
+    if _used_in_pid is None:
+        _used_in_pid = pid
+    elif _used_in_pid != pid:
+        raise StoreError("obstore was used before this process was forked, and its I/O runtime does not "
+                         "survive fork (requests would hang): start worker processes with the 'spawn' or "
+                         "'forkserver' method, or make the store in the child")
+    return obs
 
 
 def is_obstore_store(obj: Any) -> bool:
@@ -108,7 +129,7 @@ class ObstoreSource(AsyncSourceBase):
         return self.prefix + key
 
     async def _raw_get(self, key: str, rng: tuple | None) -> tuple[Any, str | None]:
-        obs = import_obstore()
+        obs = _obs()
         opts: dict[str, Any] = {}
         if rng is not None:
             kind = rng[0]
@@ -122,11 +143,11 @@ class ObstoreSource(AsyncSourceBase):
         return data, res.meta.get("e_tag")
 
     async def _raw_head(self, key: str) -> tuple[int, str | None]:
-        meta = await import_obstore().head_async(self.store, self._path(key))
+        meta = await _obs().head_async(self.store, self._path(key))
         return int(meta["size"]), meta.get("e_tag")
 
     async def _raw_put(self, key: str, value: Any, mode: Any) -> str | None:
-        obs = import_obstore()
+        obs = _obs()
         kw: dict[str, Any] = {}
         if mode == "create":
             kw = {"mode": "create", "use_multipart": False}
@@ -136,11 +157,11 @@ class ObstoreSource(AsyncSourceBase):
         return res.get("e_tag") if isinstance(res, dict) else None
 
     async def _raw_delete(self, key: str) -> None:
-        await import_obstore().delete_async(self.store, self._path(key))
+        await _obs().delete_async(self.store, self._path(key))
 
     async def alist(self, prefix: str) -> list[str]:
         """Every key under the directory ``prefix`` (``""`` or ending in ``/``), retried."""
-        obs = import_obstore()
+        obs = _obs()
 
         async def go() -> list[str]:
             out: list[str] = []
@@ -155,7 +176,7 @@ class ObstoreSource(AsyncSourceBase):
 
     async def alist_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         """``(keys, child prefixes)`` directly under the directory ``prefix``, retried."""
-        obs = import_obstore()
+        obs = _obs()
         res = await self._call("list", prefix or "/",
                                lambda: obs.list_with_delimiter_async(self.store, self._path(prefix) or None))
         n = len(self.prefix)
@@ -256,13 +277,13 @@ class ObjectStore(RemoteStore):
 
 
 async def _read_all(store: Any, path: str) -> Any:
-    obs = import_obstore()
+    obs = _obs()
     res = await obs.get_async(store, path)
     return await res.bytes_async()
 
 
 def _list_paths(store: Any) -> list[str]:
-    obs = import_obstore()
+    obs = _obs()
     return [m["path"] for m in itertools.chain.from_iterable(obs.list(store))]
 
 

@@ -60,7 +60,7 @@ _S3_ALIASES = {
     "aws_access_key_id": "access_key_id", "aws_secret_access_key": "secret_access_key",
     "aws_session_token": "session_token", "requester_pays": "request_payer",
 }
-_GCS_ALIASES = {"token": "service_account", "anon": "skip_signature", "endpoint_url": "url"}
+_GCS_ALIASES = {"anon": "skip_signature", "endpoint_url": "url"}
 _AZURE_ALIASES = {"account_key": "account_key", "anon": "skip_signature", "connection_string": "connection_string"}
 # obstore client options (reqwest): anything else is store configuration
 _CLIENT_KEYS = frozenset({
@@ -93,6 +93,22 @@ def url_scheme(s: str) -> str | None:
     return scheme.lower()
 
 
+def _gcs_token(token: Any, cfg: dict) -> None:
+    """gcsfs's ``token``: ``"anon"`` (no credentials), a path to a service-account file, a
+    service-account key as a dict, or ``"google_default"`` / ``None`` (the environment)."""
+    if token == "anon":
+        cfg["skip_signature"] = "true"
+    elif isinstance(token, Mapping):
+        import json
+
+        cfg["service_account_key"] = json.dumps(dict(token))
+    elif isinstance(token, str) and token not in ("google_default", "cloud", "browser", "cache"):
+        cfg["service_account"] = token
+    elif token is not None and not isinstance(token, str):
+        raise StoreError(f"storage_options['token'] for GCS must be 'anon', a file path or a dict, got "
+                         f"{type(token).__name__}")
+
+
 def _flatten_options(kind: str, options: Mapping[str, Any]) -> tuple[dict, dict, dict | None]:
     """``(config, client_options, retry_config)`` for obstore from ``storage_options``."""
     aliases = {"s3": _S3_ALIASES, "gcs": _GCS_ALIASES, "azure": _AZURE_ALIASES}.get(kind, {})
@@ -116,9 +132,10 @@ def _flatten_options(kind: str, options: Mapping[str, Any]) -> tuple[dict, dict,
             continue
         elif k in _CLIENT_KEYS:
             client[k] = v
+        elif kind == "gcs" and k == "token":
+            _gcs_token(v, cfg)
         else:
-            key = aliases.get(k, k)
-            cfg[key] = (str(bool(v)).lower() if key == "skip_signature" and isinstance(v, bool) else v)
+            cfg[aliases.get(k, k)] = str(v).lower() if isinstance(v, bool) else v  # object_store parses strings
     endpoint = cfg.get("endpoint") or cfg.get("aws_endpoint") or cfg.get("aws_endpoint_url")
     if isinstance(endpoint, str) and endpoint.startswith("http://"):
         client.setdefault("allow_http", True)
@@ -136,6 +153,8 @@ def _obstore_store(url: str, kind: str, options: Mapping[str, Any]) -> Any:
         retry = {"max_retries": 0}
     try:
         if kind == "http":
+            if url.lower().startswith("http://"):
+                client.setdefault("allow_http", True)  # a plain-http URL given explicitly
             return obs.store.HTTPStore.from_url(url, client_options=client or None, retry_config=retry)
         return obs.store.from_url(url, config=cfg or None, client_options=client or None, retry_config=retry)
     except Exception as exc:  # noqa: BLE001 - obstore's configuration errors, typed here
