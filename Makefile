@@ -13,7 +13,7 @@ TEST_DEPS := "pytest>=7" "hypothesis>=6" pytest-timeout mypy cibuildwheel
 # Remote-store tests: obstore and fsspec (zarrbolt's optional extras) and a real S3 API server
 # (moto_server) on loopback.  Bump TEST_STAMP when these change: an existing venv is upgraded.
 REMOTE_TEST_DEPS := "obstore>=0.6" "fsspec>=2023.10" aiohttp "moto[server]>=5" s3fs
-TEST_STAMP := $(VENV)/.zarrbolt-test-deps-3
+TEST_STAMP := $(VENV)/.zarrbolt-test-deps-4
 # Reference venv: the reference implementations, the ecosystem (dask, xarray, ome-zarr-py), what
 # zarr-python's own test suite needs (its `test` dependency group, less coverage/benchmark tooling
 # it does not use here) and zarrbolt's build deps (zarrbolt is installed there non-editable).
@@ -28,13 +28,14 @@ ZARR_SUITE_CACHE ?= $(HOME)/.cache/zarrbolt/zarr-suite
 
 .PHONY: demo test sysdeps venv install inplace refvenv refinstall ecosystem zarr-suite clean bench asan wincheck armcheck \
   wheel wheel-smoke wheel-test crosscheck
+.PHONY: bench-env bench-check browser
 
 demo: install
 	$(VPY) -m zarrbolt demo
 
 # Main suite (.venv), then under the reference venv (when it could be built): tests/ecosystem and
 # zarr-python's own tests against zarrbolt's pipeline (bounded: reference outcomes are cached).
-test: install refinstall
+test: install refinstall browser
 	@t0=$$(date +%s); ZARRBOLT_REF_PYTHON=$(CURDIR)/$(REFPY) $(VPY) -m pytest -q -p no:cacheprovider tests \
 	  && echo "main suite: $$(( $$(date +%s) - t0 )) s"
 	@$(ECOSYSTEM_RUN)
@@ -55,7 +56,7 @@ $(VPY):
 	$(VPY) -m pip install -q $(BUILD_DEPS) $(TEST_DEPS)
 
 $(TEST_STAMP): | $(VPY)
-	$(VPY) -m pip install -q $(BUILD_DEPS) $(TEST_DEPS) $(REMOTE_TEST_DEPS)
+	$(VPY) -m pip install -q $(BUILD_DEPS) $(TEST_DEPS) $(REMOTE_TEST_DEPS) $(BENCH_DEPS)
 	rm -f $(VENV)/.zarrbolt-test-deps-*; touch $@
 
 venv: $(VPY) $(TEST_STAMP)
@@ -131,6 +132,64 @@ armcheck: venv
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get install -y -qq gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user >/dev/null; }
 	$(VPY) -m pytest -q -p no:cacheprovider tests/kernels/test_c_selftest.py
+
+# asv regression dashboard (docs/benchmarks.md).  asv builds each commit's wheel in its own
+# virtualenv under benchmarks/env (build deps there, no build isolation, system zstd/libdeflate).
+#   make bench        the suite on BENCH_COMMITS (a first-parent range; commits this machine has
+#                     results for are skipped), then the HTML dashboard in benchmarks/html/
+#   make bench-check  asv continuous BENCH_BASE -> HEAD: fails when a benchmark is slower by more
+#                     than BENCH_FACTOR (asv's --factor), printing the comparison table
+BENCH_DEPS := "asv>=0.6.4" virtualenv
+BENCH_STAMP := $(VENV)/.zarrbolt-bench-deps-1
+BENCH_MACHINE ?= zarrbolt-ci
+BENCH_COMMITS ?= main~10..main
+BENCH_BASE ?= main~1
+BENCH_FACTOR ?= 1.1
+BENCH_ARGS ?=
+# which commits are skipped: --skip-existing-successful measures benchmarks new since a commit's run
+BENCH_SKIP ?= --skip-existing-commits
+# samples per benchmark: few for the history (one commit's suite in ~3 minutes on 2 cores), more
+# (two interleaved rounds per commit) where a decision is made
+BENCH_ATTRS ?= -a rounds=1 -a repeat=1,3,1.0 -a warmup_time=0.05
+BENCH_CHECK_ATTRS ?= -a rounds=2 -a repeat=1,5,2.0 -a warmup_time=0.1
+BENCH_NICE ?= 10
+ASV = cd benchmarks && nice -n $(BENCH_NICE) $(CURDIR)/$(VPY) -m asv
+
+$(BENCH_STAMP): | $(VPY)
+	$(VPY) -m pip install -q $(BENCH_DEPS)
+	rm -f $(VENV)/.zarrbolt-bench-deps-*; touch $@
+
+# asv's machine entry (~/.asv-machine.json): one stable name, so results accumulate across runs
+bench-env: sysdeps venv $(BENCH_STAMP)
+	@$(VPY) -c "from asv.machine import Machine, MachineCollection as C; d = Machine.get_defaults(); \
+	  d['machine'] = '$(BENCH_MACHINE)'; C.save(d['machine'], d)"
+
+# asv run exits 2 when some benchmark failed on some commit (an older commit without a feature,
+# a commit that does not build): those are gaps in the graphs, not a failed run.
+bench: bench-env browser
+	@$(ASV) run --machine $(BENCH_MACHINE) $(BENCH_SKIP) $(BENCH_ATTRS) $(BENCH_ARGS) "$(BENCH_COMMITS)"; \
+	  rc=$$?; if [ $$rc = 2 ]; then echo "bench: some benchmarks failed on some commits (gaps in the graphs)"; \
+	  elif [ $$rc != 0 ]; then exit $$rc; fi
+	$(ASV) publish
+	$(VPY) benchmarks/localize_dashboard.py benchmarks/html
+	@echo "dashboard: benchmarks/html/index.html (python -m http.server -d benchmarks/html, then open it)"
+
+bench-check: bench-env
+	nice -n $(BENCH_NICE) $(VPY) benchmarks/check_regressions.py --base "$(BENCH_BASE)" --factor $(BENCH_FACTOR) \
+	  --machine $(BENCH_MACHINE) -- $(BENCH_CHECK_ATTRS) $(BENCH_ARGS)
+
+# Headless Chromium for tests/test_asv_dashboard.py, and the JavaScript libraries asv's dashboard
+# loads from CDNs, served from benchmarks/html/vendor/ instead (Debian packages; best effort).
+DASHBOARD_DEBS := chromium libjs-jquery libjs-jquery-flot libjs-bootstrap node-blueimp-md5 libjs-jquery-stupidtable
+browser:
+	@if ! command -v chromium >/dev/null || [ ! -f /usr/share/javascript/jquery-flot/jquery.flot.min.js ] \
+	  || [ ! -f /usr/share/javascript/blueimp-md5/md5.min.js ] || [ ! -f /usr/share/javascript/jquery-stupidtable/stupidtable.min.js ] \
+	  || [ ! -f /usr/share/javascript/bootstrap/js/bootstrap.min.js ]; then \
+	  if command -v apt-get >/dev/null; then SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	    $$SUDO apt-get install -y -qq $(DASHBOARD_DEBS) >/dev/null 2>&1 || { $$SUDO apt-get update -qq && \
+	    $$SUDO apt-get install -y -qq $(DASHBOARD_DEBS) >/dev/null; } \
+	    || echo "$(DASHBOARD_DEBS) not installed: no offline dashboard, the dashboard test is skipped or fails"; \
+	  else echo "no apt-get: install chromium and the dashboard's JavaScript libraries by hand (docs/benchmarks.md)"; fi; fi
 
 # ------------------------------------------------------------------------------------------ wheels
 # `make wheel`: build the wheel with the same build environment as `make install`, repair it with

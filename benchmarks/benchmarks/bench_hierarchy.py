@@ -3,9 +3,10 @@ store and reading each node's zarr.json.  A local store makes the difference sma
 store operations counted by ``track_store_calls`` are what an object store pays per request."""
 
 import shutil
-import tempfile
 
 import zarrbolt as zb
+
+from ._layouts import data_root
 
 GROUPS, ARRAYS = 20, 20
 
@@ -23,7 +24,7 @@ class Hierarchy:
     param_names = ["consolidated"]
 
     def setup_cache(self):
-        root = tempfile.mkdtemp(prefix="zb-asv-h-")
+        root = data_root("hierarchy")
         _build(f"{root}/plain.zarr")
         shutil.copytree(f"{root}/plain.zarr", f"{root}/cons.zarr")
         zb.consolidate_metadata(f"{root}/cons.zarr")

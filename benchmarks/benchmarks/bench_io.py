@@ -1,73 +1,66 @@
-"""End-to-end asv benchmarks: the anchors-harness workloads on a smaller synthetic volume.
+"""End-to-end asv benchmarks: the anchors-harness workloads on the microscopy layouts a-e.
 
-Layouts follow ``../shared/bench/anchors_bench.py`` (a: 64^3 blosc-lz4 chunks; b: 64^3 inner chunks
-in shards, blosc-zstd bitshuffle; c: 128^3 gzip; d: shards with a transposed zstd inner chain),
-on a 128x512x512 uint16 volume (64 MiB) so a run stays short.  Full read, full write, a 2-D
-plane ``arr[z]``, a 64x256x256 region of interest and an unaligned 64^3 block."""
+The layouts and the smaller volume are in ``_layouts.py`` (128x512x512, 64 MiB of uint16; 128 MiB
+of float32 for layout e).  The workloads are the harness's: a full-volume read, a 64^3 block at a
+random unaligned position, a plane ``arr[z]`` (what viewers do) and ``arr[z:z+1]``, a 64x256x256
+region of interest at a random position, and a full write (create + assign).  Every layout is
+written once per commit by ``setup_cache``, with that commit's zarrbolt."""
 
-import os
 import shutil
-import sys
 import tempfile
 
 import numpy as np
 
 import zarrbolt as zb
-from zarrbolt.__main__ import synthetic_volume
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ._layouts import LAYOUTS, NAMES, SHAPE, data_root, layout_data, volume, write_layouts
 
-SHAPE = (128, 512, 512)
-LE = {"name": "bytes", "configuration": {"endian": "little"}}
-LAYOUTS = {
-    "a": dict(chunks=(64, 64, 64), codecs=[LE, {"name": "blosc", "configuration": {
-        "cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 2, "blocksize": 0}}]),
-    "b": dict(chunks=(128, 256, 256), codecs=[{"name": "sharding_indexed", "configuration": {
-        "chunk_shape": [64, 64, 64], "index_codecs": [LE, {"name": "crc32c"}], "index_location": "end",
-        "codecs": [LE, {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 3, "shuffle": "bitshuffle",
-                                                          "typesize": 2, "blocksize": 0}}]}}]),
-    "c": dict(chunks=(128, 128, 128), codecs=[LE, {"name": "gzip", "configuration": {"level": 5}}]),
-    "d": dict(chunks=(128, 256, 256), codecs=[{"name": "sharding_indexed", "configuration": {
-        "chunk_shape": [64, 64, 64], "index_codecs": [LE, {"name": "crc32c"}], "index_location": "end",
-        "codecs": [{"name": "transpose", "configuration": {"order": [2, 1, 0]}}, LE,
-                   {"name": "zstd", "configuration": {"level": 3, "checksum": False}}]}}]),
-}
+ROI = (64, 256, 256)
 
 
 class _Volume:
-    params = [sorted(LAYOUTS)]
+    params = [NAMES]
     param_names = ["layout"]
     timeout = 300
+    # one process, at most 5 samples: a commit's suite stays within minutes on a 2-core machine
+    rounds = 1
+    repeat = (1, 5, 4.0)
 
     def setup_cache(self):
-        root = tempfile.mkdtemp(prefix="zb-asv-")
-        data = synthetic_volume(SHAPE)
-        for name, lay in LAYOUTS.items():
-            a = zb.create_array(f"{root}/{name}.zarr", shape=SHAPE, dtype="uint16", **lay)
-            a[...] = data
-        np.save(f"{root}/ref.npy", data)
+        root = data_root("io")
+        u16 = volume(SHAPE)
+        write_layouts(root, u16)
+        np.save(f"{root}/ref.npy", u16)
         return root
 
     def setup(self, root, layout):
-        self.root = root
         self.arr = zb.open_array(f"{root}/{layout}.zarr", mode="r")
         self.rng = np.random.default_rng(0)
 
+    def _corner(self, size):
+        return tuple(int(self.rng.integers(0, s - c + 1)) for s, c in zip(SHAPE, size))
+
 
 class Read(_Volume):
+    """Warm-cache reads from a local directory store, the default thread count."""
+
     def time_full(self, root, layout):
         self.arr[...]
 
-    def time_plane(self, root, layout):
+    def time_block_64(self, root, layout):
+        z, y, x = self._corner((64, 64, 64))
+        self.arr[z:z + 64, y:y + 64, x:x + 64]
+
+    def time_plane_z(self, root, layout):
         self.arr[int(self.rng.integers(0, SHAPE[0]))]
 
-    def time_roi_64x256x256(self, root, layout):
-        z, y, x = (int(self.rng.integers(0, s - c)) for s, c in zip(SHAPE, (64, 256, 256)))
-        self.arr[z:z + 64, y:y + 256, x:x + 256]
+    def time_plane_z_slice(self, root, layout):
+        z = int(self.rng.integers(0, SHAPE[0]))
+        self.arr[z:z + 1]
 
-    def time_block_64(self, root, layout):
-        z, y, x = (int(self.rng.integers(0, s - 64)) for s in SHAPE)
-        self.arr[z:z + 64, y:y + 64, x:x + 64]
+    def time_roi_64x256x256(self, root, layout):
+        z, y, x = self._corner(ROI)
+        self.arr[z:z + ROI[0], y:y + ROI[1], x:x + ROI[2]]
 
     def time_open(self, root, layout):
         zb.open_array(f"{root}/{layout}.zarr", mode="r")
@@ -77,29 +70,55 @@ class Read(_Volume):
 
     def track_peak_ratio_full(self, root, layout):
         """Peak memory a full read adds, as a multiple of the output size (target <= 1.2)."""
-        from _peak import measure
+        from ._peak import measure
 
         return measure(f"{root}/{layout}.zarr", 2)["ratio"]
 
     track_peak_ratio_full.unit = "x output"
 
 
-class Write(_Volume):
-    def setup(self, root, layout):
+class ReadThreads(_Volume):
+    """Full reads of the sharded layouts with 1 and 2 threads: the parallel speedup."""
+
+    params = [["b", "d"], [1, 2]]
+    param_names = ["layout", "threads"]
+
+    def setup(self, root, layout, threads):
+        if not hasattr(zb.config, "set"):
+            raise NotImplementedError("zarrbolt.config.set is missing in this commit")
+        self._cfg = zb.config.set(threads=threads)
+        self._cfg.__enter__()
         super().setup(root, layout)
-        self.data = np.load(f"{root}/ref.npy")
+
+    def teardown(self, root, layout, threads):
+        self._cfg.__exit__(None, None, None)
+
+    def time_full(self, root, layout, threads):
+        self.arr[...]
+
+
+class Write(_Volume):
+    """Full writes (create + assign the whole volume) to a local directory store."""
+
+    def setup(self, root, layout):
+        self.data = layout_data(layout, np.load(f"{root}/ref.npy"))
         self.out = tempfile.mkdtemp(prefix="zb-asv-w-")
 
     def teardown(self, root, layout):
         shutil.rmtree(self.out, ignore_errors=True)
 
-    def time_full(self, root, layout):
-        a = zb.create_array(f"{self.out}/w.zarr", shape=SHAPE, dtype="uint16", overwrite=True, **LAYOUTS[layout])
+    def _write(self, layout):
+        a = zb.create_array(f"{self.out}/w.zarr", shape=SHAPE, overwrite=True, **LAYOUTS[layout])
         a[...] = self.data
+
+    def time_full(self, root, layout):
+        self._write(layout)
 
     def time_full_per_codec_path(self, root, layout):
         """The same write without the fused C encode (each chunk through the Python codec
         chain): the ratio to time_full is what csrc/encode.c saves."""
         with zb.config.set(fused_pipeline=False):
-            a = zb.create_array(f"{self.out}/w.zarr", shape=SHAPE, dtype="uint16", overwrite=True, **LAYOUTS[layout])
-            a[...] = self.data
+            self._write(layout)
+
+    def peakmem_full(self, root, layout):
+        self._write(layout)

@@ -21,20 +21,9 @@ class Crc32c:
     def time_crc32c_portable(self, n):
         kernels.crc32c(self.data, impl="portable")
 
-    def track_crc32c_gbps(self, n):
-        import time
-
-        reps = max(1, (256 << 20) // n)
-        t = time.perf_counter()
-        for _ in range(reps):
-            kernels.crc32c(self.data)
-        return n * reps / (time.perf_counter() - t) / 1e9
-
-    track_crc32c_gbps.unit = "GB/s"
-
 
 class Transpose:
-    params = [[(64, 64, 64), (256, 512, 512)], ["uint16", "float32"], [(2, 1, 0), (1, 2, 0)]]
+    params = [[(64, 64, 64), (128, 256, 256)], ["uint16", "float32"], [(2, 1, 0), (1, 2, 0)]]
     param_names = ["shape", "dtype", "order"]
     timeout = 120
 
