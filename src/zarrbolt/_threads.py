@@ -43,6 +43,38 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
+class LazyExecutor:
+    """A thread pool of ``max_workers`` threads named ``prefix``-N, made on first use and made
+    again in a forked child (the parent's threads do not exist there: an inherited executor
+    would take calls and never run them)."""
+
+    _instances: list[LazyExecutor] = []
+
+    def __init__(self, max_workers: int, prefix: str):
+        self.max_workers = max_workers
+        self.prefix = prefix
+        self._executor: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+        LazyExecutor._instances.append(self)
+
+    def get(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            with self._lock:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(max_workers=self.max_workers, thread_name_prefix=self.prefix)
+        return self._executor
+
+    @classmethod
+    def _after_fork_in_child(cls) -> None:
+        for ex in cls._instances:
+            ex._executor = None
+            ex._lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=LazyExecutor._after_fork_in_child)
+
+
 def _get_pool(n: int) -> ThreadPoolExecutor:
     global _pool, _pool_size
     with _pool_lock:

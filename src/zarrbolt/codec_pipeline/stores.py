@@ -21,13 +21,13 @@ import contextvars
 import functools
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from collections import OrderedDict
 from collections.abc import Coroutine, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
+from .._threads import LazyExecutor
 from ..errors import StoreError, ZarrboltError
 from ..pipeline.staging import default_bytes_in_flight
 from ..storage import LocalStore, Store
@@ -132,21 +132,7 @@ def _copy_into(mv: memoryview, src: memoryview) -> int:
 
 
 # ---------------------------------------------------------------------------- worker threads
-_WORKERS: ThreadPoolExecutor | None = None
-_WORKERS_LOCK = threading.Lock()
-_WORKERS_MAX = 64
-
-
-def _workers_after_fork_in_child() -> None:
-    """A forked child has none of the parent's worker threads (an inherited executor would take
-    calls and never run them): it starts its own."""
-    global _WORKERS, _WORKERS_LOCK
-    _WORKERS = None
-    _WORKERS_LOCK = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_workers_after_fork_in_child)
+_WORKERS = LazyExecutor(64, "zarrbolt-planner")
 
 
 async def run_in_worker(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
@@ -158,13 +144,8 @@ async def run_in_worker(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
     ``LocalStore`` and ``ZipStore`` read files with ``asyncio.to_thread``, and zarr-python sizes
     that executor by ``threading.max_workers``), so planner threads blocked there on the
     bridge would wait for a thread that never comes free."""
-    global _WORKERS
-    if _WORKERS is None:
-        with _WORKERS_LOCK:
-            if _WORKERS is None:
-                _WORKERS = ThreadPoolExecutor(max_workers=_WORKERS_MAX, thread_name_prefix="zarrbolt-planner")
     call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
-    return await asyncio.get_running_loop().run_in_executor(_WORKERS, call)
+    return await asyncio.get_running_loop().run_in_executor(_WORKERS.get(), call)
 
 
 # ---------------------------------------------------------------------------- native stores

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import os
 import queue
 import threading
 from collections import Counter
@@ -31,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .._threads import run_batches
+from .._threads import LazyExecutor, run_batches
 from . import buffers
 from .context import ArrayIO
 from .shard_io import group_by_shard
@@ -44,30 +43,12 @@ __all__ = ["read_remote", "remote_counts", "window_budget"]
 remote_counts: Counter = Counter()
 
 # The threads that wait for a window's staging while the reading thread decodes the previous one.
-_STAGERS: ThreadPoolExecutor | None = None
-_STAGERS_LOCK = threading.Lock()
+_STAGERS = LazyExecutor(8, "zarrbolt-stage")
 _POLL_S = 0.05  # how often a waiting reader looks for a pending signal (Ctrl-C)
 
 
-def _stagers_after_fork_in_child() -> None:
-    """A forked child has none of the parent's stager threads (an inherited executor would take
-    calls and never run them): it starts its own."""
-    global _STAGERS, _STAGERS_LOCK
-    _STAGERS = None
-    _STAGERS_LOCK = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_stagers_after_fork_in_child)
-
-
 def _stagers() -> ThreadPoolExecutor:
-    global _STAGERS
-    if _STAGERS is None:
-        with _STAGERS_LOCK:
-            if _STAGERS is None:
-                _STAGERS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="zarrbolt-stage")
-    return _STAGERS
+    return _STAGERS.get()
 
 
 def window_budget(source: Any) -> int:
