@@ -19,6 +19,26 @@ def check_numcodecs_id(conf: dict[str, Any], name: str) -> None:
         raise MetadataError(f"codec {name!r}: id {conf['id']!r} does not name this codec")
 
 
+def numpy_dtype_param(name: str, value: Any, what: str, kinds: str, unsupported: str | None = None) -> Any:
+    """Codec ``name``'s configuration member ``what``: a numpy data type string of one of the
+    ``kinds`` (floats only float16/32/64), little-endian or native; as a native numpy dtype.
+    ``unsupported``: the message for a type of another kind."""
+    import numpy as np
+
+    if not isinstance(value, str):
+        raise MetadataError(f"codec {name!r}: {what} must be a numpy data type string, got {value!r}")
+    try:
+        dt = np.dtype(value)
+    except TypeError:
+        raise MetadataError(f"codec {name!r}: {what} {value!r} is not a numpy data type") from None
+    if dt.kind not in kinds or (dt.kind == "f" and dt.itemsize not in (2, 4, 8)):
+        raise MetadataError(f"codec {name!r}: {what} {value!r}: {unsupported}" if unsupported
+                            else f"codec {name!r}: {what} {value!r} is not supported")
+    if dt.byteorder == ">" or (dt.byteorder == "=" and not dt.isnative):
+        raise MetadataError(f"codec {name!r}: {what} {value!r}: big-endian types are not supported")
+    return dt.newbyteorder("=")
+
+
 class KeptConfiguration:
     """Mixin of numcodecs codecs whose configuration is kept as given (less ``id``): the
     configuration members a codec allows are ``_members``; ``_check()`` validates them."""

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..errors import MetadataError
 from .abc import ArrayToArrayCodec, ChunkSpec
-from ._numcodecs import check_numcodecs_id
+from ._numcodecs import check_numcodecs_id, numpy_dtype_param
 from .registry import register_codec
 from ._util import config_dict
 
@@ -42,17 +42,7 @@ def _ext() -> Any:
 
 
 def _np_dtype(value: Any, what: str) -> np.dtype:
-    if not isinstance(value, str):
-        raise MetadataError(f"codec {NAME!r}: {what} must be a numpy data type string, got {value!r}")
-    try:
-        dt = np.dtype(value)
-    except TypeError:
-        raise MetadataError(f"codec {NAME!r}: {what} {value!r} is not a numpy data type") from None
-    if dt.kind not in _KINDS or (dt.kind == "f" and dt.itemsize not in (2, 4, 8)):
-        raise MetadataError(f"codec {NAME!r}: {what} {value!r}: only integer and float16/32/64 types are supported")
-    if dt.byteorder == ">" or (dt.byteorder == "=" and not dt.isnative):
-        raise MetadataError(f"codec {NAME!r}: {what} {value!r}: big-endian types are not supported")
-    return dt.newbyteorder("=")
+    return numpy_dtype_param(NAME, value, what, _KINDS, "only integer and float16/32/64 types are supported")
 
 
 @register_codec

@@ -29,23 +29,10 @@ from ..errors import CorruptChunkError, MetadataError
 from .abc import ArrayToArrayCodec, ChunkSpec
 from .registry import register_codec
 from ._numcodecs import KeptConfiguration
+from ._numcodecs import numpy_dtype_param as _np_dtype
 from ._util import int_param
 
 _MANTISSA = {2: 10, 4: 23, 8: 52}
-
-
-def _np_dtype(name: str, value: Any, what: str, kinds: str) -> np.dtype:
-    if not isinstance(value, str):
-        raise MetadataError(f"codec {name!r}: {what} must be a numpy data type string, got {value!r}")
-    try:
-        dt = np.dtype(value)
-    except TypeError:
-        raise MetadataError(f"codec {name!r}: {what} {value!r} is not a numpy data type") from None
-    if dt.kind not in kinds or (dt.kind == "f" and dt.itemsize not in (2, 4, 8)):
-        raise MetadataError(f"codec {name!r}: {what} {value!r} is not supported")
-    if dt.byteorder == ">" or (dt.byteorder == "=" and not dt.isnative):
-        raise MetadataError(f"codec {name!r}: {what} {value!r}: big-endian types are not supported")
-    return dt.newbyteorder("=")
 
 
 class _Configured(KeptConfiguration, ArrayToArrayCodec):
