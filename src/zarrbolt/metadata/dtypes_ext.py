@@ -76,6 +76,11 @@ def _to_b64(raw: bytes) -> str:
     return base64.standard_b64encode(raw).decode("ascii")
 
 
+def _scalar(value: Any) -> Any:
+    """A 0-d numpy array's element; any other value as it is."""
+    return value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
+
+
 def _number_text(value: Any) -> Any:
     """zarr-python's fill value for a number given to a text type: its ``str`` (``zeros`` of a
     text type is filled with "0", ``ones`` with "1", as in zarr-python)."""
@@ -133,8 +138,7 @@ class _String(_Handler):
         return str(value)
 
     def normalize(self, dt: DataType, value: Any) -> Any:
-        if isinstance(value, np.ndarray) and value.ndim == 0:
-            value = value[()]
+        value = _scalar(value)
         value = _number_text(value)
         if not isinstance(value, str):
             raise MetadataError(f"fill_value for string must be a str, got {value!r}")
@@ -178,8 +182,7 @@ class _FixedUTF32(_Handler):
         return str(value)
 
     def normalize(self, dt: DataType, value: Any) -> Any:
-        if isinstance(value, np.ndarray) and value.ndim == 0:
-            value = value[()]
+        value = _scalar(value)
         value = _number_text(value)
         if not isinstance(value, str):
             raise MetadataError(f"fill_value for {dt} must be a str, got {value!r}")
@@ -202,8 +205,7 @@ class _NTBytes(_Handler):
         return _to_b64(bytes(np.bytes_(value)))
 
     def normalize(self, dt: DataType, value: Any) -> Any:
-        if isinstance(value, np.ndarray) and value.ndim == 0:
-            value = value[()]
+        value = _scalar(value)
         text = _number_text(value)
         raw = text.encode("ascii") if text is not value else _as_bytes(value, str(dt))
         if len(raw) > dt.numpy_dtype.itemsize:
@@ -228,8 +230,7 @@ class _RawBytes(_Handler):
         return _to_b64(np.asarray(value).tobytes())
 
     def normalize(self, dt: DataType, value: Any) -> Any:
-        if isinstance(value, np.ndarray) and value.ndim == 0:
-            value = value[()]
+        value = _scalar(value)
         if isinstance(value, (list, tuple)) and all(isinstance(b, int) and not isinstance(b, bool) for b in value):
             if not all(0 <= b <= 255 for b in value):
                 raise MetadataError(f"fill_value for {dt}: {value!r} holds a value outside [0, 255]")
@@ -276,8 +277,7 @@ class _Time(_Handler):
         return int(np.asarray(value, dtype=dt.numpy_dtype).view(np.int64))
 
     def normalize(self, dt: DataType, value: Any) -> Any:
-        if isinstance(value, np.ndarray) and value.ndim == 0:
-            value = value[()]
+        value = _scalar(value)
         if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_, np.timedelta64)):
             return self.parse_fill(dt, int(value))
         if isinstance(value, (str, np.datetime64, np.timedelta64)):
