@@ -252,7 +252,7 @@ def create_hierarchy(*, store: Any, nodes: Mapping[str, Any], overwrite: bool = 
             if isinstance(parsed.get(anc), ArrayMetadata):
                 raise ContainsArrayError(f"create_hierarchy: {p!r} is below the array {anc!r}")
     if not overwrite:
-        for p, m in parsed.items():
+        for p, _m in parsed.items():
             existing = load_metadata(st, p)
             if existing is not None:
                 err = ContainsArrayError if isinstance(existing, ArrayMetadata) else ContainsGroupError

@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 
-from . import config
 from .array_config import ArrayConfig
 from .codecs.abc import ChunkSpec
 from .errors import ArrayNotFoundError, ChunkNotFoundError, ContainsGroupError, MetadataError

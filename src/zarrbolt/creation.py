@@ -53,7 +53,7 @@ def _normalize_shape(shape: Any) -> tuple[int, ...]:
         out = tuple(int(s) for s in shape)
     except (TypeError, ValueError):
         raise MetadataError(f"shape must be an int or a sequence of ints, got {shape!r}") from None
-    for s, orig in zip(out, shape):
+    for _s, orig in zip(out, shape):
         if isinstance(orig, (bool, np.bool_)) or (isinstance(orig, float) and not float(orig).is_integer()):
             raise MetadataError(f"shape must hold integers, got {shape!r}")
     return _int_list(out, "shape", minimum=0)  # the metadata's own rule, checked before chunks use it

@@ -23,7 +23,6 @@ from .node import (
     erase_node,
     join_path,
     load_metadata,
-    meta_key,
     new_group_metadata,
     node_exists,
     save_metadata,

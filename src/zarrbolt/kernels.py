@@ -7,7 +7,7 @@ run them in parallel.  See ``docs/kernels.md`` for the algorithms and measured s
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._ext import _kernels
 

@@ -5,7 +5,6 @@ decides that zarrbolt serves an array or a call."""
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Iterator
 from typing import Any
 

@@ -318,7 +318,7 @@ def _read_items(io: ArrayIO, coords: list, batch: list, plans: list, out: np.nda
         g = tuple(slice(ci * n + a, ci * n + b) for ci, n, a, b in zip(c, cs, lo, hi))
         shape = _shape_eff(io, [s.stop for s in g])
         tmp = np.empty(tuple(b - a for a, b in zip(lo, hi)), dtype=io.dtype)
-        read_planner.read(io, lambda chunk_shape: basic_indexer(g, shape, chunk_shape), out=tmp, missing=missing)
+        read_planner.read(io, lambda chunk_shape: basic_indexer(g, shape, chunk_shape), out=tmp, missing=missing)  # noqa: B023
         piece = tmp[shift_selection(norm, lo)]
         if drop_axes:
             piece = piece.squeeze(axis=drop_axes)

@@ -361,7 +361,7 @@ class LoopBridge(Store):
                                               max_gap_bytes=max_gap):
                     for i, buf in batch:
                         out[i] = buf
-            except BaseExceptionGroup as eg:
+            except BaseExceptionGroup as eg:  # noqa: F821 (zarr-python needs Python >= 3.11)
                 absent, rest = eg.split((FileNotFoundError, asyncio.CancelledError))
                 if rest is None and absent is not None and absent.subgroup(FileNotFoundError) is not None:
                     return None  # the key is absent (deleted since its index was read)

@@ -25,7 +25,7 @@ import numpy as np
 from .. import kernels
 from ..errors import CodecError, CorruptChunkError, MetadataError
 from .._threads import run_batches
-from .abc import ArrayToBytesCodec, ChunkSpec, Codec
+from .abc import ArrayToBytesCodec, ChunkSpec
 from .chain import CodecChain, SpecCache
 from .registry import parse_codecs, register_codec
 from ._util import config_dict

@@ -376,7 +376,7 @@ def _read_shard_files(io: ArrayIO, fo: FusedOutput, files: Any, items: list, ent
             if pos is None:
                 return None
             key = keys[int(np.searchsorted(ends, pos, side="right"))]
-            return f"shard {key!r}" if isinstance(e, StoreError) else f"chunk {key}[{int(entries[ii[pos]])}]"
+            return f"shard {key!r}" if isinstance(e, StoreError) else f"chunk {key}[{int(entries[ii[pos]])}]"  # noqa: F821
 
         pos = getattr(e, "task_index", None)
         if isinstance(pos, int) and 0 <= pos < len(ii):
