@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .array import Array
-from .creation import _resolve, create_array
+from .creation import _resolve, create_array as create_array
 from .errors import (
     ArrayNotFoundError,
     ContainsArrayError,

@@ -26,7 +26,7 @@ class _OIndex:
     def __init__(self, array: Array):
         self._array = array
 
-    def __getitem__(self, selection: Any) -> np.ndarray:
+    def __getitem__(self, selection: Any) -> Any:
         return self._array.get_orthogonal_selection(selection)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
@@ -37,7 +37,7 @@ class _VIndex:
     def __init__(self, array: Array):
         self._array = array
 
-    def __getitem__(self, selection: Any) -> np.ndarray:
+    def __getitem__(self, selection: Any) -> Any:
         return self._array.get_coordinate_selection(selection)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
@@ -139,7 +139,7 @@ class Array(Node):
             self._replace_metadata(current)
         self._unpickled = False
 
-    def __dask_tokenize__(self) -> tuple:
+    def __dask_tokenize__(self) -> tuple[Any, ...]:
         """What dask names graphs over this array by (``dask.base.tokenize``): the store's
         identity, the path and the metadata; never the data (like zarr-python's arrays)."""
         return ("zarrbolt.Array", _store_token(self._store), self._path, self._metadata.to_bytes())
@@ -199,19 +199,19 @@ class Array(Node):
         set, else a Zarr v2 array's stored order, else the global option (a Zarr v3 array is stored
         in C order; a transpose codec changes that)."""
         if self._config.order is None and getattr(self._metadata, "zarr_format", 3) == 2:
-            return self._metadata.order
-        return self._config.value("order")
+            return str(self._metadata.order)
+        return str(self._config.value("order"))
 
     @property
-    def codecs(self) -> tuple:
+    def codecs(self) -> tuple[Any, ...]:
         return tuple(self._metadata.codecs)
 
     @property
-    def compressors(self) -> tuple:
+    def compressors(self) -> tuple[Any, ...]:
         return tuple(self._chain.bb)
 
     @property
-    def filters(self) -> tuple:
+    def filters(self) -> tuple[Any, ...]:
         return tuple(self._chain.aa)
 
     @property
@@ -242,7 +242,7 @@ class Array(Node):
         return f"<zarrbolt.Array {self._store!r}/{self._path} shape={self.shape} dtype={self._dtype}>"
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        a = self[...]
+        a: np.ndarray = self[...]
         return a if dtype is None else a.astype(dtype, copy=False)
 
     # ------------------------------------------------------------------ chunk I/O helpers
@@ -283,7 +283,7 @@ class Array(Node):
     def _read(self, make_indexer: Any) -> np.ndarray:
         if self._unpickled:
             self._check_unpickled()
-        missing: set | None = None if self._config.value("read_missing_chunks") else set()
+        missing: set[Any] | None = None if self._config.value("read_missing_chunks") else set()
         out = read_pipeline.read(self._io, make_indexer, missing=missing)
         if missing:
             first = sorted(missing)[0]
@@ -509,7 +509,7 @@ class ArrayInfo:
     __str__ = __repr__
 
 
-def _human(n: int) -> str:
+def _human(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if n < 1024 or unit == "TiB":
             return f"{n:.1f}{unit}" if unit != "B" else f"{n}B"

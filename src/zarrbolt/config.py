@@ -60,11 +60,11 @@ def _env_number(name: str, default: Any, minimum: Any, parse: Any, what: str) ->
 
 
 def _env_int(name: str, default: int, minimum: int = 1) -> int:
-    return _env_number(name, default, minimum, int, "an integer")
+    return int(_env_number(name, default, minimum, int, "an integer"))
 
 
 def _env_float(name: str, default: float, minimum: float = 0.0) -> float:
-    return _env_number(name, default, minimum, float, "a number")
+    return float(_env_number(name, default, minimum, float, "a number"))
 
 
 def _physical_memory() -> int | None:
@@ -235,7 +235,7 @@ def reset() -> None:
     _on_change()
 
 
-_listeners: list = []
+_listeners: list[Any] = []
 
 
 def _on_change() -> None:

@@ -19,7 +19,7 @@ from .node import load_metadata as _load_metadata
 from .node import save_metadata as _save_metadata
 from .metadata import ArrayMetadata
 from .metadata.chunk_grid import RegularChunkGrid
-from .metadata.chunk_key import DefaultChunkKeyEncoding, parse_chunk_key_encoding
+from .metadata.chunk_key import DefaultChunkKeyEncoding, V2ChunkKeyEncoding, parse_chunk_key_encoding
 from .metadata.dtypes import DataType
 from .storage import Store, make_store
 
@@ -319,7 +319,7 @@ def create_array(
     chunk_shape = _normalize_chunks(chunks, shape_t, dt.itemsize)
     fill = dt.normalize_fill_value(fill_value)
     if chunk_key_encoding is None:
-        cke = DefaultChunkKeyEncoding(separator="/")
+        cke: DefaultChunkKeyEncoding | V2ChunkKeyEncoding = DefaultChunkKeyEncoding(separator="/")
     else:
         cke = parse_chunk_key_encoding(dict(chunk_key_encoding) if isinstance(chunk_key_encoding, Mapping) else chunk_key_encoding)
     attrs = dict(attributes or {})

@@ -191,7 +191,8 @@ class Group(Node):
 
     def _child_names(self) -> list[str]:
         if self._cons is not None:
-            return self._cons[0].child_names(self._cons[1])
+            names: list[str] = self._cons[0].child_names(self._cons[1])
+            return names
         prefix = f"{self._path}/" if self._path else ""
         names = []
         for entry in self._store.list_dir(prefix):
@@ -255,7 +256,7 @@ class Group(Node):
     def group_keys(self) -> Iterator[str]:
         return (n for n, _ in self.groups())
 
-    def array_values(self) -> Iterator[Array]:
+    def array_values(self) -> Iterator[Array | UnsupportedArray]:
         return (a for _, a in self.arrays())
 
     def group_values(self) -> Iterator[Group]:

@@ -116,6 +116,7 @@ def _migrate_node(src: Store, sp: str, dst: Store, dp: str, cke: str, in_place: 
             err = ContainsArrayError if isinstance(existing, ArrayMetadata) else ContainsGroupError
             raise err(f"a node already exists at path {dp!r} in {dst!r}")
     if isinstance(meta, V2ArrayMetadata):
+        assert isinstance(new, ArrayMetadata)
         dprefix = f"{dp}/" if dp else ""
         for key, coords in _chunk_keys(src, sp, meta):
             new_key = dprefix + new.chunk_key_encoding.encode_chunk_key(coords if meta.shape else ())

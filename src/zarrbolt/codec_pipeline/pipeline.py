@@ -28,10 +28,10 @@ from .stores import run_in_worker
 logger = logging.getLogger("zarrbolt.codec_pipeline")
 
 # Arrays that zarr-python's own pipeline serves, by reason (see adapt.unsupported_reason).
-fallback_counts: Counter = Counter()
+fallback_counts: Counter[Any] = Counter()
 # Calls of arrays zarrbolt serves that were handed to zarr-python's pipeline all the same, by
 # reason (selections the planners do not take, a non-CPU buffer, ...).
-delegated_counts: Counter = Counter()
+delegated_counts: Counter[Any] = Counter()
 
 _MISSING = GetResult(status="missing")
 _PRESENT = GetResult(status="present")
@@ -75,7 +75,7 @@ class ZarrboltCodecPipeline(CodecPipeline):
         return iter(self._wrapped)
 
     @property
-    def codecs(self) -> tuple:
+    def codecs(self) -> tuple[Any, ...]:
         return tuple(self._wrapped.codecs)
 
     @property
@@ -132,7 +132,7 @@ class ZarrboltCodecPipeline(CodecPipeline):
         self._cache = None
 
     # ------------------------------------------------------------------ reading
-    async def read(self, batch_info: Iterable[tuple], out: Any, drop_axes: tuple[int, ...] = ()) -> tuple:
+    async def read(self, batch_info: Iterable[tuple[Any, ...]], out: Any, drop_axes: tuple[int, ...] = ()) -> tuple:
         batch = list(batch_info)
         if not batch:
             return ()
@@ -149,7 +149,7 @@ class ZarrboltCodecPipeline(CodecPipeline):
         if box is None and plan is None:
             delegated_counts["read selection"] += 1
             return await self._wrapped.read(batch, out, drop_axes)
-        missing: set = set()
+        missing: set[Any] = set()
         with _zarr_settings():
             if io.store is None:
                 io = _with_store(io, await adapt.staged_store(zstore, io, _requests(io, coords, batch)))
@@ -160,7 +160,7 @@ class ZarrboltCodecPipeline(CodecPipeline):
         return tuple(_MISSING if it[0].path in missing else _PRESENT for it in batch)
 
     # ------------------------------------------------------------------ writing
-    async def write(self, batch_info: Iterable[tuple], value: Any, drop_axes: tuple[int, ...] = ()) -> None:
+    async def write(self, batch_info: Iterable[tuple[Any, ...]], value: Any, drop_axes: tuple[int, ...] = ()) -> None:
         batch = list(batch_info)
         if not batch:
             return
@@ -194,7 +194,7 @@ class ZarrboltCodecPipeline(CodecPipeline):
                 await run_in_worker(_write_box, io, indexer, value_np, write_empty)
 
     # ------------------------------------------------------------------ helpers
-    def _job(self, batch: list, buf: Any) -> tuple[Any, str, list] | None:
+    def _job(self, batch: list[Any], buf: Any) -> tuple[Any, str, list] | None:
         """``(zarr store, array prefix, chunk coords per item)`` when zarrbolt serves this
         call, else None (and the reason is counted)."""
         if self._meta is None:
@@ -261,7 +261,7 @@ def _zarr_settings() -> Iterator[None]:
             yield
 
 
-def _split_keys(batch: list, meta: Any) -> tuple[str, list[tuple[int, ...]]]:
+def _split_keys(batch: list[Any], meta: Any) -> tuple[str, list[tuple[int, ...]]]:
     parser = KeyParser(meta.chunk_key_encoding, len(meta.shape))
     prefix, first = parser.split(batch[0][0].path)
     coords = [first]
@@ -287,12 +287,12 @@ def _shape_eff(io: ArrayIO, hi: Iterable[int]) -> tuple[int, ...]:
     return tuple(max(a, b) for a, b in zip(io.shape, hi))
 
 
-def _read_box(io: ArrayIO, box: Any, out: np.ndarray, missing: set) -> None:
+def _read_box(io: ArrayIO, box: Any, out: np.ndarray, missing: set[Any]) -> None:
     shape = _shape_eff(io, box.hi)
     read_planner.read(io, lambda cs: basic_indexer(box.sel, shape, cs), out=out, missing=missing)
 
 
-def _item_plans(batch: list, chunk_shape: tuple[int, ...]) -> list | None:
+def _item_plans(batch: list[Any], chunk_shape: tuple[int, ...]) -> list | None:
     """Per item: its chunk selection normalised and its bounding box in the chunk; None when
     one is not understood."""
     plans = []
@@ -304,8 +304,8 @@ def _item_plans(batch: list, chunk_shape: tuple[int, ...]) -> list | None:
     return plans
 
 
-def _read_items(io: ArrayIO, coords: list, batch: list, plans: list, out: np.ndarray,
-                drop_axes: tuple[int, ...], missing: set) -> None:
+def _read_items(io: ArrayIO, coords: list[Any], batch: list, plans: list, out: np.ndarray,
+                drop_axes: tuple[int, ...], missing: set[Any]) -> None:
     """Any selection, item by item: the bounding box of the item's selection in its chunk read
     by the planner, then the selection taken from it and put in its place in ``out``."""
     cs = io.chunk_shape
@@ -325,7 +325,7 @@ def _read_items(io: ArrayIO, coords: list, batch: list, plans: list, out: np.nda
         out[item[3]] = piece
 
 
-def _requests(io: ArrayIO, coords: list, batch: list) -> dict[str, list[int] | None]:
+def _requests(io: ArrayIO, coords: list[Any], batch: list) -> dict[str, list[int] | None]:
     """What a read of ``batch`` needs from a store it stages: per store key None (the whole
     value) or, for shards read directly, the flat indices of the inner chunks it touches."""
     if not io.shard_direct:
@@ -342,7 +342,7 @@ def _requests(io: ArrayIO, coords: list, batch: list) -> dict[str, list[int] | N
     return req
 
 
-def _shape_agrees(io: ArrayIO, box: Any, coords: list, batch: list) -> bool:
+def _shape_agrees(io: ArrayIO, box: Any, coords: list[Any], batch: list) -> bool:
     """Whether the array shape this pipeline knows agrees with the batch: the box lies inside
     it and zarr-python's ``is_complete_chunk`` of every item is what that shape gives."""
     if any(b > n for b, n in zip(box.hi, io.shape)):

@@ -161,7 +161,7 @@ class CastValueCodec(ArrayToArrayCodec):
         """Parsed scalar maps: encode (src -> target) and decode (target -> src) pairs."""
         if not self.scalar_map:
             return None, None
-        out = []
+        out: list[list[tuple[Any, Any]] | None] = []
         for direction, (a, b) in (("encode", (src, self.data_type)), ("decode", (self.data_type, src))):
             pairs = self.scalar_map.get(direction)
             if pairs is None:
@@ -243,7 +243,7 @@ class NumericStage(ElementwiseStage):
     spec), cast_value (``cv``: the codec, its decoded and its encoded spec), or scale_offset
     followed by cast_value, done in one pass."""
 
-    def __init__(self, so: tuple | None = None, cv: tuple | None = None):
+    def __init__(self, so: tuple[Any, ...] | None = None, cv: tuple[Any, ...] | None = None):
         self.so = so
         self.cv = cv
 
@@ -258,7 +258,7 @@ class NumericStage(ElementwiseStage):
             return "cast+scale_offset"
         return "scale_offset" if self.so is not None else "cast"
 
-    def decode_elem(self) -> dict:
+    def decode_elem(self) -> dict[str, Any]:
         """From the stored elements (cast_value's target type, or scale_offset's own) to the
         array's: what CastValueCodec.decode / fused_decode / ScaleOffsetCodec.decode do."""
         from .._ext import _numeric
@@ -281,12 +281,12 @@ class NumericStage(ElementwiseStage):
                         src=cv.data_type.numpy_dtype, dst=target.numpy_dtype)
         return elem
 
-    def encode_elem(self) -> dict:
+    def encode_elem(self) -> dict[str, Any]:
         """From the array's elements to the stored ones: what ScaleOffsetCodec.encode /
         CastValueCodec.encode / CastValueCodec.fused_encode do."""
         from .._ext import _numeric
 
-        first = self.so[1] if self.so is not None else self.cv[1]
+        first = self.so[1] if self.so is not None else self.cv[1]  # type: ignore[index]  # one is set
         src = first.dtype.numpy_dtype  # the array's elements
         elem: dict[str, Any] = {"kind": self._kind(), "src": src, "dst": src}
         if self.so is not None:

@@ -194,7 +194,7 @@ class ShardingCodec(ArrayToBytesCodec):
 
     def max_encoded_size_for(self, spec: ChunkSpec) -> int:
         lay = self._layout(spec)
-        return lay.n * lay.inner.max_encoded_size() + lay.index_nbytes
+        return lay.n * int(lay.inner.max_encoded_size()) + lay.index_nbytes
 
     # ------------------------------------------------------------------ index
     def index_range(self, lay: ShardLayout) -> tuple[str, int]:
@@ -258,7 +258,7 @@ class ShardingCodec(ArrayToBytesCodec):
         return out
 
     def encode(self, array: np.ndarray, spec: ChunkSpec) -> bytes:
-        enc = self.encode_shard(array, spec)
+        enc: bytes | None = self.encode_shard(array, spec)
         if enc is None:  # every inner chunk is empty: the shard is just its index
             lay = self._layout(spec)
             empty = np.full(lay.chunks_per_shard + (2,), EMPTY, dtype=np.uint64)
@@ -274,7 +274,7 @@ class ShardingCodec(ArrayToBytesCodec):
         touched: np.ndarray | None = None,
         is_fill: Callable[[np.ndarray], bool] | None = None,
         parts: bool = False,
-        encoder: Callable[[np.ndarray, list], tuple[np.ndarray, np.ndarray]] | None = None,
+        encoder: Callable[[np.ndarray, list[Any]], tuple[np.ndarray, np.ndarray]] | None = None,
     ) -> Any:
         """Encode a whole shard.  Inner chunks equal to the fill value become empty entries;
         returns None when all of them are empty (the caller deletes the shard).  ``parts=True``
@@ -300,7 +300,7 @@ class ShardingCodec(ArrayToBytesCodec):
             for i in flats:
                 if touched is not None and not touched[i]:
                     o = EMPTY if reuse is None else int(reuse[1][i])
-                    if o != EMPTY:
+                    if o != EMPTY and reuse is not None:
                         encoded[i] = reuse[0][o: o + int(reuse[2][i])]
                     continue
                 chunk = np.ascontiguousarray(array[self.inner_region(lay, i)])

@@ -17,7 +17,7 @@ import numpy as np
 _ARENA_BYTES = 8 << 20
 _arenas = threading.local()
 _scratches = threading.local()
-_helpers: list[list] = []  # [arena, scratch] of the native pool's worker w (index w - 1)
+_helpers: list[list[Any]] = []  # [arena, scratch] of the native pool's worker w (index w - 1)
 _helpers_lock = threading.Lock()
 
 # Outputs at least this large are written with non-temporal stores by the fused decode: they

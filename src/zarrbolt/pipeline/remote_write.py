@@ -138,7 +138,7 @@ class RemoteWriteStore(Store):
             return
         src = self.source
 
-        async def send() -> list:
+        async def send() -> list[Any]:
             sem = asyncio.Semaphore(max(1, int(getattr(src, "concurrency", 32))))
 
             async def one(key: str, value: Any) -> None:

@@ -49,7 +49,7 @@ _WINDOWS = os.name == "nt"
 _MISSING = (errno.ENOENT, errno.ENOTDIR)
 
 
-def path_from_uri(root: str | os.PathLike) -> Path:
+def path_from_uri(root: str | os.PathLike[str]) -> Path:
     """A local path from a path or a ``file://`` URI (RFC 8089; ``file:///c:/x`` on Windows).
 
     Other URL schemes raise :class:`StoreError`."""
@@ -152,7 +152,7 @@ class LocalStore(Store):
     write returns.  Safe for concurrent use from threads: writers of the same key race with
     last-writer-wins and readers always see one whole value."""
 
-    def __init__(self, root: str | os.PathLike, *, read_only: bool = False, fsync: bool = False):
+    def __init__(self, root: str | os.PathLike[str], *, read_only: bool = False, fsync: bool = False):
         super().__init__(read_only=read_only)
         self.root = path_from_uri(root).absolute()
         self.fsync = bool(fsync)
@@ -503,7 +503,7 @@ class LocalStore(Store):
         self._prune(pdir)
 
     # ------------------------------------------------------------------ listing
-    def _scan(self, rel_dir: str) -> list[os.DirEntry]:
+    def _scan(self, rel_dir: str) -> list[os.DirEntry[str]]:
         base = os.path.join(self._root_str, *rel_dir.split("/")) if rel_dir else self._root_str
         try:
             with os.scandir(base) as it:
@@ -565,7 +565,7 @@ class LocalStore(Store):
         state["_native"] = None
         return state
 
-    def _dask_token(self) -> tuple:
+    def _dask_token(self) -> tuple[Any, ...]:
         return ("LocalStore", self._root_str)
 
     def with_read_only(self, read_only: bool = True) -> LocalStore:

@@ -128,7 +128,7 @@ class ObstoreSource(AsyncSourceBase):
     def _path(self, key: str) -> str:
         return self.prefix + key
 
-    async def _raw_get(self, key: str, rng: tuple | None) -> tuple[Any, str | None]:
+    async def _raw_get(self, key: str, rng: tuple[Any, ...] | None) -> tuple[Any, str | None]:
         obs = _obs()
         opts: dict[str, Any] = {}
         if rng is not None:
@@ -257,7 +257,7 @@ class ObjectStore(RemoteStore):
         prefix = self._prefix + "/" if self._prefix else ""
         self._source = ObstoreSource(self._store, prefix, self.url, **self._bounds)
 
-    def _dask_token(self) -> tuple:
+    def _dask_token(self) -> tuple[Any, ...]:
         if type(self._store).__name__ == "MemoryStore":
             return ("ObjectStore", id(self._store), self._prefix)
         return ("ObjectStore", self.url)
