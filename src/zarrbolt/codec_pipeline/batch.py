@@ -87,8 +87,8 @@ def box_of(coords: Sequence[tuple[int, ...]], items: Sequence[tuple[Any, ...]], 
     if drop_axes or not items:
         return None
     nd = len(chunk_shape)
-    lo = [None] * nd
-    hi = [None] * nd
+    lo: list[Any] = [None] * nd
+    hi: list[Any] = [None] * nd
     ints: list[int | None] = [None] * nd
     per: list[list[tuple[int, int]]] = []
     for c, item in zip(coords, items):
@@ -119,7 +119,7 @@ def box_of(coords: Sequence[tuple[int, ...]], items: Sequence[tuple[Any, ...]], 
 
 
 def _check_tiling(coords: Sequence[tuple[int, ...]], items: Sequence[tuple[Any, ...]], per: list[Any], chunk_shape: Sequence[int],
-                  lo: list[Any], hi: list[Any], ints: list) -> Box | None:
+                  lo: list[Any], hi: list[Any], ints: list[Any]) -> Box | None:
     """The box when every item is exactly its chunk's piece of it and each piece of the box is
     there once, else None."""
     nd = len(chunk_shape)
@@ -218,7 +218,7 @@ def item_bbox(csel: Any, chunk_shape: Sequence[int]) -> tuple[tuple[Any, ...], l
 
 def shift_selection(norm: tuple[Any, ...], lo: Sequence[int]) -> tuple[Any, ...]:
     """A normalised chunk selection moved to a box that starts at ``lo`` within the chunk."""
-    out = []
+    out: list[Any] = []
     for s, o in zip(norm, lo):
         if isinstance(s, slice):
             out.append(slice(s.start - o, s.stop - o, s.step) if s.stop > s.start else slice(0, 0))

@@ -101,7 +101,7 @@ class ZarrboltCodecPipeline(CodecPipeline):
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return self._wrapped == other._wrapped and self._meta == other._meta  # type: ignore[attr-defined]
+        return self._wrapped == other._wrapped and self._meta == other._meta
 
     def __hash__(self) -> int:
         return hash(self._wrapped)
@@ -132,7 +132,7 @@ class ZarrboltCodecPipeline(CodecPipeline):
         self._cache = None
 
     # ------------------------------------------------------------------ reading
-    async def read(self, batch_info: Iterable[tuple[Any, ...]], out: Any, drop_axes: tuple[int, ...] = ()) -> tuple:
+    async def read(self, batch_info: Iterable[tuple[Any, ...]], out: Any, drop_axes: tuple[int, ...] = ()) -> tuple[Any, ...]:
         batch = list(batch_info)
         if not batch:
             return ()
@@ -141,6 +141,7 @@ class ZarrboltCodecPipeline(CodecPipeline):
             return await self._wrapped.read(batch, out, drop_axes)
         zstore, prefix, coords = job
         out_np = adapt.numpy_of(out)
+        assert out_np is not None  # (batch_problem checked the buffer)
         io = self._io(zstore, prefix)
         box = box_of(coords, batch, io.chunk_shape, drop_axes)
         if box is not None and tuple(out_np.shape) != box.shape():
@@ -171,15 +172,18 @@ class ZarrboltCodecPipeline(CodecPipeline):
         if getattr(zstore, "read_only", False) is True:  # zarr-python raises its own error for it
             return await self._wrapped.write(batch, value, drop_axes)
         value_np = adapt.numpy_of(value)
+        assert value_np is not None  # (batch_problem checked the buffer)
         io = self._io(zstore, prefix)
         box = box_of(coords, batch, io.chunk_shape, drop_axes)
         if box is not None and value_np.ndim and tuple(value_np.shape) != box.shape():
             box = None
         if box is not None and not _shape_agrees(io, box, coords, batch):
             # the array was resized since this pipeline was made: read its metadata again
-            io = await self._refresh(zstore, prefix)
-            if io is None or not _shape_agrees(io, box, coords, batch):
+            fresh = await self._refresh(zstore, prefix)
+            if fresh is None or not _shape_agrees(fresh, box, coords, batch):
                 box = None
+            else:
+                io = fresh
         if box is None:
             delegated_counts["write selection"] += 1
             return await self._wrapped.write(batch, value, drop_axes)
@@ -194,7 +198,7 @@ class ZarrboltCodecPipeline(CodecPipeline):
                 await run_in_worker(_write_box, io, indexer, value_np, write_empty)
 
     # ------------------------------------------------------------------ helpers
-    def _job(self, batch: list[Any], buf: Any) -> tuple[Any, str, list] | None:
+    def _job(self, batch: list[Any], buf: Any) -> tuple[Any, str, list[Any]] | None:
         """``(zarr store, array prefix, chunk coords per item)`` when zarrbolt serves this
         call, else None (and the reason is counted)."""
         if self._meta is None:
@@ -224,7 +228,7 @@ class ZarrboltCodecPipeline(CodecPipeline):
         native = adapt.native_store(zstore)
         io = ArrayIO(native if native is not None else adapt.NO_STORE, prefix, self._meta)
         if native is None:
-            io.store = None
+            io.store = None  # type: ignore[assignment]  # each call gives it its own
         with cache.lock:
             cache.ios[key] = (zstore, io)
         return io
@@ -292,7 +296,7 @@ def _read_box(io: ArrayIO, box: Any, out: np.ndarray, missing: set[Any]) -> None
     read_planner.read(io, lambda cs: basic_indexer(box.sel, shape, cs), out=out, missing=missing)
 
 
-def _item_plans(batch: list[Any], chunk_shape: tuple[int, ...]) -> list | None:
+def _item_plans(batch: list[Any], chunk_shape: tuple[int, ...]) -> list[Any] | None:
     """Per item: its chunk selection normalised and its bounding box in the chunk; None when
     one is not understood."""
     plans = []
@@ -304,7 +308,7 @@ def _item_plans(batch: list[Any], chunk_shape: tuple[int, ...]) -> list | None:
     return plans
 
 
-def _read_items(io: ArrayIO, coords: list[Any], batch: list, plans: list, out: np.ndarray,
+def _read_items(io: ArrayIO, coords: list[Any], batch: list[Any], plans: list[Any], out: np.ndarray,
                 drop_axes: tuple[int, ...], missing: set[Any]) -> None:
     """Any selection, item by item: the bounding box of the item's selection in its chunk read
     by the planner, then the selection taken from it and put in its place in ``out``."""
@@ -325,12 +329,13 @@ def _read_items(io: ArrayIO, coords: list[Any], batch: list, plans: list, out: n
         out[item[3]] = piece
 
 
-def _requests(io: ArrayIO, coords: list[Any], batch: list) -> dict[str, list[int] | None]:
+def _requests(io: ArrayIO, coords: list[Any], batch: list[Any]) -> dict[str, list[int] | None]:
     """What a read of ``batch`` needs from a store it stages: per store key None (the whole
     value) or, for shards read directly, the flat indices of the inner chunks it touches."""
     if not io.shard_direct:
         return {item[0].path: None for item in batch}
     lay = io.layout
+    assert lay is not None
     inner, cps = lay.chunk_shape, lay.chunks_per_shard
     req: dict[str, list[int] | None] = {}
     for item in batch:
@@ -342,7 +347,7 @@ def _requests(io: ArrayIO, coords: list[Any], batch: list) -> dict[str, list[int
     return req
 
 
-def _shape_agrees(io: ArrayIO, box: Any, coords: list[Any], batch: list) -> bool:
+def _shape_agrees(io: ArrayIO, box: Any, coords: list[Any], batch: list[Any]) -> bool:
     """Whether the array shape this pipeline knows agrees with the batch: the box lies inside
     it and zarr-python's ``is_complete_chunk`` of every item is what that shape gives."""
     if any(b > n for b, n in zip(box.hi, io.shape)):

@@ -7,7 +7,6 @@ other extension's configuration goes through :func:`config_members`."""
 from __future__ import annotations
 
 import re
-from collections.abc import Set
 from typing import Any, NamedTuple
 
 from ..errors import MetadataError

@@ -31,7 +31,7 @@ class _Stages(NamedTuple):
     kernels: list[ArrayKernelStage]  # in chain order
 
 
-def _pipeline_module() -> Any | None:
+def _pipeline_module() -> Any:
     if not config.get("fused_pipeline"):
         return None
     try:

@@ -47,6 +47,7 @@ def read(io: ArrayIO, make_indexer: Callable[[tuple[int, ...]], Any], *, out: np
 
         return read_remote(io, make_indexer, out, missing)
     if io.shard_direct:
+        assert io.layout is not None
         indexer = make_indexer(io.layout.chunk_shape)
         out = _check_out(io, indexer, out)
         items = _unit_items(io, indexer)
@@ -90,7 +91,8 @@ def _unit_items(io: ArrayIO, indexer: Any) -> tuple[Any, ...] | None:
     """The fused decode's tasks (ints and step-1 slices with a C plan), or None."""
     if io.plan is None or not io.ndim or not hasattr(indexer, "unit_step_items"):
         return None
-    return indexer.unit_step_items()
+    items: tuple[Any, ...] | None = indexer.unit_step_items()
+    return items
 
 
 def task_error(e: BaseException, label: Callable[[int | None], str | None]) -> BaseException | None:
@@ -118,6 +120,7 @@ def range_detail(e: BaseException, io: ArrayIO, key: str, data: Any) -> BaseExce
         if io.sharding is None:
             io.decode_chunk(io.store.get(key) if data is None else data, key)
         else:  # data: an inner chunk's bytes
+            assert io.layout is not None
             io.layout.inner.decode(data)
     except CodecRangeError as detail:
         return detail if io.sharding is None else type(detail)(f"{key}: {detail}")
@@ -130,6 +133,7 @@ def inner_range_detail(e: BaseException, io: ArrayIO, key: str, flat: int) -> Ba
     """:func:`range_detail` for inner chunk ``flat`` of shard ``key`` (read again from the store)."""
     if not isinstance(e, CodecRangeError):
         return e
+    assert io.sharding is not None and io.layout is not None
     try:
         mv, offs, nb = io.sharding.split_shard(io.store.get(key), io.layout, key)
         o = int(offs[flat])
@@ -144,6 +148,7 @@ class FusedOutput:
 
     def __init__(self, io: ArrayIO, indexer: Any, items: tuple[Any, ...], out: np.ndarray | None = None):
         coords, self.starts, self.shapes, self.out_starts = items
+        assert io.plan is not None  # (the fused reads')
         self.io, self.plan, self.fill = io, io.plan, io.fill
         if out is None:
             self.out = outbuf.empty(indexer.shape, dtype=io.dtype)
@@ -172,7 +177,7 @@ class FusedOutput:
         if self.missing is not None:
             self.missing.add(key)
 
-    def decode(self, bufs: list[Any], idx: list[Any], names: list) -> None:
+    def decode(self, bufs: list[Any], idx: list[Any], names: list[Any]) -> None:
         """Decode buffers ``bufs`` (tasks ``idx``, named ``names``) with one GIL release."""
         if not bufs:
             return
@@ -187,7 +192,7 @@ class FusedOutput:
                 detail = range_detail(e, self.io, names[i], bufs[i])
                 if detail is not e:
                     raise detail from None
-            raise task_error(e, lambda i: f"chunk {'?' if i is None else names[i]}") from None
+            raise task_error(e, lambda i: f"chunk {'?' if i is None else names[i]}") or e from None
 
     def tasks(self, ii: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(starts, shapes, offsets)`` of tasks ``ii`` as the C calls take them."""
@@ -233,7 +238,7 @@ def _read_chunk_files(io: ArrayIO, fo: FusedOutput, files: Any, keys: list[str],
             detail = range_detail(e, io, keys[lo + i], None)
             if detail is not e:
                 raise detail from None
-        raise task_error(e, lambda i: f"chunk {'?' if i is None else keys[lo + i]}") from None
+        raise task_error(e, lambda i: f"chunk {'?' if i is None else keys[lo + i]}") or e from None
     for j in missing:
         fo.absent(lo + j, keys[lo + j])
     for j in too_large:  # larger than the arena
@@ -314,6 +319,7 @@ def _read_sharded_fused(io: ArrayIO, indexer: Any, items: tuple[Any, ...], out: 
                         missing: set[Any] | None = None) -> np.ndarray:
     """Sharded reads of ints and step-1 slices: inner chunks decoded by the fused pipeline."""
     lay = io.layout
+    assert lay is not None and io.sharding is not None
     fo = FusedOutput(io, indexer, items, out)
     fo.missing = missing
     if fo.n == 0:
@@ -358,6 +364,7 @@ def _read_shard_files(io: ArrayIO, fo: FusedOutput, files: Any, items: list[Any]
     leaves (damaged indexes, shards that changed while read, inner chunks larger than the arena)
     goes ``via_store``, which reports the damage."""
     lay = io.layout
+    assert lay is not None and io.sharding is not None
     keys = [io.chunk_key(sc) for sc, _, _ in items]
     parts = [g for _, g, _ in items]
     ii = np.concatenate(parts) if len(parts) > 1 else parts[0]
@@ -418,6 +425,7 @@ def _read_sharded(io: ArrayIO, indexer: Any, out: np.ndarray | None = None,
 def _sharded_groups(io: ArrayIO, indexer: Any) -> dict[tuple[int, ...], list[tuple[int, ChunkProjection]]]:
     """The projections over the inner chunk grid grouped by shard: ``{shard coords: [(flat
     inner chunk number, projection)]}``."""
+    assert io.layout is not None
     cps = io.layout.chunks_per_shard
     by_shard: dict[tuple[int, ...], list[tuple[int, ChunkProjection]]] = {}
     strides = [1] * len(cps)
@@ -430,13 +438,14 @@ def _sharded_groups(io: ArrayIO, indexer: Any) -> dict[tuple[int, ...], list[tup
     return by_shard
 
 
-def _read_shard_groups(io: ArrayIO, by_shard: dict[str, Any], out: np.ndarray, missing: set[Any] | None,
+def _read_shard_groups(io: ArrayIO, by_shard: dict[tuple[int, ...], Any], out: np.ndarray, missing: set[Any] | None,
                        fetch: Callable[..., list[Any] | None] = fetch_inner_chunks) -> None:
     """Decode the inner chunks of ``by_shard`` (:func:`_sharded_groups`) with the inner chain
     into ``out``; ``fetch`` gets a shard's wanted inner chunks (see :func:`.shard_io.fetch_inner_chunks`)."""
     if not by_shard:
         return
     lay = io.layout
+    assert lay is not None
     items = work_items(list(by_shard.items()), sum(len(e) for e in by_shard.values()), lay)
     fill, inner = io.fill, lay.inner
 

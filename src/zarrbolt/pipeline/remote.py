@@ -61,6 +61,7 @@ class _Staging:
     staged is put on ``ready`` as ``(window, key)``."""
 
     def __init__(self, io: ArrayIO, k: int, requests: dict[str, Any], whole_shard: Callable[..., Any] | None, ready: queue.SimpleQueue[Any]):
+        assert io.source is not None  # (a remote store's array)
         self.staged = StagedStore(io.store, io.source, io=io)
         self.keys = set(requests)
         self._cancelled = threading.Event()
@@ -161,6 +162,7 @@ def read_remote(io: ArrayIO, make_indexer: Callable[[tuple[int, ...]], Any], out
     from . import read as rd
 
     if io.shard_direct:
+        assert io.layout is not None
         indexer = make_indexer(io.layout.chunk_shape)
         out = rd._check_out(io, indexer, out)
         items = rd._unit_items(io, indexer)
@@ -175,7 +177,7 @@ def read_remote(io: ArrayIO, make_indexer: Callable[[tuple[int, ...]], Any], out
     return _chunks_per_codec(io, indexer, out, missing)
 
 
-def _decode_views(fo: Any, views: list[Any], idx: list[Any], names: list, cost: int) -> None:
+def _decode_views(fo: Any, views: list[Any], idx: list[Any], names: list[Any], cost: int) -> None:
     """Decode the fetched ``views`` (tasks ``idx``) in parallel batches, each one C call."""
     order = sorted(range(len(idx)), key=idx.__getitem__)  # output order: copies grouped
 
@@ -222,6 +224,7 @@ def _chunks_fused(io: ArrayIO, indexer: Any, items: tuple[Any, ...], out: np.nda
 def _shard_windows(io: ArrayIO, groups: list[Any], budget: int) -> list[list[tuple[str, np.ndarray]]]:
     """Windows of ``(shard key, task indices)`` pieces: each shard's tasks in order, a shard
     whose tasks exceed the budget split into pieces, pieces packed into windows by cost."""
+    assert io.layout is not None
     inner = io.layout.inner.spec.nbytes
     per = max(1, budget // max(inner, 1))  # tasks per window
     pieces: list[tuple[str, np.ndarray]] = []
@@ -237,6 +240,7 @@ def _sharded_fused(io: ArrayIO, indexer: Any, items: tuple[Any, ...], out: np.nd
     from .read import FusedOutput, strategy_counts
 
     lay = io.layout
+    assert lay is not None
     fo = FusedOutput(io, indexer, items, out)
     fo.missing = missing
     if fo.n == 0:
@@ -312,6 +316,7 @@ def _sharded_per_codec(io: ArrayIO, indexer: Any, out: np.ndarray | None, missin
     strategy_counts["sharded-per-codec-remote"] += 1
     if out is None:
         out = np.empty(indexer.shape, dtype=io.dtype)
+    assert io.layout is not None
     inner = io.layout.inner.spec.nbytes
     budget = window_budget(io.source)
     per = max(1, budget // max(inner, 1))  # inner chunks per window: a big shard is read in pieces
@@ -329,7 +334,7 @@ def _sharded_per_codec(io: ArrayIO, indexer: Any, out: np.ndarray | None, missin
             got = [staged.inner_chunk(key, f) for f in flats]
             return None if any(g is _NOT_STAGED for g in got) else got
 
-        groups: dict[str, Any] = {}
+        groups: dict[tuple[int, ...], Any] = {}
         for sc, e in by_shard[w[0]: w[1]]:
             groups.setdefault(sc, []).extend(e)
         _read_shard_groups(_with_store(io, staged), groups, out, missing, fetch)

@@ -42,7 +42,7 @@ RMW_ATTEMPTS = 8  # read-modify-write tries of one object under contention
 _DELETED = object()
 
 
-def _conflict_error() -> type:
+def _conflict_error() -> type[Exception]:
     from .. import errors
 
     return getattr(errors, "ConflictError", errors.StoreError)

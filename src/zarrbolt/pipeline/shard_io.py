@@ -137,7 +137,8 @@ def shard_index(store: Any, key: str, codec: Any, lay: Any) -> tuple[np.ndarray,
     raw_index = store.get(key, rng)
     if raw_index is None or len(raw_index) != index_nbytes:
         raise CorruptChunkError(f"shard {key!r} changed or was truncated while being read")
-    return codec.decode_index(raw_index, lay, total, key)
+    index: tuple[np.ndarray, np.ndarray] | None = codec.decode_index(raw_index, lay, total, key)
+    return index
 
 
 def fetch_inner_chunks(store: Any, key: str, codec: Any, lay: Any, flats: Sequence[int],
@@ -191,7 +192,7 @@ class ShardArenaReader:
     grouped.  No fresh buffer per request, so no page faults for the compressed bytes."""
 
     def __init__(self, store: Any, codec: Any, lay: Any, arena: memoryview,
-                 decode: Callable[[list[Any], list[Any], list], None], fill_task: Callable[[int], None]):
+                 decode: Callable[[list[Any], list[Any], list[Any]], None], fill_task: Callable[[int], None]):
         self.store, self.codec, self.lay = store, codec, lay
         self.arena, self.cap = arena, len(arena)
         self.decode, self.fill_task = decode, fill_task

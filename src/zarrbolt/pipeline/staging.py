@@ -35,7 +35,7 @@ import bisect
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -148,7 +148,7 @@ class IndexCache:
         with self._lock:
             lru = self._stores.get(token)
             hit = None if lru is None else lru.get((key, layout_key))
-            if hit is None:
+            if hit is None or lru is None:
                 self.misses += 1
                 return None
             lru.move_to_end((key, layout_key))
@@ -443,7 +443,7 @@ async def _shard_index(staged: StagedStore, io: Any, key: str, cache: tuple[Any,
     codec, lay = io.sharding, io.layout
     lk = _layout_key(io)
     if cache is not None:
-        hit = cache[0].get(cache[1], key, lk)
+        hit: tuple[Any, ...] | None = cache[0].get(cache[1], key, lk)
         if hit is not None:
             return hit
     kind, nidx = codec.index_range(lay)
@@ -506,10 +506,13 @@ def check_wanted(io: Any, key: str, flats: Iterable[int]) -> list[int]:
     return wanted
 
 
-async def stage(staged: StagedStore, io: Any, requests: dict[str, list[int] | None], *,
+_Staged = TypeVar("_Staged", bound=StagedStore)
+
+
+async def stage(staged: _Staged, io: Any, requests: dict[str, list[int] | None], *,
                 max_gap: int = COALESCE_GAP, cache: tuple[Any, ...] | None = None,
                 whole_shard: Callable[[str, list[int]], bool] | None = None,
-                on_done: Callable[[str], None] | None = None) -> StagedStore:
+                on_done: Callable[[str], None] | None = None) -> _Staged:
     """Fetch into ``staged``, concurrently, what ``requests`` name for array ``io`` (a
     :class:`~zarrbolt.pipeline.context.ArrayIO`): store key -> None (the whole object) or the
     flat numbers of the inner chunks wanted from that shard (used when ``io.shard_direct``).
@@ -521,7 +524,7 @@ async def stage(staged: StagedStore, io: Any, requests: dict[str, list[int] | No
     At most ``source.concurrency`` jobs run at once.  On the first failure the other jobs are
     cancelled and awaited, then the failure is raised (also when this coroutine is cancelled:
     nothing is left running)."""
-    jobs = []
+    jobs: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []
     for key, flats in requests.items():
         if flats is None or not io.shard_direct:
             jobs.append((_stage_whole, (staged, key)))
@@ -554,6 +557,6 @@ async def stage(staged: StagedStore, io: Any, requests: dict[str, list[int] | No
     if pending:
         await asyncio.gather(*pending, return_exceptions=True)
     for t in tasks:  # the first failure in request order
-        if t.done() and not t.cancelled() and t.exception() is not None:
-            raise t.exception()
+        if t.done() and not t.cancelled() and (exc := t.exception()) is not None:
+            raise exc
     return staged

@@ -115,7 +115,7 @@ class ChunkWriter:
         gathered: dict[int, np.ndarray] = {}
         for n, p in enumerate(batch):
             key = self.io.chunk_key(p.chunk_coords)
-            if n in runs:  # the first of a row of complete chunks: gather the row (see WriteRows)
+            if n in runs and rows is not None:  # the first of a row of complete chunks: gather the row (see WriteRows)
                 gathered = rows.gather(batch, n, runs[n])
             chunk = gathered.pop(n, None)
             if chunk is None:
@@ -191,6 +191,7 @@ class ChunkWriter:
         sets), only the inner chunks it touches are stored, as zarr-python does (the others
         stay empty even when empty chunks are written)."""
         store = self.io.store
+        assert self.sharding is not None and self.io.layout is not None
         touched = None
         if selection is not None:
             touched = self.sharding.touched_inner_chunks(self.io.layout, selection)
@@ -300,7 +301,8 @@ def inner_encoder(io: ArrayIO, keep_empty: bool = False
         # them it goes back there for the next shard (fresh memory per shard costs page faults)
         out = outbuf.empty((n * plan.pack_room,), np.uint8)
         try:
-            return plan.encode_chunks(shard, offsets, shapes, batch_bounds(n, workers), work, out)
+            packed: tuple[np.ndarray, np.ndarray] = plan.encode_chunks(shard, offsets, shapes, batch_bounds(n, workers), work, out)
+            return packed
         except (CodecError, ValueError):
             # a codec failed in C: the Python codecs encode them all and report it their way
             return out, np.full((n, 2), -2, np.int64)
