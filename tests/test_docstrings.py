@@ -43,9 +43,11 @@ def _members(cls: type) -> Iterator[tuple[str, Any]]:
     for name, obj in vars(cls).items():
         if name.startswith("_") and name not in SPECIAL:
             continue
-        if isinstance(obj, (staticmethod, classmethod)):
+        if isinstance(obj, classmethod):
+            obj = getattr(cls, name)  # bound: inspect.getdoc finds a base class's documentation
+        elif isinstance(obj, staticmethod):
             obj = obj.__func__
-        if isinstance(obj, property) or inspect.isfunction(obj):
+        if isinstance(obj, property) or inspect.isfunction(obj) or inspect.ismethod(obj):
             yield name, obj
 
 
@@ -139,7 +141,7 @@ def _sectioned() -> dict[str, Any]:
         out.update(_module_functions(mod))
     for cls in SECTIONED_CLASSES:
         for m, obj in _members(cls):
-            if inspect.isfunction(obj):
+            if inspect.isfunction(obj) or inspect.ismethod(obj):
                 out[f"zarrbolt.{cls.__name__}.{m}"] = obj
     return out
 

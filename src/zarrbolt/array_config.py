@@ -61,5 +61,6 @@ class ArrayConfig:
         return ArrayConfig(**{k: getattr(self, k) if getattr(self, k) is not None else _config.get(k) for k in _KEYS})
 
     def value(self, key: str) -> Any:
+        """The value of option ``key``: this configuration's, else the global option's."""
         v = getattr(self, key)
         return _config.get(key) if v is None else v

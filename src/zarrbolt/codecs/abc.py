@@ -146,7 +146,8 @@ class ArrayToBytesCodec(Codec):
         return self.max_encoded_size(spec.nbytes)
 
     @abstractmethod
-    def encode(self, array: np.ndarray, spec: ChunkSpec) -> bytes | bytearray | memoryview: ...
+    def encode(self, array: np.ndarray, spec: ChunkSpec) -> bytes | bytearray | memoryview:
+        """Encode ``array`` (a C-contiguous array of ``spec.shape`` / ``spec.dtype``) to bytes."""
 
     @abstractmethod
     def decode(self, data: bytes | bytearray | memoryview, spec: ChunkSpec) -> np.ndarray:
@@ -165,7 +166,8 @@ class BytesToBytesCodec(Codec):
     kind: ClassVar[CodecKind] = "bytes_to_bytes"
 
     @abstractmethod
-    def encode(self, data: bytes | bytearray | memoryview, spec: ChunkSpec) -> bytes | bytearray | memoryview: ...
+    def encode(self, data: bytes | bytearray | memoryview, spec: ChunkSpec) -> bytes | bytearray | memoryview:
+        """Encode ``data`` (``spec`` as for :meth:`decode`)."""
 
     @abstractmethod
     def decode(

@@ -70,6 +70,9 @@ class ScaleOffsetCodec(ArrayToArrayCodec):
         return {"name": "scale_offset", "configuration": conf} if conf else {"name": "scale_offset"}
 
     def params(self, dt: Any) -> tuple[Any, Any]:
+        """``(offset, scale)`` as scalars of data type ``dt``; MetadataError for a data type the
+        codec does not take, a value it cannot hold or a zero scale.
+        """
         if dt.kind not in _REAL_KINDS:
             raise MetadataError(f"codec 'scale_offset' needs an integer or floating-point data type, got {dt.name}")
         off = dt.numpy_dtype.type(0) if self.offset_json is None else _scalar(dt, self.offset_json, "scale_offset offset")
@@ -216,6 +219,7 @@ class CastValueCodec(ArrayToArrayCodec):
 
     # -- fused with a preceding scale_offset (one pass over the chunk instead of two)
     def fused_encode(self, so: ScaleOffsetCodec, array: np.ndarray, so_spec: ChunkSpec) -> np.ndarray:
+        """:meth:`encode` after ``so``'s (a scale_offset codec with spec ``so_spec``) in one pass."""
         off, sc = so.params(so_spec.dtype)
         enc_map, _ = self.maps(so_spec.dtype)
         try:
@@ -226,6 +230,7 @@ class CastValueCodec(ArrayToArrayCodec):
             raise type(e)(f"scale_offset + cast_value (encode to {self.data_type.name}): {e}") from None
 
     def fused_decode(self, so: ScaleOffsetCodec, array: np.ndarray, so_spec: ChunkSpec) -> np.ndarray:
+        """``so``'s decode after :meth:`decode` (a scale_offset codec with spec ``so_spec``) in one pass."""
         off, sc = so.params(so_spec.dtype)
         _, dec_map = self.maps(so_spec.dtype)
         oor = self._kernel_out_of_range()

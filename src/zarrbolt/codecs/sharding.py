@@ -184,6 +184,7 @@ class ShardingCodec(ArrayToBytesCodec):
         return ShardLayout(shape, self.chunk_shape, cps, n, inner, index, index_nbytes, fast)
 
     def layout(self, spec: ChunkSpec) -> ShardLayout:
+        """The shard layout (inner chunk grid, bound inner chain, index codec) of shards of ``spec``, cached per spec."""
         return self._layouts.get(spec, self._make_layout)
 
     _layout = layout
@@ -227,6 +228,10 @@ class ShardingCodec(ArrayToBytesCodec):
             raise type(e)(f"{where}: {e}") from None
 
     def split_shard(self, data: Any, lay: ShardLayout, key: str = "") -> tuple[memoryview, np.ndarray, np.ndarray]:
+        """A shard's bytes split into ``(bytes, offsets, nbytes)``: the encoded shard as a byte view
+        and its index's offset and size per inner chunk (checked: CorruptChunkError / ChecksumError
+        naming ``key``).
+        """
         mv = memoryview(data).cast("B") if not isinstance(data, memoryview) or data.format != "B" else data
         total = len(mv)
         if total < lay.index_nbytes:
@@ -239,6 +244,7 @@ class ShardingCodec(ArrayToBytesCodec):
 
     # ------------------------------------------------------------------ whole-shard decode/encode
     def inner_region(self, lay: ShardLayout, flat: int) -> tuple[slice, ...]:
+        """The region of the shard (one slice per dimension) inner chunk ``flat`` (C order) covers."""
         coords = np.unravel_index(flat, lay.chunks_per_shard) if lay.chunks_per_shard else ()
         return tuple(slice(int(c) * s, (int(c) + 1) * s) for c, s in zip(coords, lay.chunk_shape))
 

@@ -183,6 +183,7 @@ class Store(ABC):
 
     @property
     def read_only(self) -> bool:
+        """Whether the store refuses writes (ReadOnlyError)."""
         return self._read_only
 
     def _check_writable(self) -> None:

@@ -199,6 +199,9 @@ class FsspecStore(RemoteStore):
 
     @classmethod
     def from_url(cls, url: str, storage_options: dict[str, Any] | None = None, *, read_only: bool = False) -> FsspecStore:
+        """A store over the fsspec filesystem and path of ``url`` (``fsspec.url_to_fs(url,
+        **storage_options)``).
+        """
         fsspec = import_fsspec()
         fs, path = fsspec.url_to_fs(url, **(storage_options or {}))
         return cls(fs, path=path, read_only=read_only)

@@ -224,6 +224,7 @@ class ObjectStore(RemoteStore):
 
     @property
     def prefix(self) -> str:
+        """The key prefix inside the bucket / container ("" for its root)."""
         return self._prefix
 
     def _check_writable(self) -> None:
