@@ -56,10 +56,14 @@ class ZarrboltCodecPipeline(CodecPipeline):
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_codecs(cls, codecs: Iterable[Any]) -> ZarrboltCodecPipeline:
+        """A pipeline of ``codecs`` not yet bound to an array: zarr-python's pipeline serves it."""
         return cls(BatchedCodecPipeline.from_codecs(codecs))
 
     @classmethod
     def from_array_metadata_and_store(cls, array_metadata: Any, store: Any) -> ZarrboltCodecPipeline:
+        """The pipeline of an array (zarr-python's metadata object) in ``store``: zarrbolt serves it
+        when it supports the array, else zarr-python's pipeline (the reason counted in ``fallback_counts``).
+        """
         wrapped = adapt.zarr_pipeline(array_metadata)
         meta, reason = adapt.zarrbolt_metadata(array_metadata, store)
         if meta is None:
@@ -68,6 +72,7 @@ class ZarrboltCodecPipeline(CodecPipeline):
         return cls(wrapped, meta, reason)
 
     def evolve_from_array_spec(self, array_spec: Any) -> ZarrboltCodecPipeline:
+        """The pipeline for ``array_spec`` (zarr-python's hook), serving the same array."""
         return type(self)(self._wrapped.evolve_from_array_spec(array_spec), self._meta, self.fallback_reason)
 
     # ------------------------------------------------------------------ delegated
@@ -76,26 +81,33 @@ class ZarrboltCodecPipeline(CodecPipeline):
 
     @property
     def codecs(self) -> tuple[Any, ...]:
+        """The codecs, as zarr-python's pipeline has them."""
         return tuple(self._wrapped.codecs)
 
     @property
     def supports_partial_decode(self) -> bool:
+        """Whether the codecs decode parts of a chunk (zarr-python's)."""
         return self._wrapped.supports_partial_decode
 
     @property
     def supports_partial_encode(self) -> bool:
+        """Whether the codecs encode parts of a chunk (zarr-python's)."""
         return self._wrapped.supports_partial_encode
 
     def validate(self, *, shape: tuple[int, ...], dtype: Any, chunk_grid: Any) -> None:
+        """Check the codecs against an array's ``shape``, ``dtype`` and ``chunk_grid`` (zarr-python's)."""
         self._wrapped.validate(shape=shape, dtype=dtype, chunk_grid=chunk_grid)
 
     def compute_encoded_size(self, byte_length: int, array_spec: Any) -> int:
+        """The encoded size of ``byte_length`` bytes of a chunk of ``array_spec`` (zarr-python's)."""
         return self._wrapped.compute_encoded_size(byte_length, array_spec)
 
     async def decode(self, chunk_bytes_and_specs: Iterable[tuple[Any, Any]]) -> Iterable[Any]:
+        """Decode chunks' bytes (zarr-python's pipeline: zarrbolt serves :meth:`read`)."""
         return await self._wrapped.decode(chunk_bytes_and_specs)
 
     async def encode(self, chunk_arrays_and_specs: Iterable[tuple[Any, Any]]) -> Iterable[Any]:
+        """Encode chunks (zarr-python's pipeline: zarrbolt serves :meth:`write`)."""
         return await self._wrapped.encode(chunk_arrays_and_specs)
 
     def __eq__(self, other: object) -> bool:
@@ -133,6 +145,11 @@ class ZarrboltCodecPipeline(CodecPipeline):
 
     # ------------------------------------------------------------------ reading
     async def read(self, batch_info: Iterable[tuple[Any, ...]], out: Any, drop_axes: tuple[int, ...] = ()) -> tuple[Any, ...]:
+        """Read the chunks of ``batch_info`` (zarr-python's ``(byte getter, chunk spec, chunk
+        selection, out selection, is complete)`` items) into ``out``, in C with the GIL released when
+        zarrbolt serves the array and the selection; otherwise zarr-python's pipeline does.  Returns
+        per item zarr-python's ``GetResult``: whether its chunk was stored.
+        """
         batch = list(batch_info)
         if not batch:
             return ()
@@ -162,6 +179,9 @@ class ZarrboltCodecPipeline(CodecPipeline):
 
     # ------------------------------------------------------------------ writing
     async def write(self, batch_info: Iterable[tuple[Any, ...]], value: Any, drop_axes: tuple[int, ...] = ()) -> None:
+        """Write ``value`` into the chunks of ``batch_info`` (as :meth:`read`'s), through zarrbolt's
+        write pipeline when it serves the array and the selection; otherwise zarr-python's pipeline does.
+        """
         batch = list(batch_info)
         if not batch:
             return
