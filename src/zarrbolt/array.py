@@ -46,7 +46,9 @@ class _VIndex:
 
 class Array(Node):
     """A Zarr v3 array in a store.  Create with :func:`zarrbolt.create_array`, open with
-    :func:`zarrbolt.open_array`.
+    :func:`zarrbolt.open_array`.  Writes to a read-only array raise
+    :class:`~zarrbolt.errors.ReadOnlyError`; an index outside the array raises
+    :class:`~zarrbolt.errors.BoundsCheckError`.
 
     Parameters
     ----------
@@ -278,12 +280,14 @@ class Array(Node):
 
     @property
     def vindex(self) -> _VIndex:
-        """Vectorized (coordinate) indexing: ``a.vindex[[0, 2], [1, 3]]`` selects the points (0, 1) and (2, 3), ``a.vindex[mask]`` the elements of a boolean mask (and assigns)."""
+        """Vectorized (coordinate) indexing: ``a.vindex[[0, 2], [1, 3]]`` selects the points (0, 1)
+        and (2, 3), ``a.vindex[mask]`` the elements of a boolean mask (and assigns)."""
         return _VIndex(self)
 
     @property
     def info(self) -> ArrayInfo:
-        """A summary of the array (type, shape, chunking, codecs), printed as a table; nothing is read from the store."""
+        """A summary of the array (type, shape, chunking, codecs), printed as a table; nothing is
+        read from the store."""
         return ArrayInfo(self, with_stored=False)
 
     def info_complete(self) -> ArrayInfo:
@@ -397,7 +401,7 @@ class Array(Node):
         selection
             An int, a slice (any step) or ``...`` per dimension, or a tuple of them; ``None`` adds an axis.
         out, fields
-            zarr-python's: an array to read into (None: a new one); ``fields`` is ignored.
+            zarr-python's ``out`` (an array to read into; None: a new one) and ``fields`` (ignored).
 
         Returns
         -------
@@ -415,7 +419,7 @@ class Array(Node):
         selection
             Per dimension: an int, a slice, a 1-D integer array or a 1-D boolean mask of that dimension.
         out, fields
-            zarr-python's: an array to read into (None: a new one); ``fields`` is ignored.
+            zarr-python's ``out`` (an array to read into; None: a new one) and ``fields`` (ignored).
 
         Returns
         -------
@@ -434,7 +438,7 @@ class Array(Node):
             Integer arrays, one per dimension, broadcast together (the points' coordinates), or one
             boolean array of the array's shape (the mask: also ``get_mask_selection``).
         out, fields
-            zarr-python's: an array to read into (None: a new one); ``fields`` is ignored.
+            zarr-python's ``out`` (an array to read into; None: a new one) and ``fields`` (ignored).
 
         Returns
         -------
@@ -455,7 +459,7 @@ class Array(Node):
         selection
             Block numbers or step-1 slices of them, per dimension.
         out, fields
-            zarr-python's: an array to read into (None: a new one); ``fields`` is ignored.
+            zarr-python's ``out`` (an array to read into; None: a new one) and ``fields`` (ignored).
 
         Returns
         -------
@@ -509,11 +513,6 @@ class Array(Node):
             A scalar, or an array broadcastable to the selection's shape.
         fields
             zarr-python's; ignored.
-
-        Raises
-        ------
-        ReadOnlyError
-            When the array is read-only.
         """
         self._write(basic_indexer(selection, self.shape, self._chunk_shape), value)
 
@@ -528,11 +527,6 @@ class Array(Node):
             A scalar, or an array broadcastable to the selection's shape.
         fields
             zarr-python's; ignored.
-
-        Raises
-        ------
-        ReadOnlyError
-            When the array is read-only.
         """
         self._write(orthogonal_indexer(selection, self.shape, self._chunk_shape), value)
 
@@ -548,11 +542,6 @@ class Array(Node):
             A scalar, or an array broadcastable to the selection's shape.
         fields
             zarr-python's; ignored.
-
-        Raises
-        ------
-        ReadOnlyError
-            When the array is read-only.
         """
         self._write(vectorized_indexer(selection, self.shape, self._chunk_shape), value)
 
@@ -569,11 +558,6 @@ class Array(Node):
             A scalar, or an array broadcastable to the selection's shape.
         fields
             zarr-python's; ignored.
-
-        Raises
-        ------
-        ReadOnlyError
-            When the array is read-only.
         """
         self.set_basic_selection(block_region(selection, self.shape, self._chunk_shape), value)
 

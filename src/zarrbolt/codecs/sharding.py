@@ -184,7 +184,8 @@ class ShardingCodec(ArrayToBytesCodec):
         return ShardLayout(shape, self.chunk_shape, cps, n, inner, index, index_nbytes, fast)
 
     def layout(self, spec: ChunkSpec) -> ShardLayout:
-        """The shard layout (inner chunk grid, bound inner chain, index codec) of shards of ``spec``, cached per spec."""
+        """The shard layout (inner chunk grid, bound inner chain, index codec) of shards of
+        ``spec``, cached per spec."""
         return self._layouts.get(spec, self._make_layout)
 
     _layout = layout
