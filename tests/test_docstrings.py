@@ -168,9 +168,23 @@ def _returns_something(fn: Any) -> bool:
 @pytest.mark.parametrize("name", sorted(SECTIONED))
 def test_parameters_and_returns_are_documented(name):
     fn = SECTIONED[name]
-    doc = inspect.getdoc(fn) or ""
+    _check_sections(name, inspect.getdoc(fn) or "", _params(fn), _returns_something(fn))
+
+
+# classes users construct: the class docstring documents the constructor's parameters
+CONSTRUCTED = ["zarrbolt.Array", "zarrbolt.Group", "zarrbolt.ArrayConfig", "zarrbolt.LocalStore",
+               "zarrbolt.MemoryStore", "zarrbolt.storage.ObjectStore", "zarrbolt.storage.FsspecStore"]
+
+
+@pytest.mark.parametrize("name", CONSTRUCTED)
+def test_constructor_parameters_are_documented(name):
+    cls = _resolve(name)
+    params = [p for p in _params(cls.__init__) if not p.lstrip("*").startswith("_")]
+    _check_sections(name, inspect.getdoc(cls) or "", params, False)
+
+
+def _check_sections(name: str, doc: str, params: list[str], returns: bool) -> None:
     sections = _sections(doc)
-    params = _params(fn)
     if params:
         assert "Parameters" in sections, f"{name}: no Parameters section"
         body = sections["Parameters"]
@@ -183,7 +197,7 @@ def test_parameters_and_returns_are_documented(name):
         assert not missing, f"{name}: parameters not documented: {missing}"
         extra = sorted(listed - set(params))
         assert not extra, f"{name}: documents parameters it does not take: {extra}"
-    if _returns_something(fn):
+    if returns:
         assert "Returns" in sections or "Yields" in sections, f"{name}: no Returns section"
 
 

@@ -19,7 +19,13 @@ class ArrayConfig:
     """``order``: memory order of the arrays reads return (``"C"``/``"F"``);
     ``write_empty_chunks``: store chunks that hold only the fill value; ``read_missing_chunks``:
     False makes reading a chunk that is not stored raise ``ChunkNotFoundError``.  None: the
-    global option."""
+    global option.
+
+    Parameters
+    ----------
+    order, write_empty_chunks, read_missing_chunks
+        The options (None: the global option).
+    """
 
     order: str | None = None
     write_empty_chunks: bool | None = None

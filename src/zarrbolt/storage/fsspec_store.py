@@ -173,7 +173,20 @@ class FsspecStore(RemoteStore):
     """A zarrbolt store over an fsspec filesystem ``fs`` at directory ``path`` in it.
 
     ``concurrency``, ``max_bytes_in_flight`` and ``retries`` override the config values
-    ``remote_concurrency``, ``remote_bytes_in_flight`` and ``remote_retries``."""
+    ``remote_concurrency``, ``remote_bytes_in_flight`` and ``remote_retries``.
+
+    Parameters
+    ----------
+    fs
+        The fsspec filesystem (synchronous or asynchronous).
+    path
+        The directory in ``fs``.
+    read_only
+        Refuse writes (:class:`~zarrbolt.errors.ReadOnlyError`).
+    concurrency, max_bytes_in_flight, retries
+        Requests in flight, bytes in flight and retries of a failed request for this store (None:
+        the config options).
+    """
 
     supports_conditional_writes = False
 

@@ -150,7 +150,17 @@ class LocalStore(Store):
 
     ``fsync=True`` flushes each written file (and its directory, on POSIX) to disk before the
     write returns.  Safe for concurrent use from threads: writers of the same key race with
-    last-writer-wins and readers always see one whole value."""
+    last-writer-wins and readers always see one whole value.
+
+    Parameters
+    ----------
+    root
+        The directory (a path or a ``file://`` URI).
+    read_only
+        Refuse writes (:class:`~zarrbolt.errors.ReadOnlyError`).
+    fsync
+        Flush each written file (and its directory) to disk before the write returns.
+    """
 
     def __init__(self, root: str | os.PathLike[str], *, read_only: bool = False, fsync: bool = False):
         super().__init__(read_only=read_only)

@@ -191,7 +191,20 @@ class ObjectStore(RemoteStore):
 
     ``concurrency``, ``max_bytes_in_flight`` and ``retries`` override the config values
     ``remote_concurrency``, ``remote_bytes_in_flight`` and ``remote_retries`` for this store.
-    See the module documentation for what each operation costs and how failures are reported."""
+    See the module documentation for what each operation costs and how failures are reported.
+
+    Parameters
+    ----------
+    store
+        The obstore store.
+    prefix
+        The key prefix inside it ("" for its root).
+    read_only
+        Refuse writes (:class:`~zarrbolt.errors.ReadOnlyError`).  HTTP(S) stores are always read-only.
+    concurrency, max_bytes_in_flight, retries
+        Requests in flight, bytes in flight and retries of a failed request for this store (None:
+        the config options).
+    """
 
     supports_conditional_writes = True
 
