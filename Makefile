@@ -29,6 +29,7 @@ ZARR_SUITE_CACHE ?= $(HOME)/.cache/zarrbolt/zarr-suite
 .PHONY: demo test sysdeps venv install inplace refvenv refinstall ecosystem zarr-suite clean bench asan wincheck armcheck \
   wheel wheel-smoke wheel-test crosscheck
 .PHONY: bench-env bench-check browser
+.PHONY: lint
 
 demo: install
 	$(VPY) -m zarrbolt demo
@@ -260,3 +261,18 @@ crosscheck: sysdeps venv $(TOOLS_PY)
 
 clean:
 	rm -rf build src/zarrbolt/_ext/*.so
+
+# ------------------------------------------------------------------------------------------ lint
+# `make lint`: ruff (pyproject's [tool.ruff]) on the sources, tests, benchmarks and tools, then
+# mypy --strict on src/zarrbolt (pyproject's [tool.mypy]; the compiled modules through their .pyi
+# stubs).  Runs without building: only the lint tools are installed.  CI runs it before the tests.
+LINT_DEPS := "ruff>=0.6" "mypy>=1.11"
+LINT_STAMP := $(VENV)/.zarrbolt-lint-deps-1
+
+$(LINT_STAMP): | $(VPY)
+	$(VPY) -m pip install -q $(LINT_DEPS)
+	rm -f $(VENV)/.zarrbolt-lint-deps-*; touch $@
+
+lint: $(LINT_STAMP)
+	$(VENV)/bin/ruff check src tests benchmarks tools
+	$(VPY) -m mypy

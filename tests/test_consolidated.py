@@ -87,7 +87,7 @@ def test_open_uses_consolidated_metadata_not_the_store():
     assert sorted(members) == ["a", "s", "s/b", "s/t", "s/t/c"]
     assert members["s/b"].shards == (2, 2) and members["s"].attrs["x"] == 1
     g.tree()
-    g.info
+    g.info  # noqa: B018
     list(g.array_keys())
     assert g["s"]["t"]["c"].shape == (2,) and "a" in g and "s/t" in g
     assert st.total() == 1, st.calls  # listing and opening members read nothing more

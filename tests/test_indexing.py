@@ -422,7 +422,7 @@ def test_vectorized_1d_3d_4d_and_0d():
     check_vectorized(shape, (2, 3, 2, 4), pts, write=False)
     check_vectorized(shape, (2, 3, 2, 4), make(shape) % 7 == 0)
     # 0-d arrays: the empty selection and a 0-d mask
-    for sel in [(), Ellipsis]:
+    for _sel in [(), Ellipsis]:
         ix = vectorized_indexer((), (), ())
         assert ix.shape == () and ix.nchunks == 1
     check_vectorized((), (), ())

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .array import Array
-from .creation import _resolve, create_array
+from .creation import _resolve, create_array as create_array
 from .errors import (
     ArrayNotFoundError,
     ContainsArrayError,
@@ -47,7 +47,25 @@ def _load_metadata(store: Any, path: str, zarr_format: int | None = None) -> Any
 
 
 def create(shape: Any, *, store: Any = None, path: str | None = None, **kwargs: Any) -> Array:
-    """zarr-python's legacy ``create`` (positional shape)."""
+    """zarr-python's legacy ``create`` (positional shape).
+
+    Parameters
+    ----------
+    shape
+        The array's shape.
+    store
+        Where the node lives: a :class:`~zarrbolt.Store`, a local path, a URL
+        (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``memory://``; fsspec URLs) or None (a new
+        :class:`~zarrbolt.MemoryStore`).
+    path
+        The array's path in the store.
+    **kwargs
+        :func:`create_array`'s other arguments (``overwrite`` defaults to false).
+
+    Returns
+    -------
+    Array
+    """
     kwargs.setdefault("overwrite", False)
     return create_array(store, name=path, shape=shape, **kwargs)
 
@@ -60,23 +78,93 @@ def _filled(fill: Any, shape: Any, **kwargs: Any) -> Array:
 
 
 def zeros(shape: Any, **kwargs: Any) -> Array:
+    """An array filled with zeros (stored as its fill value: no chunk is written).
+
+    Parameters
+    ----------
+    shape
+        The array's shape.
+    **kwargs
+        :func:`create_array`'s arguments (``store=``, ``path=``, ``dtype=`` (default float64),
+        ``chunks=``, ...).
+
+    Returns
+    -------
+    Array
+    """
     return _filled(0, shape, **kwargs)
 
 
 def ones(shape: Any, **kwargs: Any) -> Array:
+    """An array filled with ones (its fill value: no chunk is written).
+
+    Parameters
+    ----------
+    shape
+        The array's shape.
+    **kwargs
+        :func:`create_array`'s arguments (``store=``, ``path=``, ``dtype=`` (default float64),
+        ``chunks=``, ...).
+
+    Returns
+    -------
+    Array
+    """
     return _filled(1, shape, **kwargs)
 
 
 def full(shape: Any, fill_value: Any, **kwargs: Any) -> Array:
+    """An array filled with ``fill_value``.
+
+    Parameters
+    ----------
+    shape
+        The array's shape.
+    fill_value
+        The value of every element (the array's fill value: no chunk is written).
+    **kwargs
+        :func:`create_array`'s arguments (``store=``, ``path=``, ``dtype=`` (default float64),
+        ``chunks=``, ...).
+
+    Returns
+    -------
+    Array
+    """
     return _filled(fill_value, shape, **kwargs)
 
 
 def empty(shape: Any, **kwargs: Any) -> Array:
+    """A new array whose elements read as the data type's default fill value.
+
+    Parameters
+    ----------
+    shape
+        The array's shape.
+    **kwargs
+        :func:`create_array`'s arguments (``store=``, ``path=``, ``dtype=`` (default float64),
+        ``chunks=``, ...).
+
+    Returns
+    -------
+    Array
+    """
     return _filled(None, shape, **kwargs)
 
 
 def array(data: Any, **kwargs: Any) -> Array:
-    """Create an array filled with ``data``."""
+    """Create an array filled with ``data``.
+
+    Parameters
+    ----------
+    data
+        The data (numpy or array-like); its shape and dtype are the array's unless given.
+    **kwargs
+        :func:`create_array`'s arguments (``store=``, ``path=`` or ``name=``, ``chunks=``, ...).
+
+    Returns
+    -------
+    Array
+    """
     store = kwargs.pop("store", None)
     path = kwargs.pop("path", kwargs.pop("name", None))
     return create_array(store, name=path, data=data, **kwargs)
@@ -96,13 +184,61 @@ def create_group(
     zarr_format: int | None = 3,
     storage_options: Any = None,
 ) -> Group:
+    """Create a group (zarr-python's ``create_group``).
+
+    Parameters
+    ----------
+    store
+        Where the node lives: a :class:`~zarrbolt.Store`, a local path, a URL
+        (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``memory://``; fsspec URLs) or None (a new
+        :class:`~zarrbolt.MemoryStore`).
+    path
+        The group's path in the store (missing parent groups are created).
+    overwrite
+        Replace a node already there.
+    attributes
+        The group's attributes (JSON-serialisable).
+    zarr_format
+        3, or 2.
+    storage_options
+        Options of the store a URL opens (credentials, endpoint, ...).
+
+    Returns
+    -------
+    Group
+
+    Raises
+    ------
+    ContainsArrayError, ContainsGroupError
+        When a node exists at ``path`` and ``overwrite`` is false.
+    """
     _check_format(zarr_format)
     st, p = _resolve(store, "w" if overwrite else "a", path, storage_options)
     return Group.create(st, p, attributes=attributes, overwrite=overwrite, zarr_format=zarr_format or 3)
 
 
 def group(store: Any = None, *, path: str | None = None, overwrite: bool = False, attributes: Any = None, **kw: Any) -> Group:
-    """zarr-python's ``group``: open the group at ``path``, creating it if needed."""
+    """zarr-python's ``group``: open the group at ``path``, creating it if needed.
+
+    Parameters
+    ----------
+    store
+        Where the node lives: a :class:`~zarrbolt.Store`, a local path, a URL
+        (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``memory://``; fsspec URLs) or None (a new
+        :class:`~zarrbolt.MemoryStore`).
+    path
+        The group's path in the store.
+    overwrite
+        Create the group anew, replacing what is there.
+    attributes
+        The attributes of a group created here.
+    **kw
+        ``zarr_format`` and ``storage_options``, as :func:`open_group`'s.
+
+    Returns
+    -------
+    Group
+    """
     zf = kw.get("zarr_format")
     _check_format(zf)
     st, p = _resolve(store, "w" if overwrite else "a", path, kw.get("storage_options"))
@@ -116,7 +252,40 @@ def group(store: Any = None, *, path: str | None = None, overwrite: bool = False
 # ---------------------------------------------------------------------------- opening
 def open_array(store: Any = None, *, mode: str = "a", path: str | None = None, zarr_format: int | None = None,
                storage_options: Any = None, **kwargs: Any) -> Array:
-    """Open an array; with mode 'a' / 'w' / 'w-' and a ``shape`` it is created when missing."""
+    """Open an array; with mode 'a' / 'w' / 'w-' and a ``shape`` it is created when missing.
+
+    Parameters
+    ----------
+    store
+        Where the node lives: a :class:`~zarrbolt.Store`, a local path, a URL
+        (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``memory://``; fsspec URLs) or None (a new
+        :class:`~zarrbolt.MemoryStore`).
+    mode
+        ``"r"`` read only; ``"r+"`` read and write, must exist; ``"a"`` read and write, created
+        when missing; ``"w"`` created, replacing what is there; ``"w-"`` created, must not exist.
+    path
+        The array's path in the store.
+    zarr_format
+        2 or 3 (None: what is there, else 3; a child of a Zarr v2 group is v2).
+    storage_options
+        Options of the store a URL opens (credentials, endpoint, ...).
+    **kwargs
+        :func:`create_array`'s arguments for an array created here (``shape`` is needed then);
+        ``config`` (:class:`ArrayConfig` options) for an array opened.
+
+    Returns
+    -------
+    Array
+
+    Raises
+    ------
+    ArrayNotFoundError
+        When there is no array and none is created.
+    ContainsGroupError
+        When ``path`` holds a group.
+    MetadataError
+        When the array's metadata is invalid (or a subclass: unknown codec or data type).
+    """
     _check_format(zarr_format)
     st, p = _resolve(store, mode, path, storage_options)
     if mode in ("w", "w-") or (mode == "a" and "shape" in kwargs and _load_metadata(st, p, zarr_format) is None):
@@ -137,7 +306,41 @@ def open_group(store: Any = None, *, mode: str = "a", path: str | None = None, a
                use_consolidated: bool | str | None = None, **kwargs: Any) -> Group:
     """Open (or with mode 'a' / 'w' / 'w-' create) a group.  ``use_consolidated`` as zarr-python's:
     None uses the group's consolidated metadata when it has some, True requires it (MetadataError
-    when absent), False ignores it; a string names a Zarr v2 group's consolidated key."""
+    when absent), False ignores it; a string names a Zarr v2 group's consolidated key.
+
+    Parameters
+    ----------
+    store
+        Where the node lives: a :class:`~zarrbolt.Store`, a local path, a URL
+        (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``memory://``; fsspec URLs) or None (a new
+        :class:`~zarrbolt.MemoryStore`).
+    mode
+        ``"r"`` read only; ``"r+"`` read and write, must exist; ``"a"`` read and write, created
+        when missing; ``"w"`` created, replacing what is there; ``"w-"`` created, must not exist.
+    path
+        The group's path in the store.
+    attributes
+        The attributes of a group created here.
+    zarr_format
+        2 or 3 (None: what is there, else 3; a child of a Zarr v2 group is v2).
+    storage_options
+        Options of the store a URL opens (credentials, endpoint, ...).
+    use_consolidated
+        See above.
+    **kwargs
+        Accepted for zarr-python compatibility; ignored.
+
+    Returns
+    -------
+    Group
+
+    Raises
+    ------
+    GroupNotFoundError
+        When there is no group and none is created.
+    ContainsArrayError
+        When ``path`` holds an array.
+    """
     _check_format(zarr_format)
     st, p = _resolve(store, mode, path, storage_options)
     if mode in ("w", "w-"):
@@ -156,7 +359,36 @@ def open_group(store: Any = None, *, mode: str = "a", path: str | None = None, a
 def open(store: Any = None, *, mode: str = "a", path: str | None = None, zarr_format: int | None = None,  # noqa: A001
          storage_options: Any = None, **kwargs: Any) -> Array | Group:
     """Open the array or group at ``path``; with a writable mode and nothing there, create an array
-    when ``shape`` is given, else a group."""
+    when ``shape`` is given, else a group.
+
+    Parameters
+    ----------
+    store
+        Where the node lives: a :class:`~zarrbolt.Store`, a local path, a URL
+        (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``memory://``; fsspec URLs) or None (a new
+        :class:`~zarrbolt.MemoryStore`).
+    mode
+        ``"r"`` read only; ``"r+"`` read and write, must exist; ``"a"`` read and write, created
+        when missing; ``"w"`` created, replacing what is there; ``"w-"`` created, must not exist.
+    path
+        The node's path in the store.
+    zarr_format
+        2 or 3 (None: what is there, else 3; a child of a Zarr v2 group is v2).
+    storage_options
+        Options of the store a URL opens (credentials, endpoint, ...).
+    **kwargs
+        :func:`open_array`'s (``shape=``, ``config=``, ...) or :func:`open_group`'s
+        (``attributes=``, ``use_consolidated=``).
+
+    Returns
+    -------
+    Array or Group
+
+    Raises
+    ------
+    NodeNotFoundError
+        When there is no node and none is created.
+    """
     _check_format(zarr_format)
     st, p = _resolve(store, mode, path, storage_options)
     if mode in ("w", "w-"):
@@ -179,7 +411,19 @@ def open(store: Any = None, *, mode: str = "a", path: str | None = None, zarr_fo
 
 def open_consolidated(*args: Any, use_consolidated: Any = True, **kwargs: Any) -> Group:
     """:func:`open_group` with ``use_consolidated=True``: the group's members are listed and opened
-    from its consolidated metadata (MetadataError when it has none)."""
+    from its consolidated metadata (MetadataError when it has none).
+
+    Parameters
+    ----------
+    *args, **kwargs
+        :func:`open_group`'s arguments.
+    use_consolidated
+        Must be True.
+
+    Returns
+    -------
+    Group
+    """
     if use_consolidated is not True:
         raise MetadataError("open_consolidated needs use_consolidated=True; use open_group(use_consolidated=False) "
                             "to bypass consolidated metadata")
@@ -190,7 +434,26 @@ def consolidate_metadata(store: Any, path: str | None = None, zarr_format: int |
     """Write the consolidated metadata of the group at ``path`` (the store's root by default): the
     ``zarr.json`` documents of every node below it inline in the group's ``zarr.json`` (Zarr v3),
     or a ``.zmetadata`` object (Zarr v2), as zarr-python does.  Returns the group, opened with it.
-    zarrbolt keeps it current as nodes are created, changed or deleted through zarrbolt."""
+    zarrbolt keeps it current as nodes are created, changed or deleted through zarrbolt.
+
+    Parameters
+    ----------
+    store
+        The store (or store path / URL).
+    path
+        The group's path.
+    zarr_format
+        The format the group must have (None: any).
+
+    Returns
+    -------
+    Group
+
+    Raises
+    ------
+    MetadataError
+        When the group is of another format than ``zarr_format``.
+    """
     from .metadata import consolidated
 
     st, p = _resolve(store, "r+", path)
@@ -203,14 +466,50 @@ def consolidate_metadata(store: Any, path: str | None = None, zarr_format: int |
 def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: str | None = None,
                storage_options: Any = None, **kwargs: Any) -> Array:
     """An array at ``path`` (replacing what is there) holding ``arr``; ``kwargs`` as
-    :func:`create_array`'s.  Returns the array (zarr-python returns None)."""
+    :func:`create_array`'s.  Returns the array (zarr-python returns None).
+
+    Parameters
+    ----------
+    store
+        Where the node lives: a :class:`~zarrbolt.Store`, a local path, a URL
+        (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``memory://``; fsspec URLs) or None (a new
+        :class:`~zarrbolt.MemoryStore`).
+    arr
+        The data.
+    zarr_format
+        2 or 3 (None: what is there, else 3; a child of a Zarr v2 group is v2).
+    path
+        The array's path in the store.
+    storage_options
+        Options of the store a URL opens (credentials, endpoint, ...).
+    **kwargs
+        :func:`create_array`'s other arguments.
+
+    Returns
+    -------
+    Array
+    """
     return create_array(store, name=path, data=np.asanyarray(arr), overwrite=True, zarr_format=zarr_format,
                         storage_options=storage_options, **kwargs)
 
 
 def load(store: Any, path: str | None = None, zarr_format: int | None = None) -> Any:
     """The data of the array at ``path``, or a dict of the data of a group's arrays (an array
-    zarrbolt cannot open raises its typed error)."""
+    zarrbolt cannot open raises its typed error).
+
+    Parameters
+    ----------
+    store
+        The store (or store path / URL).
+    path
+        The node's path.
+    zarr_format
+        2 or 3 (None: what is there).
+
+    Returns
+    -------
+    numpy.ndarray or dict of str to numpy.ndarray
+    """
     from .unsupported import UnsupportedNode
 
     node = open(store, mode="r", path=path, zarr_format=zarr_format)

@@ -53,25 +53,92 @@ def _like(a: Any, zarr_format: int | None, kwargs: dict[str, Any]) -> dict[str, 
 
 def empty_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
     """A new array like ``a`` (shape, dtype, chunks, codecs, fill value); ``kwargs`` as
-    :func:`zarrbolt.create` (``store=``, ``path=``, ...) override them."""
+    :func:`zarrbolt.create` (``store=``, ``path=``, ...) override them.
+
+    Parameters
+    ----------
+    a
+        The model: a zarrbolt or zarr-python array, or any array-like with a shape and dtype.
+    zarr_format
+        The new array's format (None: ``a``'s, else 3).
+    **kwargs
+        :func:`zarrbolt.create`'s arguments (``store=``, ``path=``, ``dtype=``, ...), overriding
+        what is taken from ``a``.
+
+    Returns
+    -------
+    Array
+    """
     kw = _like(a, zarr_format, kwargs)
     return _filled(kw.pop("fill_value", None), kw.pop("shape", None), **kw)
 
 
 def zeros_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
+    """A new array like ``a`` (see :func:`empty_like`) filled with zeros.
+
+    Parameters
+    ----------
+    a
+        The model: a zarrbolt or zarr-python array, or any array-like with a shape and dtype.
+    zarr_format
+        The new array's format (None: ``a``'s, else 3).
+    **kwargs
+        :func:`zarrbolt.create`'s arguments (``store=``, ``path=``, ``dtype=``, ...), overriding
+        what is taken from ``a``.
+
+    Returns
+    -------
+    Array
+    """
     kw = _like(a, zarr_format, kwargs)
     kw.pop("fill_value", None)
     return _filled(0, kw.pop("shape", None), **kw)
 
 
 def ones_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
+    """A new array like ``a`` (see :func:`empty_like`) filled with ones.
+
+    Parameters
+    ----------
+    a
+        The model: a zarrbolt or zarr-python array, or any array-like with a shape and dtype.
+    zarr_format
+        The new array's format (None: ``a``'s, else 3).
+    **kwargs
+        :func:`zarrbolt.create`'s arguments (``store=``, ``path=``, ``dtype=``, ...), overriding
+        what is taken from ``a``.
+
+    Returns
+    -------
+    Array
+    """
     kw = _like(a, zarr_format, kwargs)
     kw.pop("fill_value", None)
     return _filled(1, kw.pop("shape", None), **kw)
 
 
 def full_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
-    """Like :func:`empty_like`; ``fill_value=`` (default: ``a``'s fill value)."""
+    """Like :func:`empty_like`; ``fill_value=`` (default: ``a``'s fill value).
+
+    Parameters
+    ----------
+    a
+        The model: a zarrbolt or zarr-python array, or any array-like with a shape and dtype.
+    zarr_format
+        The new array's format (None: ``a``'s, else 3).
+    **kwargs
+        :func:`zarrbolt.create`'s arguments (``store=``, ``path=``, ``dtype=``, ...), overriding
+        what is taken from ``a``.
+
+    Returns
+    -------
+    Array
+
+    Raises
+    ------
+    MetadataError
+        When there is no fill value.
+    """
     kw = _like(a, zarr_format, kwargs)
     if kw.get("fill_value") is None:
         raise MetadataError("full_like needs a fill_value (or an array `a` that has one)")
@@ -79,7 +146,24 @@ def full_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array
 
 
 def open_like(a: Any, path: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
-    """Open the array at ``path`` (a store or store path), creating it like ``a`` when missing."""
+    """Open the array at ``path`` (a store or store path), creating it like ``a`` when missing.
+
+    Parameters
+    ----------
+    a
+        The model (see :func:`empty_like`).
+    path
+        The store or store path of the array.
+    zarr_format
+        The format of an array created here (None: ``a``'s, else 3).
+    **kwargs
+        :func:`zarrbolt.open_array`'s arguments (``mode=``, default ``"a"``), and what overrides
+        ``a``'s settings.
+
+    Returns
+    -------
+    Array
+    """
     kw = _like(a, zarr_format, kwargs)
     mode = kw.pop("mode", None) or "a"
     return open_array(path, mode=mode, **kw)
@@ -127,7 +211,37 @@ def from_array(
     ``"keep"`` takes over its chunks, shards, filters, serializer and compressors, and left-out
     fill value, attributes, chunk key encoding and dimension names are its own; from any other
     array-like ``"keep"`` means the defaults.  The data is copied in pieces of about 64 MiB (the
-    source is never loaded whole unless it is a numpy array)."""
+    source is never loaded whole unless it is a numpy array).
+
+    Parameters
+    ----------
+    store
+        Where the node lives: a :class:`~zarrbolt.Store`, a local path, a URL
+        (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``memory://``; fsspec URLs) or None (a new
+        :class:`~zarrbolt.MemoryStore`).
+    data
+        The source: a zarrbolt array, a numpy array or any array-like with a shape and dtype.
+    write_data
+        Copy the data (False: only create the array).
+    name
+        The array's path in the store.
+    chunks, shards, filters, compressors, serializer
+        As :func:`create_array`'s, or ``"keep"`` (see above).
+    fill_value, order, attributes, chunk_key_encoding, dimension_names
+        As :func:`create_array`'s (None: the source array's, see above).
+    zarr_format
+        The new array's format (None: a zarrbolt source's, else 3).
+    storage_options
+        Options of the store a URL opens (credentials, endpoint, ...).
+    overwrite
+        Replace a node already there.
+    config
+        The new array's runtime options (:class:`ArrayConfig`).
+
+    Returns
+    -------
+    Array
+    """
     if isinstance(data, Array):
         src = _source_settings(data)
         if fill_value is None:
@@ -171,7 +285,30 @@ def _copy_into(arr: Array, data: Any) -> None:
 # ---------------------------------------------------------------------------- save / tree
 def save(store: Any, *args: Any, zarr_format: int | None = None, path: str | None = None,
          storage_options: Any = None, **kwargs: Any) -> None:
-    """One positional array and no keywords: :func:`save_array`; else :func:`save_group`."""
+    """One positional array and no keywords: :func:`save_array`; else :func:`save_group`.
+
+    Parameters
+    ----------
+    store
+        Where the node lives: a :class:`~zarrbolt.Store`, a local path, a URL
+        (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``memory://``; fsspec URLs) or None (a new
+        :class:`~zarrbolt.MemoryStore`).
+    *args
+        The arrays.
+    zarr_format
+        2 or 3 (None: what is there, else 3; a child of a Zarr v2 group is v2).
+    path
+        The node's path in the store.
+    storage_options
+        Options of the store a URL opens (credentials, endpoint, ...).
+    **kwargs
+        Named arrays (for a group).
+
+    Raises
+    ------
+    MetadataError
+        When there is no array.
+    """
     if len(args) == 0 and not kwargs:
         raise MetadataError("save needs at least one array")
     if len(args) == 1 and not kwargs:
@@ -184,7 +321,30 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
                storage_options: Any = None, **kwargs: Any) -> None:
     """A group at ``path`` (replacing what is there) holding ``args`` as ``arr_0``, ``arr_1``, ...
     and ``kwargs`` by their names.  Every value must be an array (numpy or array-like with a
-    shape and dtype), checked before anything is removed."""
+    shape and dtype), checked before anything is removed.
+
+    Parameters
+    ----------
+    store
+        Where the node lives: a :class:`~zarrbolt.Store`, a local path, a URL
+        (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``memory://``; fsspec URLs) or None (a new
+        :class:`~zarrbolt.MemoryStore`).
+    *args
+        Arrays named ``arr_0``, ``arr_1``, ...
+    zarr_format
+        2 or 3 (None: what is there, else 3; a child of a Zarr v2 group is v2).
+    path
+        The group's path in the store.
+    storage_options
+        Options of the store a URL opens (credentials, endpoint, ...).
+    **kwargs
+        Arrays by name.
+
+    Raises
+    ------
+    MetadataError
+        When a value is not an array, or there is none.
+    """
     if zarr_format not in (None, 3):
         raise MetadataError("zarrbolt writes Zarr format 3 only")
     items = [(f"arr_{i}", a) for i, a in enumerate(args)] + list(kwargs.items())
@@ -203,7 +363,21 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
 
 def tree(grp: Group, expand: bool | None = None, level: int | None = None) -> str:
     """The hierarchy below ``grp`` as text (``grp.tree(level=level)``; ``expand`` is accepted for
-    zarr-python compatibility and has no effect on text output)."""
+    zarr-python compatibility and has no effect on text output).
+
+    Parameters
+    ----------
+    grp
+        The group.
+    expand
+        Ignored (zarr-python's).
+    level
+        How many levels to show (None: all).
+
+    Returns
+    -------
+    str
+    """
     if not isinstance(grp, Group):
         raise MetadataError(f"tree needs a zarrbolt Group, got {type(grp).__name__}")
     return grp.tree(level=level)
@@ -242,7 +416,29 @@ def create_hierarchy(*, store: Any, nodes: Mapping[str, Any], overwrite: bool = 
     ``zarr.json`` documents as dicts, or zarr-python v3 metadata objects) and yield
     ``(path, node)`` for each, parents first.  Missing ancestors become groups (an existing one
     is kept); an existing node at a given path is an error unless ``overwrite``.  Every document
-    is checked before anything is written."""
+    is checked before anything is written.
+
+    Parameters
+    ----------
+    store
+        Where the node lives: a :class:`~zarrbolt.Store`, a local path, a URL
+        (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``memory://``; fsspec URLs) or None (a new
+        :class:`~zarrbolt.MemoryStore`).
+    nodes
+        ``{path: metadata}``, paths relative to the store's root (or the URL's path).
+    overwrite
+        Replace existing nodes at the given paths.
+
+    Yields
+    ------
+    tuple of (str, Array | Group)
+        Each path and its node, parents first.
+
+    Raises
+    ------
+    ContainsArrayError, ContainsGroupError
+        When a node exists at a given path (and ``overwrite`` is false), or a node would be below an array.
+    """
     st, base = _resolve(store, "a", None)
     parsed = {normalize_node_path(f"{base}/{p}"): _as_metadata(p, m) for p, m in nodes.items()}
     for p in parsed:
@@ -252,7 +448,7 @@ def create_hierarchy(*, store: Any, nodes: Mapping[str, Any], overwrite: bool = 
             if isinstance(parsed.get(anc), ArrayMetadata):
                 raise ContainsArrayError(f"create_hierarchy: {p!r} is below the array {anc!r}")
     if not overwrite:
-        for p, m in parsed.items():
+        for p, _m in parsed.items():
             existing = load_metadata(st, p)
             if existing is not None:
                 err = ContainsArrayError if isinstance(existing, ArrayMetadata) else ContainsGroupError

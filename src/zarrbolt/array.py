@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 
-from . import config
 from .array_config import ArrayConfig
 from .codecs.abc import ChunkSpec
 from .errors import ArrayNotFoundError, ChunkNotFoundError, ContainsGroupError, MetadataError
@@ -27,7 +26,7 @@ class _OIndex:
     def __init__(self, array: Array):
         self._array = array
 
-    def __getitem__(self, selection: Any) -> np.ndarray:
+    def __getitem__(self, selection: Any) -> Any:
         return self._array.get_orthogonal_selection(selection)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
@@ -38,7 +37,7 @@ class _VIndex:
     def __init__(self, array: Array):
         self._array = array
 
-    def __getitem__(self, selection: Any) -> np.ndarray:
+    def __getitem__(self, selection: Any) -> Any:
         return self._array.get_coordinate_selection(selection)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
@@ -47,7 +46,17 @@ class _VIndex:
 
 class Array(Node):
     """A Zarr v3 array in a store.  Create with :func:`zarrbolt.create_array`, open with
-    :func:`zarrbolt.open_array`."""
+    :func:`zarrbolt.open_array`.  Writes to a read-only array raise
+    :class:`~zarrbolt.errors.ReadOnlyError`; an index outside the array raises
+    :class:`~zarrbolt.errors.BoundsCheckError`.
+
+    Parameters
+    ----------
+    store, path, metadata
+        The store, the array's path in it ("" for the root) and its parsed metadata document.
+    read_only, config
+        Refuse writes (None: as the store is); this array's runtime options (:class:`ArrayConfig`).
+    """
 
     _kind = "array"
     # True on an array made by unpickling until its first read or write checked its metadata
@@ -66,6 +75,27 @@ class Array(Node):
     # ------------------------------------------------------------------ construction
     @classmethod
     def open(cls, store: Store, path: str = "", *, read_only: bool | None = None, config: Any = None) -> Array:
+        """Open the array at ``path`` in ``store``.
+
+        Parameters
+        ----------
+        store, path
+            The store and the array's path in it.
+        read_only, config
+            Refuse writes (None: as the store is); runtime options (:class:`~zarrbolt.ArrayConfig`).
+
+        Returns
+        -------
+        Array
+            The array.
+
+        Raises
+        ------
+        ArrayNotFoundError
+            When there is no node at ``path``.
+        ContainsGroupError
+            When ``path`` holds a group.
+        """
         meta = load_metadata(store, path)
         if meta is None:
             raise ArrayNotFoundError(f"no array at path {path!r} in {store!r}")
@@ -80,7 +110,18 @@ class Array(Node):
         return self._config.resolved()
 
     def with_config(self, config: Any) -> Array:
-        """The same array with the options in ``config`` changed (zarr-python's ``with_config``)."""
+        """The same array with the options in ``config`` changed (zarr-python's ``with_config``).
+
+        Parameters
+        ----------
+        config
+            The options to change (an :class:`~zarrbolt.ArrayConfig` or a dict of its options).
+
+        Returns
+        -------
+        Array
+            A new array object over the same stored array.
+        """
         out = type(self)(self._store, self._path, self._metadata, read_only=self._read_only,
                          config=self._config.merged(config))
         out._unpickled = self._unpickled
@@ -140,7 +181,7 @@ class Array(Node):
             self._replace_metadata(current)
         self._unpickled = False
 
-    def __dask_tokenize__(self) -> tuple:
+    def __dask_tokenize__(self) -> tuple[Any, ...]:
         """What dask names graphs over this array by (``dask.base.tokenize``): the store's
         identity, the path and the metadata; never the data (like zarr-python's arrays)."""
         return ("zarrbolt.Array", _store_token(self._store), self._path, self._metadata.to_bytes())
@@ -148,22 +189,27 @@ class Array(Node):
     # ------------------------------------------------------------------ properties
     @property
     def shape(self) -> tuple[int, ...]:
+        """The array's shape, one size per dimension."""
         return tuple(self._metadata.shape)
 
     @property
     def dtype(self) -> np.dtype:
+        """The numpy data type of the arrays reads return (native byte order)."""
         return self._dtype
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions."""
         return len(self._metadata.shape)
 
     @property
     def size(self) -> int:
+        """The number of elements (the product of the shape)."""
         return math.prod(self.shape)
 
     @property
     def nbytes(self) -> int:
+        """The size in bytes of the whole array, uncompressed (``size * dtype.itemsize``)."""
         return self.size * self._dtype.itemsize
 
     @property
@@ -180,18 +226,22 @@ class Array(Node):
 
     @property
     def cdata_shape(self) -> tuple[int, ...]:
+        """The shape of the chunk grid: the number of chunks (shards of a sharded array) per dimension."""
         return tuple(self._metadata.chunk_grid.grid_shape(self.shape))
 
     @property
     def nchunks(self) -> int:
+        """The number of chunks in the chunk grid (shards of a sharded array)."""
         return math.prod(self.cdata_shape)
 
     @property
     def nchunks_initialized(self) -> int:
+        """The number of chunks (shards of a sharded array) stored: listed in the store."""
         return sum(1 for _ in self._iter_stored_chunk_keys())
 
     @property
     def fill_value(self) -> Any:
+        """The fill value: what reads return where no chunk is stored."""
         return self._fill
 
     @property
@@ -200,41 +250,69 @@ class Array(Node):
         set, else a Zarr v2 array's stored order, else the global option (a Zarr v3 array is stored
         in C order; a transpose codec changes that)."""
         if self._config.order is None and getattr(self._metadata, "zarr_format", 3) == 2:
-            return self._metadata.order
-        return self._config.value("order")
+            return str(self._metadata.order)
+        return str(self._config.value("order"))
 
     @property
-    def codecs(self) -> tuple:
+    def codecs(self) -> tuple[Any, ...]:
+        """The codecs of the array's metadata, in chain order."""
         return tuple(self._metadata.codecs)
 
     @property
-    def compressors(self) -> tuple:
+    def compressors(self) -> tuple[Any, ...]:
+        """The bytes -> bytes codecs of the chain (zarr-python's ``compressors``)."""
         return tuple(self._chain.bb)
 
     @property
-    def filters(self) -> tuple:
+    def filters(self) -> tuple[Any, ...]:
+        """The array -> array codecs of the chain (zarr-python's ``filters``)."""
         return tuple(self._chain.aa)
 
     @property
     def serializer(self) -> Any:
+        """The array -> bytes codec of the chain (zarr-python's ``serializer``)."""
         return self._chain.ab
 
     @property
     def oindex(self) -> _OIndex:
+        """Orthogonal indexing: ``a.oindex[[0, 2], 1:4]`` selects rows 0 and 2 of columns 1..3 (and assigns)."""
         return _OIndex(self)
 
     @property
     def vindex(self) -> _VIndex:
+        """Vectorized (coordinate) indexing: ``a.vindex[[0, 2], [1, 3]]`` selects the points (0, 1)
+        and (2, 3), ``a.vindex[mask]`` the elements of a boolean mask (and assigns)."""
         return _VIndex(self)
 
     @property
     def info(self) -> ArrayInfo:
+        """A summary of the array (type, shape, chunking, codecs), printed as a table; nothing is
+        read from the store."""
         return ArrayInfo(self, with_stored=False)
 
     def info_complete(self) -> ArrayInfo:
+        """A summary of the array like :attr:`info`, plus what it takes in the store (lists the store).
+
+        Returns
+        -------
+        ArrayInfo
+            The summary, with the stored chunk count and bytes.
+        """
         return ArrayInfo(self, with_stored=True)
 
     def __len__(self) -> int:
+        """The size of the first dimension.
+
+        Returns
+        -------
+        int
+            ``shape[0]``.
+
+        Raises
+        ------
+        TypeError
+            For a 0-dimensional array.
+        """
         if not self.shape:
             raise TypeError("len() of unsized object")
         return self.shape[0]
@@ -243,7 +321,21 @@ class Array(Node):
         return f"<zarrbolt.Array {self._store!r}/{self._path} shape={self.shape} dtype={self._dtype}>"
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        a = self[...]
+        """The whole array read into memory (``numpy.asarray(a)``).
+
+        Parameters
+        ----------
+        dtype
+            The data type of the result (None: the array's).
+        copy
+            numpy's ``copy`` argument (the result is always a new array).
+
+        Returns
+        -------
+        numpy.ndarray
+            The array's data.
+        """
+        a: np.ndarray = self[...]
         return a if dtype is None else a.astype(dtype, copy=False)
 
     # ------------------------------------------------------------------ chunk I/O helpers
@@ -284,7 +376,7 @@ class Array(Node):
     def _read(self, make_indexer: Any) -> np.ndarray:
         if self._unpickled:
             self._check_unpickled()
-        missing: set | None = None if self._config.value("read_missing_chunks") else set()
+        missing: set[Any] | None = None if self._config.value("read_missing_chunks") else set()
         out = read_pipeline.read(self._io, make_indexer, missing=missing)
         if missing:
             first = sorted(missing)[0]
@@ -302,14 +394,57 @@ class Array(Node):
         return out
 
     def get_basic_selection(self, selection: Any = Ellipsis, *, out: Any = None, fields: Any = None) -> Any:
+        """Read the part of the array a basic (numpy-style int/slice) selection picks.
+
+        Parameters
+        ----------
+        selection
+            An int, a slice (any step) or ``...`` per dimension, or a tuple of them; ``None`` adds an axis.
+        out, fields
+            zarr-python's ``out`` (an array to read into; None: a new one) and ``fields`` (ignored).
+
+        Returns
+        -------
+        numpy.ndarray or scalar
+            The selected data (a numpy scalar for a selection of one element).
+        """
         res = self._finish(self._read(lambda cs: basic_indexer(selection, self.shape, cs)))
         return _into(res, out)
 
     def get_orthogonal_selection(self, selection: Any, *, out: Any = None, fields: Any = None) -> Any:
+        """Read an orthogonal selection: each dimension selected independently (zarr-python's ``oindex``).
+
+        Parameters
+        ----------
+        selection
+            Per dimension: an int, a slice, a 1-D integer array or a 1-D boolean mask of that dimension.
+        out, fields
+            zarr-python's ``out`` (an array to read into; None: a new one) and ``fields`` (ignored).
+
+        Returns
+        -------
+        numpy.ndarray or scalar
+            The selected data: the outer product of the per-dimension selections.
+        """
         res = self._finish(self._read(lambda cs: orthogonal_indexer(selection, self.shape, cs)))
         return _into(res, out)
 
     def get_coordinate_selection(self, selection: Any, *, out: Any = None, fields: Any = None) -> Any:
+        """Read points by their coordinates, or the elements of a boolean mask (zarr-python's ``vindex``).
+
+        Parameters
+        ----------
+        selection
+            Integer arrays, one per dimension, broadcast together (the points' coordinates), or one
+            boolean array of the array's shape (the mask: also ``get_mask_selection``).
+        out, fields
+            zarr-python's ``out`` (an array to read into; None: a new one) and ``fields`` (ignored).
+
+        Returns
+        -------
+        numpy.ndarray
+            The selected elements, shaped as the broadcast coordinate arrays (1-D for a mask).
+        """
         res = self._finish(self._read(lambda cs: vectorized_indexer(selection, self.shape, cs)))
         return _into(res, out)
 
@@ -317,7 +452,20 @@ class Array(Node):
 
     def get_block_selection(self, selection: Any, *, out: Any = None, fields: Any = None) -> Any:
         """The blocks (chunks of the chunk grid: shards of a sharded array) at ``selection``
-        (block numbers or step-1 slices of them, per dimension)."""
+        (block numbers or step-1 slices of them, per dimension).
+
+        Parameters
+        ----------
+        selection
+            Block numbers or step-1 slices of them, per dimension.
+        out, fields
+            zarr-python's ``out`` (an array to read into; None: a new one) and ``fields`` (ignored).
+
+        Returns
+        -------
+        numpy.ndarray
+            The data of the selected blocks.
+        """
         return self.get_basic_selection(block_region(selection, self.shape, self._chunk_shape), out=out)
 
     @property
@@ -328,7 +476,18 @@ class Array(Node):
     def __getitem__(self, selection: Any) -> Any:
         """numpy-style: ints and slices; a boolean mask of the array's shape or integer arrays
         for every dimension (as ``vindex``); 1-D integer or boolean arrays per dimension (as
-        ``oindex``)."""
+        ``oindex``).
+
+        Parameters
+        ----------
+        selection
+            What to read (see above).
+
+        Returns
+        -------
+        numpy.ndarray or scalar
+            The selected data.
+        """
         kind = selection_kind(selection, self.ndim)
         if kind == "vindex":
             return self.get_coordinate_selection(selection)
@@ -344,20 +503,79 @@ class Array(Node):
         write_pipeline.write(self._io, indexer, value, write_empty=self._config.value("write_empty_chunks"))
 
     def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        """Write ``value`` into the part of the array a basic (int/slice) selection picks.
+
+        Parameters
+        ----------
+        selection
+            An int, a slice or ``...`` per dimension, or a tuple of them.
+        value
+            A scalar, or an array broadcastable to the selection's shape.
+        fields
+            zarr-python's; ignored.
+        """
         self._write(basic_indexer(selection, self.shape, self._chunk_shape), value)
 
     def set_orthogonal_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        """Write ``value`` into an orthogonal selection (each dimension selected independently).
+
+        Parameters
+        ----------
+        selection
+            Per dimension: an int, a slice, a 1-D integer array or a 1-D boolean mask.
+        value
+            A scalar, or an array broadcastable to the selection's shape.
+        fields
+            zarr-python's; ignored.
+        """
         self._write(orthogonal_indexer(selection, self.shape, self._chunk_shape), value)
 
     def set_coordinate_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        """Write ``value`` at points given by their coordinates, or at the elements of a boolean mask.
+
+        Parameters
+        ----------
+        selection
+            Integer arrays, one per dimension (the points' coordinates), or a boolean mask of the
+            array's shape (also ``set_mask_selection``).
+        value
+            A scalar, or an array broadcastable to the selection's shape.
+        fields
+            zarr-python's; ignored.
+        """
         self._write(vectorized_indexer(selection, self.shape, self._chunk_shape), value)
 
     set_mask_selection = set_coordinate_selection
 
     def set_block_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        """Write ``value`` into whole blocks (chunks of the chunk grid: shards of a sharded array).
+
+        Parameters
+        ----------
+        selection
+            Block numbers or step-1 slices of them, per dimension.
+        value
+            A scalar, or an array broadcastable to the selection's shape.
+        fields
+            zarr-python's; ignored.
+        """
         self.set_basic_selection(block_region(selection, self.shape, self._chunk_shape), value)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
+        """numpy-style assignment: basic, orthogonal or coordinate/mask selections, as :meth:`__getitem__` reads them.
+
+        Parameters
+        ----------
+        selection
+            Where to write: as for :meth:`__getitem__`.
+        value
+            The data to write: a scalar, or an array broadcastable to the selection's shape.
+
+        Raises
+        ------
+        ReadOnlyError
+            When the array is read-only.
+        """
         kind = selection_kind(selection, self.ndim)
         if kind == "vindex":
             self.set_coordinate_selection(selection, value)
@@ -368,14 +586,33 @@ class Array(Node):
 
     def nbytes_stored(self) -> int:
         """Bytes this array takes in the store: its metadata document and every stored chunk
-        (zarr-python's ``nbytes_stored``: the sizes of all keys under the array's prefix)."""
+        (zarr-python's ``nbytes_stored``: the sizes of all keys under the array's prefix).
+
+        Returns
+        -------
+        int
+            The number of bytes.
+        """
         return sum(self._store.getsize(k) for k in self._store.list_prefix(self._key_prefix))
 
     # ------------------------------------------------------------------ resizing
     def resize(self, *new_shape: Any) -> None:
         """Change the shape.  Chunks wholly outside the new shape are deleted, and the part of a
         boundary chunk that falls outside is reset to the fill value, so growing the array again
-        shows the fill value there (never stale data)."""
+        shows the fill value there (never stale data).
+
+        Parameters
+        ----------
+        *new_shape
+            The new shape: one int per dimension, or one tuple of them.
+
+        Raises
+        ------
+        ReadOnlyError
+            When the array is read-only.
+        MetadataError
+            When the new shape does not have the array's number of dimensions or has a negative size.
+        """
         self._check_writable()
         if self._unpickled:
             self._check_unpickled()
@@ -431,7 +668,25 @@ class Array(Node):
         self._save_metadata(new_meta)
 
     def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
-        """Grow along ``axis`` and write ``data`` at the end; returns the new shape."""
+        """Grow along ``axis`` and write ``data`` at the end; returns the new shape.
+
+        Parameters
+        ----------
+        data
+            The data to append: the array's shape except along ``axis``.
+        axis
+            The dimension to grow.
+
+        Returns
+        -------
+        tuple of int
+            The new shape.
+
+        Raises
+        ------
+        MetadataError
+            When ``data``'s shape does not fit the array outside ``axis``, or ``axis`` is out of range.
+        """
         data = np.asanyarray(data)
         if data.ndim != self.ndim:
             raise MetadataError(f"append: data has {data.ndim} dimensions, array has {self.ndim}")
@@ -510,7 +765,7 @@ class ArrayInfo:
     __str__ = __repr__
 
 
-def _human(n: int) -> str:
+def _human(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if n < 1024 or unit == "TiB":
             return f"{n:.1f}{unit}" if unit != "B" else f"{n}B"

@@ -19,7 +19,13 @@ class ArrayConfig:
     """``order``: memory order of the arrays reads return (``"C"``/``"F"``);
     ``write_empty_chunks``: store chunks that hold only the fill value; ``read_missing_chunks``:
     False makes reading a chunk that is not stored raise ``ChunkNotFoundError``.  None: the
-    global option."""
+    global option.
+
+    Parameters
+    ----------
+    order, write_empty_chunks, read_missing_chunks
+        The options (None: the global option).
+    """
 
     order: str | None = None
     write_empty_chunks: bool | None = None
@@ -61,5 +67,6 @@ class ArrayConfig:
         return ArrayConfig(**{k: getattr(self, k) if getattr(self, k) is not None else _config.get(k) for k in _KEYS})
 
     def value(self, key: str) -> Any:
+        """The value of option ``key``: this configuration's, else the global option's."""
         v = getattr(self, key)
         return _config.get(key) if v is None else v

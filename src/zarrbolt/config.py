@@ -60,11 +60,11 @@ def _env_number(name: str, default: Any, minimum: Any, parse: Any, what: str) ->
 
 
 def _env_int(name: str, default: int, minimum: int = 1) -> int:
-    return _env_number(name, default, minimum, int, "an integer")
+    return int(_env_number(name, default, minimum, int, "an integer"))
 
 
 def _env_float(name: str, default: float, minimum: float = 0.0) -> float:
-    return _env_number(name, default, minimum, float, "a number")
+    return float(_env_number(name, default, minimum, float, "a number"))
 
 
 def _physical_memory() -> int | None:
@@ -173,7 +173,23 @@ _override: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVa
 
 
 def get(name: str) -> Any:
-    """The value of an option (zarrbolt's name or zarr-python's dotted one)."""
+    """The value of an option (zarrbolt's name or zarr-python's dotted one).
+
+    Parameters
+    ----------
+    name
+        The option's name: zarrbolt's (``"threads"``) or zarr-python's dotted one.
+
+    Returns
+    -------
+    object
+        Its value (a context's :func:`override` first, else the global value).
+
+    Raises
+    ------
+    UnknownConfigKeyError
+        When there is no such option.
+    """
     if name in ZARR_KEYS:
         name = _translate(name)[0]
     o = _override.get()
@@ -200,7 +216,27 @@ class _Restore:
 
 def set(mapping: dict[str, Any] | None = None, /, **options: Any) -> _Restore:  # noqa: A001
     """Set options (keywords or a dict, as donfig's ``config.set``); the return value restores
-    the old values when used as a context manager."""
+    the old values when used as a context manager.
+
+    Parameters
+    ----------
+    mapping
+        Options as a dict (positional only).
+    **options
+        Options as keywords (zarrbolt's names).
+
+    Returns
+    -------
+    context manager
+        Restores the previous values on exit (the options stay set without ``with``).
+
+    Raises
+    ------
+    UnknownConfigKeyError
+        For an unknown option.
+    MetadataError
+        For an invalid value.
+    """
     if mapping is not None:
         options = {**dict(mapping), **options}
     options = _check_options(options)
@@ -219,7 +255,22 @@ def override(**options: Any) -> Iterator[None]:
         with zarrbolt.config.override(threads=4):
             ...
 
-    Used by zarr-python's codec pipeline to apply zarr's per-call settings."""
+    Used by zarr-python's codec pipeline to apply zarr's per-call settings.
+
+    Parameters
+    ----------
+    **options
+        The options (zarrbolt's names).
+
+    Yields
+    ------
+    None
+
+    Raises
+    ------
+    UnknownConfigKeyError
+        For an unknown option.
+    """
     options = _check_options(options)
     token = _override.set({**(_override.get() or {}), **options})
     try:
@@ -229,13 +280,14 @@ def override(**options: Any) -> Iterator[None]:
 
 
 def reset() -> None:
+    """Restore every option to its default (as at import, with the ``ZARRBOLT_*`` environment variables read then)."""
     with _lock:
         _values.clear()
         _values.update(_DEFAULTS)
     _on_change()
 
 
-_listeners: list = []
+_listeners: list[Any] = []
 
 
 def _on_change() -> None:

@@ -19,7 +19,7 @@ from .node import load_metadata as _load_metadata
 from .node import save_metadata as _save_metadata
 from .metadata import ArrayMetadata
 from .metadata.chunk_grid import RegularChunkGrid
-from .metadata.chunk_key import DefaultChunkKeyEncoding, parse_chunk_key_encoding
+from .metadata.chunk_key import DefaultChunkKeyEncoding, V2ChunkKeyEncoding, parse_chunk_key_encoding
 from .metadata.dtypes import DataType
 from .storage import Store, make_store
 
@@ -53,7 +53,7 @@ def _normalize_shape(shape: Any) -> tuple[int, ...]:
         out = tuple(int(s) for s in shape)
     except (TypeError, ValueError):
         raise MetadataError(f"shape must be an int or a sequence of ints, got {shape!r}") from None
-    for s, orig in zip(out, shape):
+    for _s, orig in zip(out, shape):
         if isinstance(orig, (bool, np.bool_)) or (isinstance(orig, float) and not float(orig).is_integer()):
             raise MetadataError(f"shape must hold integers, got {shape!r}")
     return _int_list(out, "shape", minimum=0)  # the metadata's own rule, checked before chunks use it
@@ -285,7 +285,71 @@ def create_array(
 ) -> Array:
     """Create a Zarr v3 array (zarr-python 3's ``create_array``), plus ``codecs=[...]`` for a raw
     codec list that replaces filters/serializer/compressors; ``zarr_format=2`` creates a Zarr v2
-    array (:func:`zarrbolt.creation_v2.create_array_v2`)."""
+    array (:func:`zarrbolt.creation_v2.create_array_v2`).
+
+    Parameters
+    ----------
+    store
+        Where the node lives: a :class:`~zarrbolt.Store`, a local path, a URL
+        (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``memory://``; fsspec URLs) or None (a new
+        :class:`~zarrbolt.MemoryStore`).
+    name
+        The array's path in the store ("" or None: the root).
+    shape
+        The shape (an int or a tuple of ints); taken from ``data`` when that is given.
+    dtype
+        A numpy dtype (or its spelling) or a Zarr data type name; taken from ``data`` when given.
+    data
+        Data to write into the new array (its shape and dtype are the array's unless given).
+    chunks
+        The chunk shape (of the inner chunks when ``shards`` is given); ``"auto"`` picks one.
+    shards
+        The shard shape (a multiple of ``chunks``): the chunks are stored in shards
+        (``sharding_indexed``); None: no sharding.
+    filters
+        The array -> array codecs (``"auto"``: none).
+    compressors, compressor
+        The bytes -> bytes codecs (``"auto"``: zstd; None or ``()``: none); ``compressor`` is
+        zarr-python 2's one-codec spelling.
+    serializer
+        The array -> bytes codec (``"auto"``: ``bytes``, little-endian; ``vlen-utf8`` for strings).
+    codecs
+        A whole codec list (JSON objects or codec instances) replacing filters, serializer and
+        compressors.
+    fill_value
+        What reads return where no chunk is stored (None: the data type's default).
+    order
+        The memory order of reads (``"C"`` or ``"F"``); Zarr v2 stores it.
+    zarr_format
+        3, or 2 for a Zarr v2 array.
+    attributes
+        The array's attributes (JSON-serialisable).
+    chunk_key_encoding
+        ``"default"`` / ``"v2"`` or its JSON object (default ``c/``-prefixed, ``/``-separated keys).
+    dimension_names
+        One name (or None) per dimension.
+    storage_options
+        Options of the store a URL opens (credentials, endpoint, ...).
+    overwrite
+        Replace a node already at ``name``.
+    config
+        The array's runtime options (:class:`ArrayConfig` or a dict).
+    write_data
+        Write ``data`` (False: only its shape and dtype are used).
+    dimension_separator
+        Zarr v2's chunk key separator (``"."`` or ``"/"``).
+
+    Returns
+    -------
+    Array
+
+    Raises
+    ------
+    MetadataError
+        For invalid settings (a subclass names an unknown codec or data type).
+    ContainsArrayError, ContainsGroupError
+        When a node exists at ``name`` and ``overwrite`` is false.
+    """
     if zarr_format == 2:
         from .creation_v2 import create_array_v2
 
@@ -319,7 +383,7 @@ def create_array(
     chunk_shape = _normalize_chunks(chunks, shape_t, dt.itemsize)
     fill = dt.normalize_fill_value(fill_value)
     if chunk_key_encoding is None:
-        cke = DefaultChunkKeyEncoding(separator="/")
+        cke: DefaultChunkKeyEncoding | V2ChunkKeyEncoding = DefaultChunkKeyEncoding(separator="/")
     else:
         cke = parse_chunk_key_encoding(dict(chunk_key_encoding) if isinstance(chunk_key_encoding, Mapping) else chunk_key_encoding)
     attrs = dict(attributes or {})

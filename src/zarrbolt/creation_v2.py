@@ -10,11 +10,14 @@ The default compressor is zarr-python's: ``{"id": "zstd", "level": 0}``."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .errors import MetadataError
+
+if TYPE_CHECKING:
+    from .array import Array
 
 DEFAULT_COMPRESSOR = {"id": "zstd", "level": 0}
 
@@ -93,7 +96,7 @@ def _separator(chunk_key_encoding: Any, dimension_separator: Any) -> str:
 def create_array_v2(store: Any, *, name: Any, shape: Any, dtype: Any, data: Any, chunks: Any, shards: Any,
                     filters: Any, compressors: Any, serializer: Any, codecs: Any, fill_value: Any, order: Any,
                     attributes: Any, chunk_key_encoding: Any, dimension_separator: Any, dimension_names: Any,
-                    overwrite: bool, write_data: bool, storage_options: Any = None, config: Any = None) -> Any:
+                    overwrite: bool, write_data: bool, storage_options: Any = None, config: Any = None) -> Array:
     """``create_array(..., zarr_format=2)`` (see the module's docstring)."""
     from .creation import _create_array_from_metadata, _normalize_chunks, _normalize_shape, _resolve
     from .metadata.v2 import V2ArrayMetadata

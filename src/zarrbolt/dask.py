@@ -45,7 +45,28 @@ def to_dask(arr: Array, chunks: Any = None, *, name: str | None = None, inline_a
 
     The graph's name is deterministic: it is made from the store's location, the array's path
     and metadata and the chunks (not the data, as for zarr-python's arrays: after writing to
-    the array, make a new dask array rather than reusing a persisted one)."""
+    the array, make a new dask array rather than reusing a persisted one).
+
+    Parameters
+    ----------
+    arr
+        The array.
+    chunks
+        The dask chunks (see above).
+    name
+        The graph's name (None: made from the array, see above).
+    inline_array
+        dask's ``inline_array``.
+
+    Returns
+    -------
+    dask.array.Array
+
+    Raises
+    ------
+    MetadataError
+        When ``arr`` is not a zarrbolt array, or ``chunks`` does not fit its shape.
+    """
     if not isinstance(arr, Array):
         raise MetadataError(f"to_dask needs a zarrbolt.Array, got {type(arr).__name__}")
     import dask.array as da
@@ -72,7 +93,19 @@ def _meta(arr: Array) -> Any:
 def shard_aligned(arr: Array, chunks: tuple[tuple[int, ...], ...]) -> bool:
     """Whether dask ``chunks`` (normalised: a tuple of block sizes per dimension) start and end
     on shard (or, unsharded, chunk) boundaries, so that concurrent writes of the blocks never
-    touch the same stored object.  The last block of a dimension may end at the array's end."""
+    touch the same stored object.  The last block of a dimension may end at the array's end.
+
+    Parameters
+    ----------
+    arr
+        The array.
+    chunks
+        The dask chunks.
+
+    Returns
+    -------
+    bool
+    """
     base = _storage_chunks(arr)
     if len(chunks) != arr.ndim:
         return False

@@ -23,7 +23,6 @@ from .node import (
     erase_node,
     join_path,
     load_metadata,
-    meta_key,
     new_group_metadata,
     node_exists,
     save_metadata,
@@ -34,7 +33,21 @@ from .unsupported import UnsupportedArray, UnsupportedNode, raw_documents, unsup
 
 
 class Group(Node):
-    """A Zarr v3 group."""
+    """A Zarr v3 group.
+
+    Create with :func:`zarrbolt.create_group` / :func:`zarrbolt.group`, open with
+    :func:`zarrbolt.open_group`.  Children are read with ``g["name"]`` (``/`` in a name reaches
+    deeper) and listed with :meth:`members`, :meth:`arrays`, :meth:`groups`.
+
+    Parameters
+    ----------
+    store, path, metadata
+        The store, the group's path in it ("" for the root) and its parsed metadata document.
+    read_only
+        Refuse writes (None: as the store is).
+    use_consolidated
+        As :func:`zarrbolt.open_group`'s.
+    """
 
     _kind = "group"
     _metadata_cls = GroupMetadata  # groups pickle as store, path, metadata, read_only (Node)
@@ -60,6 +73,26 @@ class Group(Node):
 
     @classmethod
     def open(cls, store: Store, path: str = "", *, read_only: bool | None = None) -> Group:
+        """Open the group at ``path`` in ``store``.
+
+        Parameters
+        ----------
+        store, path
+            The store and the group's path in it.
+        read_only
+            Refuse writes (None: as the store is).
+
+        Returns
+        -------
+        Group
+
+        Raises
+        ------
+        GroupNotFoundError
+            When there is no node at ``path``.
+        ContainsArrayError
+            When ``path`` holds an array.
+        """
         meta = load_metadata(store, path)
         if meta is None:
             raise GroupNotFoundError(f"no group at path {path!r} in {store!r}")
@@ -77,7 +110,30 @@ class Group(Node):
         overwrite: bool = False,
         zarr_format: int = 3,
     ) -> Group:
-        """Create a group (Zarr format ``zarr_format``: 3, or 2 for ``.zgroup`` / ``.zattrs``)."""
+        """Create a group (Zarr format ``zarr_format``: 3, or 2 for ``.zgroup`` / ``.zattrs``).
+
+        Parameters
+        ----------
+        store, path
+            The store and the group's path in it; missing parent groups are created.
+        attributes
+            The group's attributes (JSON-serialisable).
+        overwrite
+            Replace a node already at ``path`` (and everything below it).
+        zarr_format
+            3, or 2 for ``.zgroup`` / ``.zattrs``.
+
+        Returns
+        -------
+        Group
+
+        Raises
+        ------
+        ReadOnlyError
+            When the store is read-only.
+        ContainsArrayError, ContainsGroupError
+            When a node exists at ``path`` and ``overwrite`` is false.
+        """
         if store.read_only:
             raise ReadOnlyError(f"cannot create a group in read-only {store!r}")
         attrs = dict(attributes or {})
@@ -96,6 +152,7 @@ class Group(Node):
     # ------------------------------------------------------------------ properties
     @property
     def info(self) -> str:
+        """A summary of the group (name, format, store, members), as text."""
         members = self.members()
         n_arrays = sum(1 for _, m in members if isinstance(m, (Array, UnsupportedArray)))
         n_groups = sum(1 for _, m in members if isinstance(m, Group))
@@ -163,15 +220,55 @@ class Group(Node):
             return unsupported(self._store, path, raw, e, nt)
 
     def __getitem__(self, name: str) -> Array | Group:
+        """The array or group ``name``.
+
+        Parameters
+        ----------
+        name
+            The child's name, or a relative path (``"a/b"``).
+
+        Returns
+        -------
+        Array or Group
+
+        Raises
+        ------
+        NodeNotFoundError
+            When there is no such node.
+        """
         return self._open_child(self._child_path(name))
 
     def get(self, name: str, default: Any = None) -> Any:
+        """The array or group ``name``, or ``default`` when there is none.
+
+        Parameters
+        ----------
+        name
+            The child's name or relative path.
+        default
+            What to return when there is no such node.
+
+        Returns
+        -------
+        Array, Group or ``default``
+        """
         try:
             return self[name]
         except NodeNotFoundError:
             return default
 
     def __contains__(self, name: object) -> bool:
+        """Whether a node named ``name`` exists below this group.
+
+        Parameters
+        ----------
+        name
+            A child's name or relative path.
+
+        Returns
+        -------
+        bool
+        """
         if not isinstance(name, str):
             return False
         try:
@@ -184,6 +281,20 @@ class Group(Node):
         return node_exists(self._store, path)
 
     def __delitem__(self, name: str) -> None:
+        """Delete the child ``name`` and everything below it.
+
+        Parameters
+        ----------
+        name
+            The child's name or relative path.
+
+        Raises
+        ------
+        ReadOnlyError
+            When the group is read-only.
+        NodeNotFoundError
+            When there is no such node.
+        """
         self._check_writable()
         path = self._child_path(name)
         if not node_exists(self._store, path):
@@ -192,7 +303,8 @@ class Group(Node):
 
     def _child_names(self) -> list[str]:
         if self._cons is not None:
-            return self._cons[0].child_names(self._cons[1])
+            names: list[str] = self._cons[0].child_names(self._cons[1])
+            return names
         prefix = f"{self._path}/" if self._path else ""
         names = []
         for entry in self._store.list_dir(prefix):
@@ -209,7 +321,17 @@ class Group(Node):
         """(name, node) pairs of the children; with ``max_depth`` > 0 (or None: unlimited)
         descendants too, named by their path relative to this group.  A node zarrbolt cannot
         open (unknown data type or codec, damaged document) is listed as an
-        :class:`~zarrbolt.unsupported.UnsupportedNode`; only opening it raises."""
+        :class:`~zarrbolt.unsupported.UnsupportedNode`; only opening it raises.
+
+        Parameters
+        ----------
+        max_depth
+            How deep to descend: 0 lists the children only; None has no limit.
+
+        Returns
+        -------
+        tuple of (str, Array | Group | UnsupportedNode)
+        """
         out: list[tuple[str, Array | Group | UnsupportedNode]] = []
 
         def walk(group: Group, rel: str, depth: int) -> None:
@@ -224,46 +346,121 @@ class Group(Node):
         return tuple(out)
 
     def keys(self) -> Iterator[str]:
+        """The names of the children, sorted.
+
+        Returns
+        -------
+        Iterator[str]
+        """
         return iter(self._child_names())
 
     def __iter__(self) -> Iterator[str]:
+        """The names of the children (as :meth:`keys`).
+
+        Returns
+        -------
+        Iterator[str]
+        """
         return self.keys()
 
     def __len__(self) -> int:
+        """The number of children.
+
+        Returns
+        -------
+        int
+        """
         return len(self._child_names())
 
     def nmembers(self, max_depth: int | None = 0) -> int:
-        """The number of children (``max_depth`` as in :meth:`members`)."""
+        """The number of children (``max_depth`` as in :meth:`members`).
+
+        Parameters
+        ----------
+        max_depth
+            As in :meth:`members`.
+
+        Returns
+        -------
+        int
+        """
         if max_depth == 0:
             return len(self._child_names())
         return len(self.members(max_depth=max_depth))
 
     def arrays(self) -> Iterator[tuple[str, Array | UnsupportedArray]]:
         """The array children; arrays zarrbolt cannot open are listed as
-        :class:`~zarrbolt.unsupported.UnsupportedArray`."""
+        :class:`~zarrbolt.unsupported.UnsupportedArray`.
+
+        Yields
+        ------
+        tuple of (str, Array | UnsupportedArray)
+            Each array child's name and the array.
+        """
         for name, node in self.members():
             if isinstance(node, (Array, UnsupportedArray)):
                 yield name, node
 
     def groups(self) -> Iterator[tuple[str, Group]]:
+        """The group children.
+
+        Yields
+        ------
+        tuple of (str, Group)
+            Each group child's name and the group.
+        """
         for name, node in self.members():
             if isinstance(node, Group):
                 yield name, node
 
     def array_keys(self) -> Iterator[str]:
+        """The names of the array children.
+
+        Returns
+        -------
+        Iterator[str]
+        """
         return (n for n, _ in self.arrays())
 
     def group_keys(self) -> Iterator[str]:
+        """The names of the group children.
+
+        Returns
+        -------
+        Iterator[str]
+        """
         return (n for n, _ in self.groups())
 
-    def array_values(self) -> Iterator[Array]:
+    def array_values(self) -> Iterator[Array | UnsupportedArray]:
+        """The array children.
+
+        Returns
+        -------
+        Iterator[Array | UnsupportedArray]
+        """
         return (a for _, a in self.arrays())
 
     def group_values(self) -> Iterator[Group]:
+        """The group children.
+
+        Returns
+        -------
+        Iterator[Group]
+        """
         return (g for _, g in self.groups())
 
     def tree(self, level: int | None = None) -> str:
-        """A text rendering of the hierarchy below this group."""
+        """A text rendering of the hierarchy below this group.
+
+        Parameters
+        ----------
+        level
+            How many levels to show (None: all).
+
+        Returns
+        -------
+        str
+        """
         lines = [self.name if self._path else "/"]
 
         def walk(group: Group, indent: str, depth: int) -> None:
@@ -286,11 +483,51 @@ class Group(Node):
         return "\n".join(lines)
 
     def create_group(self, name: str, *, overwrite: bool = False, attributes: Mapping[str, Any] | None = None) -> Group:
+        """Create a group child (in this group's Zarr format).
+
+        Parameters
+        ----------
+        name
+            The child's name (or relative path).
+        overwrite
+            Replace a node already there.
+        attributes
+            The new group's attributes.
+
+        Returns
+        -------
+        Group
+
+        Raises
+        ------
+        ReadOnlyError
+            When this group is read-only.
+        ContainsArrayError, ContainsGroupError
+            When a node exists there and ``overwrite`` is false.
+        """
         self._check_writable()
         return Group.create(self._store, self._child_path(name), attributes=attributes, overwrite=overwrite,
                             zarr_format=self._metadata.zarr_format)
 
     def require_group(self, name: str, **kwargs: Any) -> Group:
+        """The group child ``name``, created when missing.
+
+        Parameters
+        ----------
+        name
+            The child's name (or relative path).
+        **kwargs
+            :meth:`create_group`'s arguments, used when it is created.
+
+        Returns
+        -------
+        Group
+
+        Raises
+        ------
+        ContainsArrayError
+            When ``name`` is an array.
+        """
         path = self._child_path(name)
         meta, view = self._load_child(path)
         if meta is None:
@@ -300,12 +537,32 @@ class Group(Node):
         return Group(self._store, path, meta, read_only=self._read_only, _view=view)
 
     def require_groups(self, *names: str) -> tuple[Group, ...]:
-        """:meth:`require_group` for each name, in order."""
+        """:meth:`require_group` for each name, in order.
+
+        Parameters
+        ----------
+        *names
+            The children's names.
+
+        Returns
+        -------
+        tuple of Group
+        """
         return tuple(self.require_group(n) for n in names)
 
     def get_array(self, path: str) -> Array:
         """The array at ``path`` (relative, may contain ``/``): ArrayNotFoundError when there is
-        no node, ContainsGroupError when it is a group."""
+        no node, ContainsGroupError when it is a group.
+
+        Parameters
+        ----------
+        path
+            The array's path relative to this group.
+
+        Returns
+        -------
+        Array
+        """
         from .errors import ArrayNotFoundError
 
         full = self._child_path(path)
@@ -318,7 +575,17 @@ class Group(Node):
 
     def get_group(self, path: str) -> Group:
         """The group at ``path`` (relative, may contain ``/``): GroupNotFoundError when there is
-        no node, ContainsArrayError when it is an array."""
+        no node, ContainsArrayError when it is an array.
+
+        Parameters
+        ----------
+        path
+            The group's path relative to this group.
+
+        Returns
+        -------
+        Group
+        """
         full = self._child_path(path)
         meta, view = self._load_child(full)
         if meta is None:
@@ -338,7 +605,19 @@ class Group(Node):
         super()._save_metadata(_consolidated.refresh_own(self._store, self._path, metadata))
 
     def create_array(self, name: str, **kwargs: Any) -> Array:
-        """Create an array child; the arguments are :func:`zarrbolt.create_array`'s."""
+        """Create an array child; the arguments are :func:`zarrbolt.create_array`'s.
+
+        Parameters
+        ----------
+        name
+            The child's name (or relative path).
+        **kwargs
+            :func:`zarrbolt.create_array`'s arguments (the Zarr format defaults to this group's).
+
+        Returns
+        -------
+        Array
+        """
         self._check_writable()
         kwargs.setdefault("zarr_format", self._metadata.zarr_format)  # a v2 group's children are v2
         return create_array(self._store, name=self._child_path(name), **kwargs)
@@ -346,6 +625,28 @@ class Group(Node):
     create_dataset = create_array
 
     def require_array(self, name: str, *, shape: Any, dtype: Any = None, **kwargs: Any) -> Array:
+        """The array child ``name``, created when missing.
+
+        Parameters
+        ----------
+        name
+            The child's name (or relative path).
+        shape, dtype
+            The shape and data type the array must have (``dtype`` None: any).
+        **kwargs
+            :func:`zarrbolt.create_array`'s other arguments, used when it is created.
+
+        Returns
+        -------
+        Array
+
+        Raises
+        ------
+        ContainsGroupError
+            When ``name`` is a group.
+        MetadataError
+            When the array exists with another shape or data type.
+        """
         import numpy as np
 
         path = self._child_path(name)

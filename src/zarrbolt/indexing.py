@@ -42,8 +42,8 @@ class ChunkProjection(NamedTuple):
     """
 
     chunk_coords: tuple[int, ...]
-    chunk_selection: tuple
-    out_selection: tuple
+    chunk_selection: tuple[Any, ...]
+    out_selection: tuple[Any, ...]
     is_complete_chunk: bool
 
 
@@ -128,9 +128,9 @@ class _DimInt:
 
     def __init__(self, i: int, cs: int):
         self.i, self.cs = i, cs
-        self._entries: list | None = None
+        self._entries: list[Any] | None = None
 
-    def chunks(self) -> list[tuple]:
+    def chunks(self) -> list[tuple[Any, ...]]:
         if self._entries is None:
             c = self.i // self.cs
             self._entries = [(c, self.i - c * self.cs, None, False, False)]
@@ -152,14 +152,14 @@ class _DimSlice:
         self.start, self.stop, self.step = s.indices(n)
         self.n, self.cs = n, cs
         self.length = len(range(self.start, self.stop, self.step))
-        self._entries: list | None = None
+        self._entries: list[Any] | None = None
 
-    def chunks(self) -> list[tuple]:
+    def chunks(self) -> list[tuple[Any, ...]]:
         if self._entries is None:
             self._entries = self._compute()
         return self._entries
 
-    def _compute(self) -> list[tuple]:
+    def _compute(self) -> list[tuple[Any, ...]]:
         m, start, step, cs, n = self.length, self.start, self.step, self.cs, self.n
         if m == 0:
             return []
@@ -231,14 +231,14 @@ class _DimArray:
                     idx = np.where(idx < 0, idx + n, idx)
         self.idx, self.n, self.cs = idx, n, cs
         self.length = int(idx.size)
-        self._entries: list | None = None
+        self._entries: list[Any] | None = None
 
-    def chunks(self) -> list[tuple]:
+    def chunks(self) -> list[tuple[Any, ...]]:
         if self._entries is None:
             self._entries = self._compute()
         return self._entries
 
-    def _compute(self) -> list[tuple]:
+    def _compute(self) -> list[tuple[Any, ...]]:
         idx, cs, n = self.idx, self.cs, self.n
         if idx.size == 0:
             return []
@@ -255,7 +255,7 @@ class _DimArray:
         good = (np.diff(order) == 1) & (np.diff(local) == 1)
         badcum = np.concatenate(([0], np.cumsum(~good)))
         run = badcum[ends - 1] - badcum[starts] == 0
-        res = []
+        res: list[tuple[Any, ...]] = []
         for c, a, b, r in zip(sorted_c[starts].tolist(), starts.tolist(), ends.tolist(), run.tolist()):
             if r:
                 l0 = int(local[a])
@@ -267,7 +267,7 @@ class _DimArray:
         return res
 
 
-def _as_arrays(e: tuple) -> tuple[np.ndarray, np.ndarray]:
+def _as_arrays(e: tuple[Any, ...]) -> tuple[np.ndarray, np.ndarray]:
     """An entry's chunk-local and output selections as 1-d intp arrays."""
     cs, os_ = e[1], e[2]
     if e[4]:
@@ -343,7 +343,7 @@ class _ProductIndexer:
         else:
             yield from self._iter_advanced(per_dim)
 
-    def _iter_basic(self, per_dim: list) -> Iterator[ChunkProjection]:
+    def _iter_basic(self, per_dim: list[Any]) -> Iterator[ChunkProjection]:
         newaxis = self._newaxis_at
         if len(per_dim) == 1 and not newaxis:  # common 1-d case
             for c, cs, os_, complete, _ in per_dim[0]:
@@ -360,7 +360,7 @@ class _ProductIndexer:
                 all(e[3] for e in combo),
             )
 
-    def _iter_advanced(self, per_dim: list) -> Iterator[ChunkProjection]:
+    def _iter_advanced(self, per_dim: list[Any]) -> Iterator[ChunkProjection]:
         dims = self.dims
         ndim = len(dims)
         kept = [i for i, d in enumerate(dims) if not d.drops]
@@ -429,9 +429,9 @@ class _PointIndexer:
         self.array_shape = shape
         self.chunk_shape = chunk_shape
         self._zero_d_hit = zero_d_hit  # a 0-d array selected by a True mask
-        self._groups: tuple | None = None
+        self._groups: tuple[Any, ...] | None = None
 
-    def _group(self) -> tuple:
+    def _group(self) -> tuple[Any, ...]:
         if self._groups is None:
             cs = self.chunk_shape
             grid = tuple(-(-s // c) for s, c in zip(self.array_shape, cs))
@@ -489,7 +489,8 @@ class _PointIndexer:
 
 
 # ---------------------------------------------------------------------------- public constructors
-def _dims_from(sel: list[Any], shape: tuple[int, ...], chunk_shape: tuple[int, ...], *, orthogonal: bool):
+def _dims_from(sel: list[Any], shape: tuple[int, ...], chunk_shape: tuple[int, ...], *, orthogonal: bool
+               ) -> tuple[list[Any], list[int]]:
     dims: list[Any] = []
     newaxis_at: list[int] = []
     dim = 0

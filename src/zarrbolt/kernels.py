@@ -7,7 +7,7 @@ run them in parallel.  See ``docs/kernels.md`` for the algorithms and measured s
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._ext import _kernels
 
@@ -148,7 +148,7 @@ def parse_shard_index(
 
 
 def coalesce_ranges(
-    offsets: np.ndarray, nbytes: np.ndarray, wanted: Sequence[int], *, max_gap: int = 0, max_read: int = 0
+    offsets: np.ndarray, nbytes: np.ndarray, wanted: Sequence[int] | np.ndarray, *, max_gap: int = 0, max_read: int = 0
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Plan the reads for the ``wanted`` inner chunks (flat C-order entry numbers) of a shard.
 

@@ -116,6 +116,7 @@ def _migrate_node(src: Store, sp: str, dst: Store, dp: str, cke: str, in_place: 
             err = ContainsArrayError if isinstance(existing, ArrayMetadata) else ContainsGroupError
             raise err(f"a node already exists at path {dp!r} in {dst!r}")
     if isinstance(meta, V2ArrayMetadata):
+        assert isinstance(new, ArrayMetadata)
         dprefix = f"{dp}/" if dp else ""
         for key, coords in _chunk_keys(src, sp, meta):
             new_key = dprefix + new.chunk_key_encoding.encode_chunk_key(coords if meta.shape else ())
@@ -144,7 +145,30 @@ def migrate(source: Any, dest: Any = None, *, path: str | None = None, dest_path
     Zarr v3: in place when ``dest`` is None (``zarr.json`` written, ``.zarray`` / ``.zgroup`` /
     ``.zattrs`` removed), else into ``dest`` (chunks copied byte for byte; ``source`` unchanged).
     ``chunk_key_encoding``: ``"v2"`` keeps the chunk keys, ``"default"`` renames them to v3's
-    ``c/...`` keys.  Returns the v3 node, opened."""
+    ``c/...`` keys.  Returns the v3 node, opened.
+
+    Parameters
+    ----------
+    source
+        The store (or store path / URL) holding the Zarr v2 node.
+    dest
+        The store to write the Zarr v3 node into (None: ``source``, in place).
+    path
+        The node's path in ``source``.
+    dest_path
+        Its path in ``dest`` (None: ``path``).
+    chunk_key_encoding
+        ``"v2"`` or ``"default"``.
+
+    Returns
+    -------
+    Array or Group
+
+    Raises
+    ------
+    NodeNotFoundError
+        When there is no Zarr v2 node at ``path``.
+    """
     from .api import open as open_node
     from .creation import _resolve
 

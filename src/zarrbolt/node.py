@@ -203,14 +203,15 @@ def erase_node(store: Store, path: str) -> None:
 
 
 # ---------------------------------------------------------------------------- nodes
-class Attributes(MutableMapping):
+class Attributes(MutableMapping[str, Any]):
     """The ``attributes`` of a node; every change is written through to the store."""
 
     def __init__(self, node: Node):
         self._node = node
 
     def _get(self) -> dict[str, Any]:
-        return self._node.metadata.attributes
+        attrs: dict[str, Any] = self._node.metadata.attributes
+        return attrs
 
     def __getitem__(self, key: str) -> Any:
         return self._get()[key]
@@ -321,7 +322,7 @@ class Node(NodeLocation):
         if state.get("zarr_format") == 2:
             from .metadata import v2
 
-            meta = v2.parse_pickled(raw, state.get("attributes"))
+            meta: ArrayMetadata | GroupMetadata = v2.parse_pickled(raw, state.get("attributes"))
         else:
             meta = parse_node_metadata(raw)
         if not isinstance(meta, self._metadata_cls):

@@ -60,6 +60,7 @@ class UnsupportedNode(NodeLocation):
 
     @property
     def zarr_format(self) -> Any:
+        """The document's ``zarr_format`` (None when it has none)."""
         return (self.document or {}).get("zarr_format")
 
     @property
@@ -70,6 +71,7 @@ class UnsupportedNode(NodeLocation):
 
     @property
     def metadata(self) -> dict[str, Any] | None:
+        """The node's metadata document as stored (parsed JSON), or None when it is not a JSON object."""
         return self.document
 
     @property
@@ -91,6 +93,7 @@ class UnsupportedArray(UnsupportedNode):
 
     @property
     def shape(self) -> tuple[int, ...] | None:
+        """The document's shape when it is a list of integers, else None."""
         s = (self.document or {}).get("shape")
         if isinstance(s, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in s):
             return tuple(s)

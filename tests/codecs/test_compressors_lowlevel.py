@@ -11,7 +11,6 @@ import pickle
 import random
 import struct
 import subprocess
-import sys
 import textwrap
 import tracemalloc
 import zlib
@@ -582,7 +581,7 @@ def test_reference_numcodecs_interop():
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
     res = pickle.loads(proc.stdout)
     assert res["decoded"] == expect
-    for (cname, shuffle, typesize, d), enc in zip(encode, res["encoded"][: len(encode)]):
+    for (cname, shuffle, _typesize, d), enc in zip(encode, res["encoded"][: len(encode)]):
         assert _blosc2.decompress(enc, len(d)) == d, (cname, shuffle)
     for d, (g, z) in zip(datas, res["encoded"][len(encode):]):
         assert _codecs.gzip_decompress(g, len(d)) == d

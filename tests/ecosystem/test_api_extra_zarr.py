@@ -109,7 +109,7 @@ def test_array_method_signatures(name):
 
 def test_from_array_of_a_zarr_python_array_matches_its_own(stored, tmp_path):
     path, data = stored
-    ours = zb.from_array(str(tmp_path / "ours.zarr"), data=zb.open_array(path, mode="r"))
+    zb.from_array(str(tmp_path / "ours.zarr"), data=zb.open_array(path, mode="r"))
     theirs = zarr.from_array(str(tmp_path / "theirs.zarr"), data=zarr.open_array(path, mode="r"))
     d1 = json.loads((tmp_path / "ours.zarr" / "zarr.json").read_text())
     d2 = json.loads((tmp_path / "theirs.zarr" / "zarr.json").read_text())

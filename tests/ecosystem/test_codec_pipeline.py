@@ -20,7 +20,6 @@ from zarr.codecs import (  # noqa: E402
     BytesCodec,
     Crc32cCodec,
     GzipCodec,
-    ShardingCodec,
     TransposeCodec,
     ZstdCodec,
 )

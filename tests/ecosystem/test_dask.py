@@ -176,4 +176,4 @@ def test_importing_zarrbolt_imports_no_dask():
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
     assert zarrbolt.to_dask is to_dask and "to_dask" in zarrbolt.__all__
     with pytest.raises(AttributeError):
-        zarrbolt.no_such_name
+        zarrbolt.no_such_name  # noqa: B018

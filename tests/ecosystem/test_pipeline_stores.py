@@ -496,7 +496,7 @@ class VanishingShardStore(CountingStore):
 
     def get_ranges(self, key, byte_ranges, **kw):
         async def gone():
-            raise BaseExceptionGroup("ranged read failed", [FileNotFoundError(key)])
+            raise BaseExceptionGroup("ranged read failed", [FileNotFoundError(key)])  # noqa: F821 (py >= 3.11)
             yield  # an async generator, as zarr's
 
         return gone()

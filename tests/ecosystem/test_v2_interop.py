@@ -246,7 +246,7 @@ def test_fill_values_both_ways(tmp_path, dtype, fill):
     a.attrs["touched"] = True  # rewrites the documents: the fill value must survive as written
     assert json.loads((tmp_path / "z/.zarray").read_text()) == doc
     _same(zarr.open_array(str(tmp_path / "z"), mode="r")[...], z[...])
-    b = zarrbolt.create_array(str(tmp_path / "b"), shape=(5,), chunks=(2,), dtype=dtype, fill_value=fill, zarr_format=2)
+    zarrbolt.create_array(str(tmp_path / "b"), shape=(5,), chunks=(2,), dtype=dtype, fill_value=fill, zarr_format=2)
     if fill is not None:
         assert json.loads((tmp_path / "b/.zarray").read_text())["fill_value"] == doc["fill_value"]
     _same(zarr.open_array(str(tmp_path / "b"), mode="r")[...], z[...])

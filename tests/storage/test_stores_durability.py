@@ -152,7 +152,7 @@ def test_threads_set_and_erase_siblings(store):
 
     def worker(i):
         try:
-            for j in range(40):
+            for _j in range(40):
                 key = f"d/e/{i}"
                 store.set(key, b"x")
                 store.erase(key)

@@ -259,7 +259,7 @@ def test_codecs_given_as_zarrbolt_objects_or_v3_json(tmp_path):
     assert doc["compressor"] == {"id": "blosc", "cname": "zstd", "clevel": 3, "shuffle": 2, "blocksize": 0}
     assert doc["filters"] == [{"id": "delta", "dtype": "<i4"}]
     assert list(zarrbolt.open_array(str(tmp_path / "a"))[...]) == list(range(8))
-    b = zarrbolt.create_array(str(tmp_path / "b"), shape=(8,), dtype="<i4", zarr_format=2,
+    zarrbolt.create_array(str(tmp_path / "b"), shape=(8,), dtype="<i4", zarr_format=2,
                               compressors={"name": "numcodecs.zlib", "configuration": {"level": 4}})
     assert json.loads((tmp_path / "b/.zarray").read_text())["compressor"] == {"id": "zlib", "level": 4}
     with pytest.raises(MetadataError, match="no Zarr v2 form"):

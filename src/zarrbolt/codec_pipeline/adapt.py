@@ -5,7 +5,6 @@ decides that zarrbolt serves an array or a call."""
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -173,7 +172,7 @@ def numpy_of(buf: Any) -> np.ndarray | None:
     return data if type(data) is np.ndarray else None
 
 
-def batch_problem(batch: list, buf: Any, meta: Any) -> str | None:
+def batch_problem(batch: list[Any], buf: Any, meta: Any) -> str | None:
     """Why zarrbolt does not serve this call, or None when it does."""
     from zarr.storage import StorePath
 

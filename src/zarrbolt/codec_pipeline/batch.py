@@ -73,22 +73,22 @@ class Box:
     """An array-level selection: per dimension an int or a ``[lo, hi)`` range (``sel``), with
     the per-chunk pieces ``(chunk coords, [(lo, hi) within the chunk per dim])`` of the items."""
 
-    sel: tuple
+    sel: tuple[Any, ...]
     hi: tuple[int, ...]  # the exclusive upper bound per dimension (int + 1 for ints)
 
     def shape(self) -> tuple[int, ...]:
         return tuple(s.stop - s.start for s in self.sel if isinstance(s, slice))
 
 
-def box_of(coords: Sequence[tuple[int, ...]], items: Sequence[tuple], chunk_shape: Sequence[int],
+def box_of(coords: Sequence[tuple[int, ...]], items: Sequence[tuple[Any, ...]], chunk_shape: Sequence[int],
            drop_axes: Sequence[int]) -> Box | None:
     """The box the items tile exactly (with out_selections consistent with it), or None.
     ``items`` are zarr's ``(_, _, chunk_selection, out_selection, _)`` tuples."""
     if drop_axes or not items:
         return None
     nd = len(chunk_shape)
-    lo = [None] * nd
-    hi = [None] * nd
+    lo: list[Any] = [None] * nd
+    hi: list[Any] = [None] * nd
     ints: list[int | None] = [None] * nd
     per: list[list[tuple[int, int]]] = []
     for c, item in zip(coords, items):
@@ -118,8 +118,8 @@ def box_of(coords: Sequence[tuple[int, ...]], items: Sequence[tuple], chunk_shap
     return _check_tiling(coords, items, per, chunk_shape, lo, hi, ints)
 
 
-def _check_tiling(coords: Sequence[tuple[int, ...]], items: Sequence[tuple], per: list, chunk_shape: Sequence[int],
-                  lo: list, hi: list, ints: list) -> Box | None:
+def _check_tiling(coords: Sequence[tuple[int, ...]], items: Sequence[tuple[Any, ...]], per: list[Any], chunk_shape: Sequence[int],
+                  lo: list[Any], hi: list[Any], ints: list[Any]) -> Box | None:
     """The box when every item is exactly its chunk's piece of it and each piece of the box is
     there once, else None."""
     nd = len(chunk_shape)
@@ -152,7 +152,7 @@ def _check_tiling(coords: Sequence[tuple[int, ...]], items: Sequence[tuple], per
     return Box(sel, tuple(ints[d] + 1 if ints[d] is not None else hi[d] for d in range(nd)))
 
 
-def complete_in(coords: tuple[int, ...], row_sel: tuple, chunk_shape: Sequence[int], shape: Sequence[int]) -> bool:
+def complete_in(coords: tuple[int, ...], row_sel: tuple[Any, ...], chunk_shape: Sequence[int], shape: Sequence[int]) -> bool:
     """Whether ``row_sel`` (ints / step-1 slices) covers the whole in-array part of chunk
     ``coords`` of an array of ``shape``."""
     for c, s, cs, n in zip(coords, row_sel, chunk_shape, shape):
@@ -198,7 +198,7 @@ def _entry_bounds(s: Any, n: int) -> tuple[Any, int, int] | None:
     return a, mn, mx + 1
 
 
-def item_bbox(csel: Any, chunk_shape: Sequence[int]) -> tuple[tuple, list[int], list[int]] | None:
+def item_bbox(csel: Any, chunk_shape: Sequence[int]) -> tuple[tuple[Any, ...], list[int], list[int]] | None:
     """For any chunk selection: its entries normalised, and the ``[lo, hi)`` bounding box of
     what it touches in the chunk (per dimension); None when it is not understood."""
     if not isinstance(csel, tuple):
@@ -216,9 +216,9 @@ def item_bbox(csel: Any, chunk_shape: Sequence[int]) -> tuple[tuple, list[int], 
     return tuple(norm), lo, hi
 
 
-def shift_selection(norm: tuple, lo: Sequence[int]) -> tuple:
+def shift_selection(norm: tuple[Any, ...], lo: Sequence[int]) -> tuple[Any, ...]:
     """A normalised chunk selection moved to a box that starts at ``lo`` within the chunk."""
-    out = []
+    out: list[Any] = []
     for s, o in zip(norm, lo):
         if isinstance(s, slice):
             out.append(slice(s.start - o, s.stop - o, s.step) if s.stop > s.start else slice(0, 0))

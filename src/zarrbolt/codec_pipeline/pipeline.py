@@ -28,10 +28,10 @@ from .stores import run_in_worker
 logger = logging.getLogger("zarrbolt.codec_pipeline")
 
 # Arrays that zarr-python's own pipeline serves, by reason (see adapt.unsupported_reason).
-fallback_counts: Counter = Counter()
+fallback_counts: Counter[Any] = Counter()
 # Calls of arrays zarrbolt serves that were handed to zarr-python's pipeline all the same, by
 # reason (selections the planners do not take, a non-CPU buffer, ...).
-delegated_counts: Counter = Counter()
+delegated_counts: Counter[Any] = Counter()
 
 _MISSING = GetResult(status="missing")
 _PRESENT = GetResult(status="present")
@@ -56,10 +56,14 @@ class ZarrboltCodecPipeline(CodecPipeline):
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_codecs(cls, codecs: Iterable[Any]) -> ZarrboltCodecPipeline:
+        """A pipeline of ``codecs`` not yet bound to an array: zarr-python's pipeline serves it."""
         return cls(BatchedCodecPipeline.from_codecs(codecs))
 
     @classmethod
     def from_array_metadata_and_store(cls, array_metadata: Any, store: Any) -> ZarrboltCodecPipeline:
+        """The pipeline of an array (zarr-python's metadata object) in ``store``: zarrbolt serves it
+        when it supports the array, else zarr-python's pipeline (the reason counted in ``fallback_counts``).
+        """
         wrapped = adapt.zarr_pipeline(array_metadata)
         meta, reason = adapt.zarrbolt_metadata(array_metadata, store)
         if meta is None:
@@ -68,6 +72,7 @@ class ZarrboltCodecPipeline(CodecPipeline):
         return cls(wrapped, meta, reason)
 
     def evolve_from_array_spec(self, array_spec: Any) -> ZarrboltCodecPipeline:
+        """The pipeline for ``array_spec`` (zarr-python's hook), serving the same array."""
         return type(self)(self._wrapped.evolve_from_array_spec(array_spec), self._meta, self.fallback_reason)
 
     # ------------------------------------------------------------------ delegated
@@ -75,33 +80,40 @@ class ZarrboltCodecPipeline(CodecPipeline):
         return iter(self._wrapped)
 
     @property
-    def codecs(self) -> tuple:
+    def codecs(self) -> tuple[Any, ...]:
+        """The codecs, as zarr-python's pipeline has them."""
         return tuple(self._wrapped.codecs)
 
     @property
     def supports_partial_decode(self) -> bool:
+        """Whether the codecs decode parts of a chunk (zarr-python's)."""
         return self._wrapped.supports_partial_decode
 
     @property
     def supports_partial_encode(self) -> bool:
+        """Whether the codecs encode parts of a chunk (zarr-python's)."""
         return self._wrapped.supports_partial_encode
 
     def validate(self, *, shape: tuple[int, ...], dtype: Any, chunk_grid: Any) -> None:
+        """Check the codecs against an array's ``shape``, ``dtype`` and ``chunk_grid`` (zarr-python's)."""
         self._wrapped.validate(shape=shape, dtype=dtype, chunk_grid=chunk_grid)
 
     def compute_encoded_size(self, byte_length: int, array_spec: Any) -> int:
+        """The encoded size of ``byte_length`` bytes of a chunk of ``array_spec`` (zarr-python's)."""
         return self._wrapped.compute_encoded_size(byte_length, array_spec)
 
     async def decode(self, chunk_bytes_and_specs: Iterable[tuple[Any, Any]]) -> Iterable[Any]:
+        """Decode chunks' bytes (zarr-python's pipeline: zarrbolt serves :meth:`read`)."""
         return await self._wrapped.decode(chunk_bytes_and_specs)
 
     async def encode(self, chunk_arrays_and_specs: Iterable[tuple[Any, Any]]) -> Iterable[Any]:
+        """Encode chunks (zarr-python's pipeline: zarrbolt serves :meth:`write`)."""
         return await self._wrapped.encode(chunk_arrays_and_specs)
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return self._wrapped == other._wrapped and self._meta == other._meta  # type: ignore[attr-defined]
+        return self._wrapped == other._wrapped and self._meta == other._meta
 
     def __hash__(self) -> int:
         return hash(self._wrapped)
@@ -132,7 +144,12 @@ class ZarrboltCodecPipeline(CodecPipeline):
         self._cache = None
 
     # ------------------------------------------------------------------ reading
-    async def read(self, batch_info: Iterable[tuple], out: Any, drop_axes: tuple[int, ...] = ()) -> tuple:
+    async def read(self, batch_info: Iterable[tuple[Any, ...]], out: Any, drop_axes: tuple[int, ...] = ()) -> tuple[Any, ...]:
+        """Read the chunks of ``batch_info`` (zarr-python's ``(byte getter, chunk spec, chunk
+        selection, out selection, is complete)`` items) into ``out``, in C with the GIL released when
+        zarrbolt serves the array and the selection; otherwise zarr-python's pipeline does.  Returns
+        per item zarr-python's ``GetResult``: whether its chunk was stored.
+        """
         batch = list(batch_info)
         if not batch:
             return ()
@@ -141,6 +158,7 @@ class ZarrboltCodecPipeline(CodecPipeline):
             return await self._wrapped.read(batch, out, drop_axes)
         zstore, prefix, coords = job
         out_np = adapt.numpy_of(out)
+        assert out_np is not None  # (batch_problem checked the buffer)
         io = self._io(zstore, prefix)
         box = box_of(coords, batch, io.chunk_shape, drop_axes)
         if box is not None and tuple(out_np.shape) != box.shape():
@@ -149,7 +167,7 @@ class ZarrboltCodecPipeline(CodecPipeline):
         if box is None and plan is None:
             delegated_counts["read selection"] += 1
             return await self._wrapped.read(batch, out, drop_axes)
-        missing: set = set()
+        missing: set[Any] = set()
         with _zarr_settings():
             if io.store is None:
                 io = _with_store(io, await adapt.staged_store(zstore, io, _requests(io, coords, batch)))
@@ -160,7 +178,10 @@ class ZarrboltCodecPipeline(CodecPipeline):
         return tuple(_MISSING if it[0].path in missing else _PRESENT for it in batch)
 
     # ------------------------------------------------------------------ writing
-    async def write(self, batch_info: Iterable[tuple], value: Any, drop_axes: tuple[int, ...] = ()) -> None:
+    async def write(self, batch_info: Iterable[tuple[Any, ...]], value: Any, drop_axes: tuple[int, ...] = ()) -> None:
+        """Write ``value`` into the chunks of ``batch_info`` (as :meth:`read`'s), through zarrbolt's
+        write pipeline when it serves the array and the selection; otherwise zarr-python's pipeline does.
+        """
         batch = list(batch_info)
         if not batch:
             return
@@ -171,15 +192,18 @@ class ZarrboltCodecPipeline(CodecPipeline):
         if getattr(zstore, "read_only", False) is True:  # zarr-python raises its own error for it
             return await self._wrapped.write(batch, value, drop_axes)
         value_np = adapt.numpy_of(value)
+        assert value_np is not None  # (batch_problem checked the buffer)
         io = self._io(zstore, prefix)
         box = box_of(coords, batch, io.chunk_shape, drop_axes)
         if box is not None and value_np.ndim and tuple(value_np.shape) != box.shape():
             box = None
         if box is not None and not _shape_agrees(io, box, coords, batch):
             # the array was resized since this pipeline was made: read its metadata again
-            io = await self._refresh(zstore, prefix)
-            if io is None or not _shape_agrees(io, box, coords, batch):
+            fresh = await self._refresh(zstore, prefix)
+            if fresh is None or not _shape_agrees(fresh, box, coords, batch):
                 box = None
+            else:
+                io = fresh
         if box is None:
             delegated_counts["write selection"] += 1
             return await self._wrapped.write(batch, value, drop_axes)
@@ -194,7 +218,7 @@ class ZarrboltCodecPipeline(CodecPipeline):
                 await run_in_worker(_write_box, io, indexer, value_np, write_empty)
 
     # ------------------------------------------------------------------ helpers
-    def _job(self, batch: list, buf: Any) -> tuple[Any, str, list] | None:
+    def _job(self, batch: list[Any], buf: Any) -> tuple[Any, str, list[Any]] | None:
         """``(zarr store, array prefix, chunk coords per item)`` when zarrbolt serves this
         call, else None (and the reason is counted)."""
         if self._meta is None:
@@ -224,7 +248,7 @@ class ZarrboltCodecPipeline(CodecPipeline):
         native = adapt.native_store(zstore)
         io = ArrayIO(native if native is not None else adapt.NO_STORE, prefix, self._meta)
         if native is None:
-            io.store = None
+            io.store = None  # type: ignore[assignment]  # each call gives it its own
         with cache.lock:
             cache.ios[key] = (zstore, io)
         return io
@@ -261,7 +285,7 @@ def _zarr_settings() -> Iterator[None]:
             yield
 
 
-def _split_keys(batch: list, meta: Any) -> tuple[str, list[tuple[int, ...]]]:
+def _split_keys(batch: list[Any], meta: Any) -> tuple[str, list[tuple[int, ...]]]:
     parser = KeyParser(meta.chunk_key_encoding, len(meta.shape))
     prefix, first = parser.split(batch[0][0].path)
     coords = [first]
@@ -287,12 +311,12 @@ def _shape_eff(io: ArrayIO, hi: Iterable[int]) -> tuple[int, ...]:
     return tuple(max(a, b) for a, b in zip(io.shape, hi))
 
 
-def _read_box(io: ArrayIO, box: Any, out: np.ndarray, missing: set) -> None:
+def _read_box(io: ArrayIO, box: Any, out: np.ndarray, missing: set[Any]) -> None:
     shape = _shape_eff(io, box.hi)
     read_planner.read(io, lambda cs: basic_indexer(box.sel, shape, cs), out=out, missing=missing)
 
 
-def _item_plans(batch: list, chunk_shape: tuple[int, ...]) -> list | None:
+def _item_plans(batch: list[Any], chunk_shape: tuple[int, ...]) -> list[Any] | None:
     """Per item: its chunk selection normalised and its bounding box in the chunk; None when
     one is not understood."""
     plans = []
@@ -304,8 +328,8 @@ def _item_plans(batch: list, chunk_shape: tuple[int, ...]) -> list | None:
     return plans
 
 
-def _read_items(io: ArrayIO, coords: list, batch: list, plans: list, out: np.ndarray,
-                drop_axes: tuple[int, ...], missing: set) -> None:
+def _read_items(io: ArrayIO, coords: list[Any], batch: list[Any], plans: list[Any], out: np.ndarray,
+                drop_axes: tuple[int, ...], missing: set[Any]) -> None:
     """Any selection, item by item: the bounding box of the item's selection in its chunk read
     by the planner, then the selection taken from it and put in its place in ``out``."""
     cs = io.chunk_shape
@@ -318,19 +342,20 @@ def _read_items(io: ArrayIO, coords: list, batch: list, plans: list, out: np.nda
         g = tuple(slice(ci * n + a, ci * n + b) for ci, n, a, b in zip(c, cs, lo, hi))
         shape = _shape_eff(io, [s.stop for s in g])
         tmp = np.empty(tuple(b - a for a, b in zip(lo, hi)), dtype=io.dtype)
-        read_planner.read(io, lambda chunk_shape: basic_indexer(g, shape, chunk_shape), out=tmp, missing=missing)
+        read_planner.read(io, lambda chunk_shape: basic_indexer(g, shape, chunk_shape), out=tmp, missing=missing)  # noqa: B023
         piece = tmp[shift_selection(norm, lo)]
         if drop_axes:
             piece = piece.squeeze(axis=drop_axes)
         out[item[3]] = piece
 
 
-def _requests(io: ArrayIO, coords: list, batch: list) -> dict[str, list[int] | None]:
+def _requests(io: ArrayIO, coords: list[Any], batch: list[Any]) -> dict[str, list[int] | None]:
     """What a read of ``batch`` needs from a store it stages: per store key None (the whole
     value) or, for shards read directly, the flat indices of the inner chunks it touches."""
     if not io.shard_direct:
         return {item[0].path: None for item in batch}
     lay = io.layout
+    assert lay is not None
     inner, cps = lay.chunk_shape, lay.chunks_per_shard
     req: dict[str, list[int] | None] = {}
     for item in batch:
@@ -342,7 +367,7 @@ def _requests(io: ArrayIO, coords: list, batch: list) -> dict[str, list[int] | N
     return req
 
 
-def _shape_agrees(io: ArrayIO, box: Any, coords: list, batch: list) -> bool:
+def _shape_agrees(io: ArrayIO, box: Any, coords: list[Any], batch: list[Any]) -> bool:
     """Whether the array shape this pipeline knows agrees with the batch: the box lies inside
     it and zarr-python's ``is_complete_chunk`` of every item is what that shape gives."""
     if any(b > n for b, n in zip(box.hi, io.shape)):

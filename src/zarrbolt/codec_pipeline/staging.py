@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -37,7 +37,7 @@ class StagedStore(_CoreStaged):
 
     @property
     def bridge(self) -> LoopBridge:
-        return self.base
+        return cast(LoopBridge, self.base)
 
 
 async def staged_read_store(zstore: Any, loop: asyncio.AbstractEventLoop, io: Any,
@@ -80,7 +80,7 @@ def read_requests(io: Any, make_indexer: Callable[[tuple[int, ...]], Any]) -> di
     return {io.chunk_key(tuple(c)): None for c in coords.tolist()}
 
 
-def write_requests(io: Any, indexer: Any) -> dict[str, None]:
+def write_requests(io: Any, indexer: Any) -> dict[str, list[int] | None]:
     """The ``requests`` for staging what a write of ``io`` at ``indexer`` (over ``io.chunk_shape``,
     as :func:`zarrbolt.pipeline.write.write` takes it) reads: the chunks and shards it updates in
     part (whole: the write planner reads them whole), not the ones it overwrites."""

@@ -361,7 +361,7 @@ class LoopBridge(Store):
                                               max_gap_bytes=max_gap):
                     for i, buf in batch:
                         out[i] = buf
-            except BaseExceptionGroup as eg:
+            except BaseExceptionGroup as eg:  # noqa: F821 (zarr-python needs Python >= 3.11)
                 absent, rest = eg.split((FileNotFoundError, asyncio.CancelledError))
                 if rest is None and absent is not None and absent.subgroup(FileNotFoundError) is not None:
                     return None  # the key is absent (deleted since its index was read)
@@ -395,14 +395,14 @@ class LoopBridge(Store):
         return await self._call("list", prefix or "/", collect)
 
     # ------------------------------------------------------------------ reading
-    def get(self, key: str, byte_range: ByteRequest = None) -> memoryview | None:
+    def get(self, key: str, byte_range: ByteRequest = None) -> memoryview | None:  # type: ignore[override]  # a view
         check_key(key)
         if _is_empty_request(byte_range):
             return memoryview(b"") if self.exists(key) else None
         buf = self.run(self.aget(key, byte_range))
         return None if buf is None else _buffer_view(buf)
 
-    def get_partial_values(self, key_ranges: Iterable[tuple[str, ByteRequest]]) -> list[memoryview | None]:
+    def get_partial_values(self, key_ranges: Iterable[tuple[str, ByteRequest]]) -> list[memoryview | None]:  # type: ignore[override]
         """All the requests concurrently."""
         items = [(check_key(k), r) for k, r in key_ranges]
         if any(_is_empty_request(r) for _, r in items):

@@ -3,7 +3,7 @@ per-codec and fused-plan faces of a compressor whose C side is one extension mod
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar, cast
 
 import importlib
 
@@ -43,8 +43,8 @@ class KeptConfiguration:
     """Mixin of numcodecs codecs whose configuration is kept as given (less ``id``): the
     configuration members a codec allows are ``_members``; ``_check()`` validates them."""
 
-    name: str
-    _members: frozenset[str] = frozenset()
+    name: ClassVar[str]
+    _members: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, **config: Any):
         self.config = dict(config)
@@ -80,10 +80,10 @@ class ExtensionCompressor(BytesToBytesCodec):
         raise NotImplementedError
 
     def encode(self, data: Any, spec: ChunkSpec) -> bytes:
-        return self._ext().compress(as_bytes_view(data), self._param())
+        return cast(bytes, self._ext().compress(as_bytes_view(data), self._param()))
 
     def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
-        return self._ext().decompress(as_bytes_view(data), max_size)
+        return cast(bytes, self._ext().decompress(as_bytes_view(data), max_size))
 
     # -- codec-owned fused-plan stages
     def c_decode_step(self, spec: ChunkSpec) -> tuple[str, Any, bytes]:

@@ -22,7 +22,7 @@ def int_param(value: Any, name: str, param: str, lo: int | None = None, hi: int 
     if (lo is not None and value < lo) or (hi is not None and value > hi):
         rng = f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]"
         raise MetadataError(f"codec {name!r}: {param}={value} is outside {rng}")
-    return value
+    return int(value)
 
 
 def as_bytes_view(data: Any) -> memoryview:

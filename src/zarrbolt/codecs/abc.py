@@ -32,7 +32,7 @@ class ChunkSpec:
     dtype: DataType
     fill_value: Any  # numpy scalar of dtype.numpy_dtype (np.void for raw types)
 
-    def _key(self) -> tuple:
+    def _key(self) -> tuple[Any, ...]:
         return (self.shape, self.dtype, np.asarray(self.fill_value).tobytes())
 
     def __eq__(self, other: object) -> bool:
@@ -107,7 +107,7 @@ class Codec(ABC):
         return decoded_nbytes + decoded_nbytes // 8 + 65536
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self.to_json() == other.to_json()  # type: ignore[attr-defined]
+        return type(self) is type(other) and self.to_json() == other.to_json()
 
     def __hash__(self) -> int:
         return hash(repr(self.to_json()))
@@ -146,7 +146,8 @@ class ArrayToBytesCodec(Codec):
         return self.max_encoded_size(spec.nbytes)
 
     @abstractmethod
-    def encode(self, array: np.ndarray, spec: ChunkSpec) -> bytes | bytearray | memoryview: ...
+    def encode(self, array: np.ndarray, spec: ChunkSpec) -> bytes | bytearray | memoryview:
+        """Encode ``array`` (a C-contiguous array of ``spec.shape`` / ``spec.dtype``) to bytes."""
 
     @abstractmethod
     def decode(self, data: bytes | bytearray | memoryview, spec: ChunkSpec) -> np.ndarray:
@@ -165,7 +166,8 @@ class BytesToBytesCodec(Codec):
     kind: ClassVar[CodecKind] = "bytes_to_bytes"
 
     @abstractmethod
-    def encode(self, data: bytes | bytearray | memoryview, spec: ChunkSpec) -> bytes | bytearray | memoryview: ...
+    def encode(self, data: bytes | bytearray | memoryview, spec: ChunkSpec) -> bytes | bytearray | memoryview:
+        """Encode ``data`` (``spec`` as for :meth:`decode`)."""
 
     @abstractmethod
     def decode(
@@ -184,7 +186,7 @@ class BytesToBytesCodec(Codec):
         """The encode step ``(kind, capsule, params)`` of the fused plans, or None."""
         return None
 
-    def c_partial(self, spec: ChunkSpec) -> tuple | None:
+    def c_partial(self, spec: ChunkSpec) -> tuple[Any, ...] | None:
         """A partial decoder for when this is the chain's only bytes->bytes codec:
         ``("blocks", getitem capsule, sizes capsule)`` (decode the blocks holding a range of
         items) or ``("prefix", prefix capsule)`` (decode a leading part), or None."""

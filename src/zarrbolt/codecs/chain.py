@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 
 from .abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
 from ..errors import CodecError, CorruptChunkError, MetadataError
+
+
+_T = TypeVar("_T")
 
 
 class SpecCache:
@@ -24,10 +27,11 @@ class SpecCache:
         self._maxsize = maxsize
         self._data: dict[Any, Any] = {}
 
-    def get(self, spec: Any, make: Callable[[Any], Any]) -> Any:
+    def get(self, spec: Any, make: Callable[[Any], _T]) -> _T:
         """The value for ``spec``, made by ``make(spec)`` the first time (errors are not cached)."""
         try:
-            return self._data[spec]
+            hit: _T = self._data[spec]
+            return hit
         except KeyError:
             pass
         value = make(spec)
@@ -39,7 +43,7 @@ class SpecCache:
     def __len__(self) -> int:
         return len(self._data)
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self._maxsize,))
 
 
@@ -75,6 +79,7 @@ class BoundChain:
 
     def decode(self, data: bytes | bytearray | memoryview) -> np.ndarray:
         c = self.chain
+        codec: Any
         for codec, limit in zip(reversed(c.bb), reversed(self.bb_limits)):
             data = codec.decode(data, self.ab_spec, limit)
         arr = c.ab.decode(data, self.ab_spec)
@@ -97,11 +102,12 @@ class BoundChain:
 
     def encode(self, arr: np.ndarray) -> bytes | bytearray | memoryview:
         c = self.chain
+        codec: Any
         i = 0
         while i < len(c.aa):
             codec = c.aa[i]
             if i + 1 < len(c.aa) and _fusable(codec, c.aa[i + 1]):
-                arr = c.aa[i + 1].fused_encode(codec, arr, self.aa_specs[i])
+                arr = c.aa[i + 1].fused_encode(codec, arr, self.aa_specs[i])  # type: ignore[attr-defined]
                 i += 2
                 continue
             arr = codec.encode(arr, self.aa_specs[i])
@@ -163,13 +169,13 @@ class CodecChain:
         spec = self.ab.resolve(spec)
         limits = []
         limit = self.ab.max_encoded_size_for(spec)
-        for c in self.bb:
-            c.resolve(spec)
+        for bc in self.bb:
+            bc.resolve(spec)
             limits.append(limit)
-            limit = c.max_encoded_size(limit)
+            limit = bc.max_encoded_size(limit)
         return BoundChain(self, tuple(aa_specs), spec, tuple(spec for _ in self.bb), tuple(limits))
 
-    def to_json(self) -> list[dict]:
+    def to_json(self) -> list[dict[str, Any]]:
         return [c.to_json() for c in self.codecs]
 
     def __eq__(self, other: object) -> bool:

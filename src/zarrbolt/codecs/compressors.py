@@ -6,7 +6,7 @@ with c-blosc2, which decodes that format and is faster (see DESIGN.md)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from ..errors import CorruptChunkError, MetadataError
 from .abc import BytesToBytesCodec, ChunkSpec
@@ -38,19 +38,19 @@ class GzipCodec(BytesToBytesCodec):
         return {"name": "gzip", "configuration": {"level": self.level}}
 
     def encode(self, data: Any, spec: ChunkSpec) -> bytes:
-        return _codecs_mod().gzip_compress(as_bytes_view(data), self.level)
+        return cast(bytes, _codecs_mod().gzip_compress(as_bytes_view(data), self.level))
 
     def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
-        return _codecs_mod().gzip_decompress(as_bytes_view(data), max_size)
+        return cast(bytes, _codecs_mod().gzip_decompress(as_bytes_view(data), max_size))
 
-    def c_decode_step(self, spec: ChunkSpec) -> tuple:
+    def c_decode_step(self, spec: ChunkSpec) -> tuple[Any, ...]:
         return ("transform", _codecs_mod().GZIP_DECODE_STEP, b"")
 
-    def c_encode_step(self, spec: ChunkSpec) -> tuple:
+    def c_encode_step(self, spec: ChunkSpec) -> tuple[Any, ...]:
         m = _codecs_mod()
         return ("transform", m.GZIP_ENCODE_STEP, m.gzip_encode_params(self.level))
 
-    def c_partial(self, spec: ChunkSpec) -> tuple:
+    def c_partial(self, spec: ChunkSpec) -> tuple[Any, ...]:
         return ("prefix", _codecs_mod().GZIP_PREFIX_FN)  # stops soon after the region's last byte
 
 
@@ -73,19 +73,19 @@ class ZstdCodec(BytesToBytesCodec):
         return {"name": "zstd", "configuration": {"level": self.level, "checksum": self.checksum}}
 
     def encode(self, data: Any, spec: ChunkSpec) -> bytes:
-        return _codecs_mod().zstd_compress(as_bytes_view(data), self.level, self.checksum)
+        return cast(bytes, _codecs_mod().zstd_compress(as_bytes_view(data), self.level, self.checksum))
 
     def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
-        return _codecs_mod().zstd_decompress(as_bytes_view(data), max_size)
+        return cast(bytes, _codecs_mod().zstd_decompress(as_bytes_view(data), max_size))
 
-    def c_decode_step(self, spec: ChunkSpec) -> tuple:
+    def c_decode_step(self, spec: ChunkSpec) -> tuple[Any, ...]:
         return ("transform", _codecs_mod().ZSTD_DECODE_STEP, b"")
 
-    def c_encode_step(self, spec: ChunkSpec) -> tuple:
+    def c_encode_step(self, spec: ChunkSpec) -> tuple[Any, ...]:
         m = _codecs_mod()
         return ("transform", m.ZSTD_ENCODE_STEP, m.zstd_encode_params(self.level, self.checksum))
 
-    def c_partial(self, spec: ChunkSpec) -> tuple:
+    def c_partial(self, spec: ChunkSpec) -> tuple[Any, ...]:
         return ("prefix", _codecs_mod().ZSTD_PREFIX_FN)
 
 
@@ -176,19 +176,19 @@ class BloscCodec(BytesToBytesCodec):
             raise CorruptChunkError(f"blosc: header claims {nbytes} decoded bytes, at most {max_size} expected")
         return _blosc2.decompress(mv, nbytes)
 
-    def c_decode_step(self, spec: ChunkSpec) -> tuple:
+    def c_decode_step(self, spec: ChunkSpec) -> tuple[Any, ...]:
         from .._ext import _blosc2
 
         return ("transform", _blosc2.DECODE_STEP, b"")
 
-    def c_encode_step(self, spec: ChunkSpec) -> tuple:
+    def c_encode_step(self, spec: ChunkSpec) -> tuple[Any, ...]:
         from .._ext import _blosc1
 
         p = self.encode_params(spec)
         return ("transform", _blosc1.ENCODE_STEP,
                 _blosc1.encode_params(p["level"], p["shuffle"], p["typesize"], p["cname"], p["blocksize"]))
 
-    def c_partial(self, spec: ChunkSpec) -> tuple:
+    def c_partial(self, spec: ChunkSpec) -> tuple[Any, ...]:
         from .._ext import _blosc2
 
         # planes and small regions decode only the blosc blocks they need

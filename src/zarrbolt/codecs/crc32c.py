@@ -26,17 +26,17 @@ class Crc32cCodec(BytesToBytesCodec):
     def encoded_size(self, decoded_nbytes: int) -> int:
         return decoded_nbytes + 4
 
-    def c_decode_step(self, spec: ChunkSpec) -> tuple:
+    def c_decode_step(self, spec: ChunkSpec) -> tuple[Any, ...]:
         from .._ext import _kernels
 
         return ("inplace", _kernels.CRC32C_DECODE_STEP, b"")  # check and strip
 
-    def c_encode_step(self, spec: ChunkSpec) -> tuple:
+    def c_encode_step(self, spec: ChunkSpec) -> tuple[Any, ...]:
         from .._ext import _kernels
 
         return ("inplace", _kernels.CRC32C_ENCODE_STEP, b"")  # append
 
-    def encode(self, data: Any, spec: ChunkSpec) -> bytes:
+    def encode(self, data: Any, spec: ChunkSpec) -> bytes | bytearray:
         mv = as_bytes_view(data)
         out = bytearray(len(mv) + 4)
         out[: len(mv)] = mv

@@ -21,7 +21,7 @@ owns its fused-plan array-kernel stage (``c_stage``)."""
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -42,7 +42,8 @@ def _ext() -> Any:
 
 
 def _np_dtype(value: Any, what: str) -> np.dtype:
-    return numpy_dtype_param(NAME, value, what, _KINDS, "only integer and float16/32/64 types are supported")
+    dt: np.dtype = numpy_dtype_param(NAME, value, what, _KINDS, "only integer and float16/32/64 types are supported")
+    return dt
 
 
 @register_codec
@@ -95,10 +96,10 @@ class DeltaCodec(ArrayToArrayCodec):
         return self.encoded_size(decoded_nbytes)
 
     def encode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
-        return _ext().encode(np.ascontiguousarray(array, dtype=self.dtype), self.astype)
+        return cast(np.ndarray, _ext().encode(np.ascontiguousarray(array, dtype=self.dtype), self.astype))
 
     def decode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
-        return _ext().decode(np.ascontiguousarray(array, dtype=self.astype), self.dtype)
+        return cast(np.ndarray, _ext().decode(np.ascontiguousarray(array, dtype=self.astype), self.dtype))
 
     # -- codec-owned fused-plan stage (contract section A)
     def c_stage(self, spec_in: ChunkSpec, spec_out: ChunkSpec) -> Any:
@@ -108,7 +109,7 @@ class DeltaCodec(ArrayToArrayCodec):
             from .abc import ArrayKernelStage  # type: ignore[attr-defined]
         except ImportError:
             try:
-                from .stages import ArrayKernelStage  # type: ignore[no-redef]
+                from .stages import ArrayKernelStage
             except ImportError:
                 return None
         ext = _ext()

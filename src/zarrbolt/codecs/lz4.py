@@ -34,6 +34,7 @@ class LZ4Codec(ExtensionCompressor):
 
     @property
     def effective_acceleration(self) -> int:
+        """The acceleration LZ4 is given: the configured one, 1 when unset or below 1."""
         return 1 if self.acceleration is None or self.acceleration < 1 else self.acceleration
 
     @classmethod

@@ -70,6 +70,9 @@ class ScaleOffsetCodec(ArrayToArrayCodec):
         return {"name": "scale_offset", "configuration": conf} if conf else {"name": "scale_offset"}
 
     def params(self, dt: Any) -> tuple[Any, Any]:
+        """``(offset, scale)`` as scalars of data type ``dt``; MetadataError for a data type the
+        codec does not take, a value it cannot hold or a zero scale.
+        """
         if dt.kind not in _REAL_KINDS:
             raise MetadataError(f"codec 'scale_offset' needs an integer or floating-point data type, got {dt.name}")
         off = dt.numpy_dtype.type(0) if self.offset_json is None else _scalar(dt, self.offset_json, "scale_offset offset")
@@ -161,7 +164,7 @@ class CastValueCodec(ArrayToArrayCodec):
         """Parsed scalar maps: encode (src -> target) and decode (target -> src) pairs."""
         if not self.scalar_map:
             return None, None
-        out = []
+        out: list[list[tuple[Any, Any]] | None] = []
         for direction, (a, b) in (("encode", (src, self.data_type)), ("decode", (self.data_type, src))):
             pairs = self.scalar_map.get(direction)
             if pairs is None:
@@ -216,6 +219,7 @@ class CastValueCodec(ArrayToArrayCodec):
 
     # -- fused with a preceding scale_offset (one pass over the chunk instead of two)
     def fused_encode(self, so: ScaleOffsetCodec, array: np.ndarray, so_spec: ChunkSpec) -> np.ndarray:
+        """:meth:`encode` after ``so``'s (a scale_offset codec with spec ``so_spec``) in one pass."""
         off, sc = so.params(so_spec.dtype)
         enc_map, _ = self.maps(so_spec.dtype)
         try:
@@ -226,6 +230,7 @@ class CastValueCodec(ArrayToArrayCodec):
             raise type(e)(f"scale_offset + cast_value (encode to {self.data_type.name}): {e}") from None
 
     def fused_decode(self, so: ScaleOffsetCodec, array: np.ndarray, so_spec: ChunkSpec) -> np.ndarray:
+        """``so``'s decode after :meth:`decode` (a scale_offset codec with spec ``so_spec``) in one pass."""
         off, sc = so.params(so_spec.dtype)
         _, dec_map = self.maps(so_spec.dtype)
         oor = self._kernel_out_of_range()
@@ -243,7 +248,7 @@ class NumericStage(ElementwiseStage):
     spec), cast_value (``cv``: the codec, its decoded and its encoded spec), or scale_offset
     followed by cast_value, done in one pass."""
 
-    def __init__(self, so: tuple | None = None, cv: tuple | None = None):
+    def __init__(self, so: tuple[Any, ...] | None = None, cv: tuple[Any, ...] | None = None):
         self.so = so
         self.cv = cv
 
@@ -258,7 +263,7 @@ class NumericStage(ElementwiseStage):
             return "cast+scale_offset"
         return "scale_offset" if self.so is not None else "cast"
 
-    def decode_elem(self) -> dict:
+    def decode_elem(self) -> dict[str, Any]:
         """From the stored elements (cast_value's target type, or scale_offset's own) to the
         array's: what CastValueCodec.decode / fused_decode / ScaleOffsetCodec.decode do."""
         from .._ext import _numeric
@@ -281,12 +286,12 @@ class NumericStage(ElementwiseStage):
                         src=cv.data_type.numpy_dtype, dst=target.numpy_dtype)
         return elem
 
-    def encode_elem(self) -> dict:
+    def encode_elem(self) -> dict[str, Any]:
         """From the array's elements to the stored ones: what ScaleOffsetCodec.encode /
         CastValueCodec.encode / CastValueCodec.fused_encode do."""
         from .._ext import _numeric
 
-        first = self.so[1] if self.so is not None else self.cv[1]
+        first = self.so[1] if self.so is not None else self.cv[1]  # type: ignore[index]  # one is set
         src = first.dtype.numpy_dtype  # the array's elements
         elem: dict[str, Any] = {"kind": self._kind(), "src": src, "dst": src}
         if self.so is not None:

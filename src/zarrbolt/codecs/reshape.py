@@ -67,6 +67,8 @@ class ReshapeCodec(ArrayToArrayCodec):
         return {"name": "reshape", "configuration": {"shape": [list(s) if isinstance(s, tuple) else s for s in self.shape]}}
 
     def output_shape(self, a_shape: tuple[int, ...]) -> tuple[int, ...]:
+        """The shape an array of shape ``a_shape`` is reshaped to (MetadataError when the
+        configuration does not fit it)."""
         nd = len(a_shape)
         out: list[int | None] = []
         for s in self.shape:

@@ -25,7 +25,7 @@ import numpy as np
 from .. import kernels
 from ..errors import CodecError, CorruptChunkError, MetadataError
 from .._threads import run_batches
-from .abc import ArrayToBytesCodec, ChunkSpec, Codec
+from .abc import ArrayToBytesCodec, ChunkSpec
 from .chain import CodecChain, SpecCache
 from .registry import parse_codecs, register_codec
 from ._util import config_dict
@@ -184,6 +184,8 @@ class ShardingCodec(ArrayToBytesCodec):
         return ShardLayout(shape, self.chunk_shape, cps, n, inner, index, index_nbytes, fast)
 
     def layout(self, spec: ChunkSpec) -> ShardLayout:
+        """The shard layout (inner chunk grid, bound inner chain, index codec) of shards of
+        ``spec``, cached per spec."""
         return self._layouts.get(spec, self._make_layout)
 
     _layout = layout
@@ -194,7 +196,7 @@ class ShardingCodec(ArrayToBytesCodec):
 
     def max_encoded_size_for(self, spec: ChunkSpec) -> int:
         lay = self._layout(spec)
-        return lay.n * lay.inner.max_encoded_size() + lay.index_nbytes
+        return lay.n * int(lay.inner.max_encoded_size()) + lay.index_nbytes
 
     # ------------------------------------------------------------------ index
     def index_range(self, lay: ShardLayout) -> tuple[str, int]:
@@ -227,6 +229,10 @@ class ShardingCodec(ArrayToBytesCodec):
             raise type(e)(f"{where}: {e}") from None
 
     def split_shard(self, data: Any, lay: ShardLayout, key: str = "") -> tuple[memoryview, np.ndarray, np.ndarray]:
+        """A shard's bytes split into ``(bytes, offsets, nbytes)``: the encoded shard as a byte view
+        and its index's offset and size per inner chunk (checked: CorruptChunkError / ChecksumError
+        naming ``key``).
+        """
         mv = memoryview(data).cast("B") if not isinstance(data, memoryview) or data.format != "B" else data
         total = len(mv)
         if total < lay.index_nbytes:
@@ -239,6 +245,7 @@ class ShardingCodec(ArrayToBytesCodec):
 
     # ------------------------------------------------------------------ whole-shard decode/encode
     def inner_region(self, lay: ShardLayout, flat: int) -> tuple[slice, ...]:
+        """The region of the shard (one slice per dimension) inner chunk ``flat`` (C order) covers."""
         coords = np.unravel_index(flat, lay.chunks_per_shard) if lay.chunks_per_shard else ()
         return tuple(slice(int(c) * s, (int(c) + 1) * s) for c, s in zip(coords, lay.chunk_shape))
 
@@ -258,7 +265,7 @@ class ShardingCodec(ArrayToBytesCodec):
         return out
 
     def encode(self, array: np.ndarray, spec: ChunkSpec) -> bytes:
-        enc = self.encode_shard(array, spec)
+        enc: bytes | None = self.encode_shard(array, spec)
         if enc is None:  # every inner chunk is empty: the shard is just its index
             lay = self._layout(spec)
             empty = np.full(lay.chunks_per_shard + (2,), EMPTY, dtype=np.uint64)
@@ -274,7 +281,7 @@ class ShardingCodec(ArrayToBytesCodec):
         touched: np.ndarray | None = None,
         is_fill: Callable[[np.ndarray], bool] | None = None,
         parts: bool = False,
-        encoder: Callable[[np.ndarray, list], tuple[np.ndarray, np.ndarray]] | None = None,
+        encoder: Callable[[np.ndarray, list[Any]], tuple[np.ndarray, np.ndarray]] | None = None,
     ) -> Any:
         """Encode a whole shard.  Inner chunks equal to the fill value become empty entries;
         returns None when all of them are empty (the caller deletes the shard).  ``parts=True``
@@ -300,7 +307,7 @@ class ShardingCodec(ArrayToBytesCodec):
             for i in flats:
                 if touched is not None and not touched[i]:
                     o = EMPTY if reuse is None else int(reuse[1][i])
-                    if o != EMPTY:
+                    if o != EMPTY and reuse is not None:
                         encoded[i] = reuse[0][o: o + int(reuse[2][i])]
                     continue
                 chunk = np.ascontiguousarray(array[self.inner_region(lay, i)])

@@ -51,12 +51,12 @@ class ElementwiseStage:
         do not merge (the chain then has no fused plan)."""
         return None
 
-    def decode_elem(self) -> dict | None:
+    def decode_elem(self) -> dict[str, Any] | None:
         """The decode plan's elementwise step (from the encoded dtype ``src`` to the decoded one
         ``dst``), or None."""
         return None
 
-    def encode_elem(self) -> dict | None:
+    def encode_elem(self) -> dict[str, Any] | None:
         """The encode plan's elementwise step (from the decoded dtype ``src`` to the encoded one
         ``dst``), or None."""
         return None
@@ -88,4 +88,5 @@ class ArrayKernelStage:
 
 def _np_dtype(dt: Any) -> np.dtype:
     """A numpy dtype from a numpy dtype (or its spelling) or a zarrbolt DataType."""
-    return np.dtype(getattr(dt, "numpy_dtype", dt))
+    out: np.dtype = np.dtype(getattr(dt, "numpy_dtype", dt))
+    return out

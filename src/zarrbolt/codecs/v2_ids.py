@@ -81,21 +81,21 @@ def codec_from_v2(conf: Any, *, itemsize: int, where: str) -> Codec:
     try:
         if cid == "blosc":
             c = {**_BLOSC_DEFAULTS, **_members(conf, {"cname", "clevel", "shuffle", "blocksize", "typesize"}, cid, where)}
-            cls = get_codec_class("blosc")
+            cls: Any = get_codec_class("blosc")
             shuffle = blosc_shuffle_name(c["shuffle"], itemsize, where)
-            return cls(c["cname"], c["clevel"], shuffle, max(1, min(itemsize, 255)), c["blocksize"])
+            return cls(c["cname"], c["clevel"], shuffle, max(1, min(itemsize, 255)), c["blocksize"])  # type: ignore[no-any-return]
         if cid == "zstd":
             c = _members(conf, {"level", "checksum"}, cid, where)
             level = _int(c.get("level", _NUMCODECS_DEFAULT_LEVEL), "zstd 'level'", where)
             # numcodecs passes any level to libzstd, which clamps it to its range
             level = max(_ZSTD_MIN_LEVEL, min(level, _ZSTD_MAX_LEVEL))
-            return get_codec_class("zstd")(level, c.get("checksum", False))
+            return get_codec_class("zstd")(level, c.get("checksum", False))  # type: ignore[call-arg]
         if cid == "gzip":
             c = _members(conf, {"level"}, cid, where)
             level = _int(c.get("level", _NUMCODECS_DEFAULT_LEVEL), "gzip 'level'", where)
             if level == -1:  # zlib's default, as numcodecs.GZip takes it
                 level = _ZLIB_DEFAULT_LEVEL
-            return get_codec_class("gzip")(level)
+            return get_codec_class("gzip")(level)  # type: ignore[call-arg]
         known = registered_codecs()
         if cid in _VLEN_IDS and cid in known:
             _members(conf, set(), cid, where)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import struct
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -36,7 +36,7 @@ MAX_CHUNK_BYTES = 2**31 - 1
 try:
     from .._ext import _vlen
 except ImportError:  # numpy 1.x, or the extension not built
-    _vlen = None
+    _vlen = None  # type: ignore[assignment]
 
 
 def _items(spec: ChunkSpec) -> int:
@@ -45,7 +45,7 @@ def _items(spec: ChunkSpec) -> int:
 
 class _VLenCodec(ArrayToBytesCodec):
     _kinds: tuple[str, ...] = ()  # the data type kinds this codec serialises
-    _item = ""  # "str" or "bytes"
+    _item: Literal["str", "bytes"]  # "str" or "bytes"
 
     def __init__(self) -> None:
         pass
@@ -79,7 +79,7 @@ class _VLenCodec(ArrayToBytesCodec):
     def max_encoded_size(self, decoded_nbytes: int) -> int:
         return MAX_CHUNK_BYTES
 
-    def _decode_kind(self, spec: ChunkSpec) -> str:
+    def _decode_kind(self, spec: ChunkSpec) -> Literal["str", "bytes", "stringdtype"]:
         if self._item == "str" and spec.dtype.numpy_dtype.kind == "T":
             return "stringdtype"
         return self._item

@@ -34,6 +34,7 @@ class ZlibCodec(ExtensionCompressor):
 
     @property
     def effective_level(self) -> int:
+        """The compression level used: the configured one, else zlib's default."""
         return DEFAULT_LEVEL if self.level is None else self.level
 
     @classmethod

@@ -7,7 +7,6 @@ other extension's configuration goes through :func:`config_members`."""
 from __future__ import annotations
 
 import re
-from collections.abc import Set
 from typing import Any, NamedTuple
 
 from ..errors import MetadataError
@@ -66,7 +65,7 @@ def parse_extension(
     if isinstance(obj, str):
         name, conf, must = obj, {}, True
     elif isinstance(obj, dict):
-        name = obj.get("name")
+        name = obj.get("name")  # type: ignore[assignment]  # checked to be a str just below
         if not isinstance(name, str):
             raise MetadataError(f"{what}: an extension object needs a string 'name', got {obj!r}")
         if not _MEMBERS.issuperset(obj):
@@ -82,11 +81,11 @@ def parse_extension(
     return _new_tuple(Extension, (name, conf, must or not ignorable))  # (Extension(...) without its slow __new__)
 
 
-def config_members(conf: Any, allowed: Set[str], what: str, name: str | None = None) -> dict[str, Any]:
+def config_members(conf: Any, allowed: frozenset[str] | set[str], what: str, name: str | None = None) -> dict[str, Any]:
     """The configuration object ``conf`` (``None``: none given, i.e. ``{}``) of extension ``name``
     (messages say ``what 'name'``), refusing members outside ``allowed``.  The one check of
     configuration members, for every extension."""
-    conf = {} if conf is None else configuration_object(conf, what, name)
-    if not allowed.issuperset(conf):
-        raise MetadataError(f"{_label(what, name)}: unknown configuration members {sorted(set(conf) - allowed)}")
-    return conf
+    out = {} if conf is None else configuration_object(conf, what, name)
+    if not allowed.issuperset(out):
+        raise MetadataError(f"{_label(what, name)}: unknown configuration members {sorted(set(out) - allowed)}")
+    return out

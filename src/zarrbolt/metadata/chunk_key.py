@@ -24,7 +24,7 @@ class _SeparatorEncoding:
         return {"name": self.name, "configuration": {"separator": self.separator}}
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.separator == self.separator  # type: ignore[attr-defined]
+        return type(other) is type(self) and other.separator == self.separator
 
     def __hash__(self) -> int:
         return hash((self.name, self.separator))
@@ -77,11 +77,12 @@ class V2ChunkKeyEncoding(_SeparatorEncoding):
         return self._parse_ints(key.split(self.separator), key)
 
 
-_ENCODINGS = {"default": DefaultChunkKeyEncoding, "v2": V2ChunkKeyEncoding}
+_ENCODINGS: dict[str, type[DefaultChunkKeyEncoding] | type[V2ChunkKeyEncoding]] = {
+    "default": DefaultChunkKeyEncoding, "v2": V2ChunkKeyEncoding}
 
 
 def parse_chunk_key_encoding(obj: Any) -> DefaultChunkKeyEncoding | V2ChunkKeyEncoding:
-    if isinstance(obj, _SeparatorEncoding):
+    if isinstance(obj, (DefaultChunkKeyEncoding, V2ChunkKeyEncoding)):
         return obj
     name, conf, _ = parse_extension(obj, "chunk_key_encoding", ignorable=False)
     cls = _ENCODINGS.get(name)

@@ -126,7 +126,7 @@ class ConsolidatedView:
             self._children = None
 
 
-_views: weakref.WeakSet = weakref.WeakSet()
+_views: weakref.WeakSet[Any] = weakref.WeakSet()
 _views_lock = threading.Lock()
 
 
@@ -276,6 +276,7 @@ def consolidate(store: Any, path: str) -> int:
         meta: dict[str, Any] = {}
         for child, cdoc in _walk_v3(store, path):
             rel = _rel(path, child)
+            assert rel is not None  # a child is below its group
             if cdoc.get("node_type") == "group":
                 cdoc = {**{k: v for k, v in cdoc.items() if k != KEY}, KEY: empty_inline()}
             meta[rel] = cdoc
@@ -355,6 +356,7 @@ def node_written(store: Any, path: str, metadata: Any) -> None:
         docs = {ZARR_JSON: doc}
     for anc in _ancestors(path):
         rel = _rel(anc, path)
+        assert rel is not None  # below its ancestor
         if fmt == 3:
             _update_inline(store, anc, rel, docs)
         else:
@@ -368,6 +370,7 @@ def node_erased(store: Any, path: str) -> None:
     """The node at ``path`` (and everything below it) was just erased."""
     for anc in _ancestors(path):
         rel = _rel(anc, path)
+        assert rel is not None  # below its ancestor
         _update_inline(store, anc, rel, None)
         _update_zmetadata(store, anc, rel, None)
     for v in _live_views(store):

@@ -52,10 +52,11 @@ class DataType:
     kind: str
     numpy_dtype: np.dtype  # native byte order (np.void of itemsize bytes for raw types)
     itemsize: int
-    configuration: dict | None  # an extension type's configuration (None: a bare name)
+    configuration: dict[str, Any] | None  # an extension type's configuration (None: a bare name)
+    _ext: Any  # the extension type's handler (dtypes_ext), or None
     swap_unit: int | None  # bytes reversed as one unit by a byte swap (1: none; None: per field / n.a.)
 
-    def __new__(cls, name: str, configuration: dict | None = None) -> DataType:
+    def __new__(cls, name: str, configuration: dict[str, Any] | None = None) -> DataType:
         key: Any = name if not configuration else (name, _conf_key(configuration))
         try:
             return cls._cache[key]
@@ -66,6 +67,7 @@ class DataType:
         if configuration:
             raise UnknownDataTypeError(f"data type {name!r} with configuration {configuration!r} is not supported")
         self = object.__new__(cls)
+        npdt: np.dtype
         if name == "bool":
             kind, npdt = "bool", np.dtype(np.bool_)
         elif name in _INT_RANGES:
@@ -96,7 +98,7 @@ class DataType:
         return self
 
     @classmethod
-    def _new_ext(cls, key: Any, name: str, configuration: dict | None) -> DataType:
+    def _new_ext(cls, key: Any, name: str, configuration: dict[str, Any] | None) -> DataType:
         handler, info = _ext.build(name, configuration)
         nkey = name if info.configuration is None else (name, _conf_key(info.configuration))
         if nkey in cls._cache:  # the normalised form of an equivalent configuration
@@ -125,7 +127,7 @@ class DataType:
     def __hash__(self) -> int:
         return hash(self.name if self.configuration is None else (self.name, _conf_key(self.configuration)))
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[Any, ...]:
         return (DataType, (self.name, self.configuration))
 
     def __repr__(self) -> str:
@@ -341,7 +343,7 @@ class DataType:
         raise MetadataError(f"fill_value for {self.name} must be a number or a [real, imag] pair, got {value!r}")
 
 
-def _conf_key(conf: dict) -> str:
+def _conf_key(conf: dict[str, Any]) -> str:
     return json.dumps(conf, sort_keys=True, separators=(",", ":"))
 
 

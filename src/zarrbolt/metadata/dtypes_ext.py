@@ -49,10 +49,10 @@ class ExtInfo(NamedTuple):
     kind: str
     numpy_dtype: np.dtype
     swap_unit: int | None  # byte-order unit of the bytes codec (1: none; None: per field / n.a.)
-    configuration: dict | None  # normalised, as written back
+    configuration: dict[str, Any] | None  # normalised, as written back
 
 
-def _length(conf: dict, name: str, unit: int = 1) -> int:
+def _length(conf: dict[str, Any], name: str, unit: int = 1) -> int:
     if set(conf) != {"length_bytes"}:
         raise MetadataError(f"data type {name!r}: the configuration must be exactly {{'length_bytes'}}, got {conf!r}")
     n = conf["length_bytes"]
@@ -102,7 +102,7 @@ class _Handler:
 
     names: tuple[str, ...] = ()
 
-    def build(self, name: str, conf: dict | None) -> ExtInfo:
+    def build(self, name: str, conf: dict[str, Any] | None) -> ExtInfo:
         raise NotImplementedError
 
     def default(self, dt: DataType) -> Any:
@@ -121,7 +121,7 @@ class _Handler:
 class _String(_Handler):
     names = ("string",)
 
-    def build(self, name: str, conf: dict | None) -> ExtInfo:
+    def build(self, name: str, conf: dict[str, Any] | None) -> ExtInfo:
         if conf:
             raise MetadataError(f"data type 'string' takes no configuration, got {conf!r}")
         return ExtInfo("string", STRING_DTYPE if STRING_DTYPE is not None else np.dtype(object), None, None)
@@ -148,7 +148,7 @@ class _String(_Handler):
 class _VBytes(_Handler):
     names = ("variable_length_bytes", "bytes")
 
-    def build(self, name: str, conf: dict | None) -> ExtInfo:
+    def build(self, name: str, conf: dict[str, Any] | None) -> ExtInfo:
         if conf:
             raise MetadataError(f"data type {name!r} takes no configuration, got {conf!r}")
         return ExtInfo("vbytes", np.dtype(object), None, None)
@@ -169,7 +169,7 @@ class _VBytes(_Handler):
 class _FixedUTF32(_Handler):
     names = ("fixed_length_utf32",)
 
-    def build(self, name: str, conf: dict | None) -> ExtInfo:
+    def build(self, name: str, conf: dict[str, Any] | None) -> ExtInfo:
         n = _length(conf or {}, name, 4)
         return ExtInfo("fixed_utf32", np.dtype(f"U{n // 4}"), 4, {"length_bytes": n})
 
@@ -194,7 +194,7 @@ class _FixedUTF32(_Handler):
 class _NTBytes(_Handler):
     names = ("null_terminated_bytes",)
 
-    def build(self, name: str, conf: dict | None) -> ExtInfo:
+    def build(self, name: str, conf: dict[str, Any] | None) -> ExtInfo:
         n = _length(conf or {}, name)
         return ExtInfo("nt_bytes", np.dtype(f"S{n}"), 1, {"length_bytes": n})
 
@@ -216,7 +216,7 @@ class _NTBytes(_Handler):
 class _RawBytes(_Handler):
     names = ("raw_bytes",)
 
-    def build(self, name: str, conf: dict | None) -> ExtInfo:
+    def build(self, name: str, conf: dict[str, Any] | None) -> ExtInfo:
         n = _length(conf or {}, name)
         return ExtInfo("raw_bytes", np.dtype(f"V{n}"), 1, {"length_bytes": n})
 
@@ -244,7 +244,7 @@ class _RawBytes(_Handler):
 class _Time(_Handler):
     names = ("numpy.datetime64", "numpy.timedelta64")
 
-    def build(self, name: str, conf: dict | None) -> ExtInfo:
+    def build(self, name: str, conf: dict[str, Any] | None) -> ExtInfo:
         conf = conf or {}
         if set(conf) != {"unit", "scale_factor"}:
             raise MetadataError(f"data type {name!r}: the configuration must be exactly {{'unit', 'scale_factor'}}, "
@@ -303,7 +303,7 @@ class _Struct(_Handler):
             return [(f["name"], DT.parse(f["data_type"])) for f in conf["fields"]]
         return [(f[0], DT.parse(f[1])) for f in conf["fields"]]
 
-    def build(self, name: str, conf: dict | None) -> ExtInfo:
+    def build(self, name: str, conf: dict[str, Any] | None) -> ExtInfo:
         from .dtypes import DataType as DT
 
         conf = conf or {}
@@ -382,7 +382,7 @@ for _h in (_String(), _VBytes(), _FixedUTF32(), _NTBytes(), _RawBytes(), _Time()
         HANDLERS[_n] = _h
 
 
-def build(name: str, conf: dict | None) -> tuple[_Handler, ExtInfo]:
+def build(name: str, conf: dict[str, Any] | None) -> tuple[_Handler, ExtInfo]:
     """The handler and facts of extension data type ``name`` (UnknownDataTypeError if unknown)."""
     h = HANDLERS.get(name)
     if h is None:
@@ -390,7 +390,7 @@ def build(name: str, conf: dict | None) -> tuple[_Handler, ExtInfo]:
     return h, h.build(name, conf)
 
 
-def from_numpy(dt: np.dtype) -> tuple[str, dict | None] | None:
+def from_numpy(dt: np.dtype) -> tuple[str, dict[str, Any] | None] | None:
     """zarr-python's v3 data type for a numpy dtype it is not a core type for, or None."""
     k, n = dt.kind, dt.itemsize
     if k == "U":
@@ -414,7 +414,7 @@ def from_numpy(dt: np.dtype) -> tuple[str, dict | None] | None:
             "dtype='variable_length_bytes' (variable-length bytes)")
     if k == "V" and dt.fields is not None:
         fields = []
-        for fname in dt.names:
+        for fname in dt.names or ():
             fdt, _off, *title = dt.fields[fname]
             if title or fdt.subdtype is not None:
                 raise UnknownDataTypeError(f"structured dtype {dt}: field {fname!r} has a title or a subarray shape")

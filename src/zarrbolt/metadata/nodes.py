@@ -9,7 +9,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,6 +20,9 @@ from .chunk_grid import RegularChunkGrid, _int_list
 from .chunk_key import DefaultChunkKeyEncoding, V2ChunkKeyEncoding, parse_chunk_key_encoding
 from ._ext_obj import parse_extension
 from .dtypes import DataType
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 _ARRAY_KEYS = {
     "zarr_format",
@@ -152,12 +155,12 @@ class ArrayMetadata:
     def bound_codecs(self) -> Any:
         """The codec chain (:class:`~zarrbolt.codecs.chain.BoundChain`) bound to :meth:`chunk_spec`,
         validated when this document was made."""
-        return self._bound_codecs
+        return self._bound_codecs  # type: ignore[attr-defined]  # set by __post_init__ (frozen)
 
     def nchunks(self) -> int:
         return math.prod(self.chunk_grid.grid_shape(self.shape))
 
-    def evolve(self, **changes: Any) -> ArrayMetadata:
+    def evolve(self, **changes: Any) -> Self:
         return dataclasses.replace(self, **changes)
 
     # ------------------------------------------------------------------ JSON
@@ -251,7 +254,7 @@ class GroupMetadata:
     def to_bytes(self) -> bytes:
         return _dumps(self.to_json())
 
-    def evolve(self, **changes: Any) -> GroupMetadata:
+    def evolve(self, **changes: Any) -> Self:
         return dataclasses.replace(self, **changes)
 
     def __eq__(self, other: object) -> bool:

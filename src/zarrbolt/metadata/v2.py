@@ -83,7 +83,7 @@ def _object_codec(filters: Any, compressor: Any) -> str | None:
 
     for f in (*(filters or ()), compressor):
         if is_object_codec(f):
-            return f["id"]
+            return str(f["id"])
     for f in filters or ():
         if isinstance(f, dict) and f.get("id") == "categorize" and f.get("dtype") in ("|O", "O"):
             return "categorize"
@@ -134,7 +134,8 @@ def _chain(meta: V2ArrayMetadata, data_type: Any, fill: Any, ocodec: str | None)
     spec = ChunkSpec(tuple(meta.chunk_grid.chunk_shape), data_type, fill)
     for c in aa:
         spec = c.resolve(spec)
-    ab, bb = None, []
+    ab: Any = None
+    bb: list[Any] = []
     for i, conf in enumerate(meta.filters or ()):
         where = f"{key!r} filters[{i}]"
         itemsize = spec.dtype.itemsize if ab is None and not bb else 1
@@ -191,7 +192,7 @@ class V2ArrayMetadata(ArrayMetadata):
     empty_filters: bool = False
     key: str = field(default=ZARRAY, repr=False)
 
-    zarr_format = 2  # type: ignore[assignment]
+    zarr_format = 2
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -230,7 +231,7 @@ class V2ArrayMetadata(ArrayMetadata):
         """From the members of a ``.zarray`` (parsed: a numpy dtype, a fill value or None)."""
         return cls(
             shape=tuple(shape),
-            data_type=None,  # type: ignore[arg-type]  (derived from storage_dtype)
+            data_type=None,  # type: ignore[arg-type]  # derived from storage_dtype
             chunk_grid=RegularChunkGrid(chunks),
             chunk_key_encoding=V2ChunkKeyEncoding(dimension_separator),
             fill_value=fill_value,
@@ -277,14 +278,14 @@ class V2ArrayMetadata(ArrayMetadata):
         return (isinstance(other, V2ArrayMetadata) and self.to_json() == other.to_json()
                 and self.attributes == other.attributes)
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
 
 @dataclass(frozen=True, eq=False)
 class V2GroupMetadata(GroupMetadata):
     """A ``.zgroup`` document and its ``.zattrs``."""
 
-    zarr_format = 2  # type: ignore[assignment]
+    zarr_format = 2
 
     def to_json(self) -> dict[str, Any]:
         """The ``.zgroup`` document."""
@@ -294,7 +295,7 @@ class V2GroupMetadata(GroupMetadata):
         return (isinstance(other, V2GroupMetadata) and self.to_json() == other.to_json()
                 and self.attributes == other.attributes)
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
 
 def v2_documents(meta: V2ArrayMetadata | V2GroupMetadata) -> dict[str, dict[str, Any]]:

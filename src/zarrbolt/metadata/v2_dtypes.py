@@ -57,7 +57,7 @@ def _simple_dtype(s: str, where: str) -> np.dtype:
         raise MetadataError(f"{where}: data type {s!r}: {e}") from None
 
 
-def _structured_dtype(fields: list, where: str, depth: int = 0) -> np.dtype:
+def _structured_dtype(fields: list[Any], where: str, depth: int = 0) -> np.dtype:
     if depth > _MAX_STRUCT_DEPTH:
         raise MetadataError(f"{where}: structured data type nested deeper than {_MAX_STRUCT_DEPTH} levels")
     if not fields:
@@ -83,7 +83,7 @@ def _structured_dtype(fields: list, where: str, depth: int = 0) -> np.dtype:
                 raise MetadataError(f"{where}: the shape of field {name!r} must be a list of positive integers, got {shape!r}")
             out.append((name, sub, tuple(shape)))
         else:
-            out.append((name, sub))
+            out.append((name, sub))  # type: ignore[arg-type]  # numpy takes 2- and 3-tuples
     dt = np.dtype(out)
     if dt.itemsize > MAX_ITEMSIZE:
         raise MetadataError(f"{where}: structured data type of {dt.itemsize} bytes (at most {MAX_ITEMSIZE})")
@@ -103,7 +103,7 @@ def v2_dtype_to_json(dt: np.dtype) -> Any:
     """The v2 ``dtype`` member for a numpy dtype (the inverse of :func:`parse_v2_dtype`)."""
     if dt.fields is not None:
         out = []
-        for name in dt.names:
+        for name in dt.names or ():
             ft = dt.fields[name][0]
             if ft.subdtype is not None:
                 base, shape = ft.subdtype
@@ -118,7 +118,7 @@ def v2_dtype_to_json(dt: np.dtype) -> Any:
 
 def _orders(dt: np.dtype) -> set[str]:
     if dt.fields is not None:
-        return set().union(*(_orders(dt.fields[n][0]) for n in dt.names))
+        return set().union(*(_orders(dt.fields[n][0]) for n in dt.names or ()))
     if dt.subdtype is not None:
         return _orders(dt.subdtype[0])
     if dt.kind in "SVbO" or dt.itemsize == 1:
@@ -140,7 +140,7 @@ def byte_order(dt: np.dtype, where: str) -> str | None:
 def native_dtype(dt: np.dtype) -> np.dtype:
     """``dt`` in native byte order (the decoded chunks' dtype; a record's fields too)."""
     if dt.fields is not None:
-        return np.dtype([(n, native_dtype(dt.fields[n][0])) for n in dt.names])
+        return np.dtype([(n, native_dtype(dt.fields[n][0])) for n in dt.names or ()])
     if dt.subdtype is not None:
         return np.dtype((native_dtype(dt.subdtype[0]), dt.subdtype[1]))
     if dt.kind in "OSVb":

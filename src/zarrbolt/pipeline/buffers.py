@@ -17,7 +17,7 @@ import numpy as np
 _ARENA_BYTES = 8 << 20
 _arenas = threading.local()
 _scratches = threading.local()
-_helpers: list[list] = []  # [arena, scratch] of the native pool's worker w (index w - 1)
+_helpers: list[list[Any]] = []  # [arena, scratch] of the native pool's worker w (index w - 1)
 _helpers_lock = threading.Lock()
 
 # Outputs at least this large are written with non-temporal stores by the fused decode: they
@@ -98,7 +98,7 @@ def group_slots(plan: Any, full: np.ndarray) -> int:
     if row >= GROUP_MAX_ROW_BYTES or full.shape[-1] <= chunk_shape[-1]:
         return 1
     per_row = -(-full.shape[-1] // chunk_shape[-1]) + 1  # an unaligned row touches one more
-    return max(1, min(per_row, GROUP_SCRATCH_BYTES // plan.scratch_bytes(1)))
+    return int(max(1, min(per_row, GROUP_SCRATCH_BYTES // plan.scratch_bytes(1))))
 
 
 def stream_output(full: np.ndarray) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -46,13 +46,13 @@ class ArrayIO:
         self.dtype: np.dtype = metadata.data_type.numpy_dtype
         self.fill = metadata.fill_value
         self.key_prefix = f"{path}/" if path else ""
-        self._encode_key = metadata.chunk_key_encoding.encode_chunk_key
+        self._encode_key: Callable[[tuple[int, ...]], str] = metadata.chunk_key_encoding.encode_chunk_key
         ab = self.chain.ab
         self.sharding = ab if isinstance(ab, ShardingCodec) else None
         # Partial reads/writes of shards need the shard to be the array->bytes input directly.
         self.shard_direct = self.sharding is not None and not self.chain.aa and not self.chain.bb
         self.layout = self.sharding.layout(self.bound.ab_spec) if self.sharding is not None else None
-        if self.shard_direct:
+        if self.shard_direct and self.layout is not None:
             self.plan = compile_decode_plan(self.layout.inner)
         else:
             self.plan = compile_decode_plan(self.bound) if self.sharding is None else None
@@ -64,7 +64,8 @@ class ArrayIO:
     def decode_chunk(self, data: Any, key: str) -> np.ndarray:
         """Chunk ``key``'s bytes decoded by the per-codec chain; errors name the chunk."""
         try:
-            return self.bound.decode(data)
+            arr: np.ndarray = self.bound.decode(data)
+            return arr
         except (CodecError, MetadataError) as e:
             raise type(e)(f"chunk {key!r}: {e}") from e
         except (ValueError, TypeError) as e:
@@ -90,5 +91,6 @@ class ArrayIO:
         if name not in self.eplans:
             from .plan import compile_encode_plan
 
+            assert self.layout is not None  # (the inner chains are the sharded arrays')
             self.eplans[name] = compile_encode_plan(self.layout.inner, not keep_empty)
         return self.eplans[name]

@@ -31,7 +31,7 @@ class _Stages(NamedTuple):
     kernels: list[ArrayKernelStage]  # in chain order
 
 
-def _pipeline_module() -> Any | None:
+def _pipeline_module() -> Any:
     if not config.get("fused_pipeline"):
         return None
     try:
@@ -71,7 +71,7 @@ def _array_stages(bound: Any) -> _Stages | None:
     return _Stages(perm, elem, mid, kernels)
 
 
-def _elem_dict(stages: _Stages, decode: bool) -> dict | None | bool:
+def _elem_dict(stages: _Stages, decode: bool) -> dict[str, Any] | None | bool:
     """The plan's elementwise step (None: none), or False when the stage has no C form here."""
     if stages.elem is None:
         return None
@@ -84,7 +84,7 @@ def _elem_dict(stages: _Stages, decode: bool) -> dict | None | bool:
     return elem
 
 
-def _kernel_args(stages: _Stages, decode: bool) -> list[tuple]:
+def _kernel_args(stages: _Stages, decode: bool) -> list[tuple[Any, ...]]:
     return [(k.decode_fn if decode else k.encode_fn, k.params, k.decoded_itemsize, k.encoded_itemsize)
             for k in stages.kernels]
 

@@ -31,11 +31,11 @@ from .context import ArrayIO
 from .shard_io import COALESCE_GAP, ShardArenaReader, fetch_inner_chunks, group_by_shard, shard_index, work_items
 
 # How many reads took each strategy (a debugging and testing aid; see the module docstring).
-strategy_counts: Counter = Counter()
+strategy_counts: Counter[Any] = Counter()
 
 
 def read(io: ArrayIO, make_indexer: Callable[[tuple[int, ...]], Any], *, out: np.ndarray | None = None,
-         missing: set | None = None) -> np.ndarray:
+         missing: set[Any] | None = None) -> np.ndarray:
     """Read a selection: ``make_indexer(chunk_shape)`` makes its indexer over the chunk grid.
 
     ``out``: an existing array of the selection's shape and the array's dtype (any strides) that
@@ -47,6 +47,7 @@ def read(io: ArrayIO, make_indexer: Callable[[tuple[int, ...]], Any], *, out: np
 
         return read_remote(io, make_indexer, out, missing)
     if io.shard_direct:
+        assert io.layout is not None
         indexer = make_indexer(io.layout.chunk_shape)
         out = _check_out(io, indexer, out)
         items = _unit_items(io, indexer)
@@ -86,11 +87,12 @@ def _unit_view(out: np.ndarray, unit_shape: tuple[int, ...]) -> np.ndarray:
         return v
 
 
-def _unit_items(io: ArrayIO, indexer: Any) -> tuple | None:
+def _unit_items(io: ArrayIO, indexer: Any) -> tuple[Any, ...] | None:
     """The fused decode's tasks (ints and step-1 slices with a C plan), or None."""
     if io.plan is None or not io.ndim or not hasattr(indexer, "unit_step_items"):
         return None
-    return indexer.unit_step_items()
+    items: tuple[Any, ...] | None = indexer.unit_step_items()
+    return items
 
 
 def task_error(e: BaseException, label: Callable[[int | None], str | None]) -> BaseException | None:
@@ -118,6 +120,7 @@ def range_detail(e: BaseException, io: ArrayIO, key: str, data: Any) -> BaseExce
         if io.sharding is None:
             io.decode_chunk(io.store.get(key) if data is None else data, key)
         else:  # data: an inner chunk's bytes
+            assert io.layout is not None
             io.layout.inner.decode(data)
     except CodecRangeError as detail:
         return detail if io.sharding is None else type(detail)(f"{key}: {detail}")
@@ -130,6 +133,7 @@ def inner_range_detail(e: BaseException, io: ArrayIO, key: str, flat: int) -> Ba
     """:func:`range_detail` for inner chunk ``flat`` of shard ``key`` (read again from the store)."""
     if not isinstance(e, CodecRangeError):
         return e
+    assert io.sharding is not None and io.layout is not None
     try:
         mv, offs, nb = io.sharding.split_shard(io.store.get(key), io.layout, key)
         o = int(offs[flat])
@@ -142,8 +146,9 @@ def inner_range_detail(e: BaseException, io: ArrayIO, key: str, flat: int) -> Ba
 class FusedOutput:
     """The output of a fused read and where each task goes in it; decodes batches into it."""
 
-    def __init__(self, io: ArrayIO, indexer: Any, items: tuple, out: np.ndarray | None = None):
+    def __init__(self, io: ArrayIO, indexer: Any, items: tuple[Any, ...], out: np.ndarray | None = None):
         coords, self.starts, self.shapes, self.out_starts = items
+        assert io.plan is not None  # (the fused reads')
         self.io, self.plan, self.fill = io, io.plan, io.fill
         if out is None:
             self.out = outbuf.empty(indexer.shape, dtype=io.dtype)
@@ -153,7 +158,7 @@ class FusedOutput:
             self.full = _unit_view(out, indexer.unit_shape())
         self.n = len(coords)
         self.coords = coords
-        self.missing: set | None = None  # where absent chunks / shards are recorded (read(missing=))
+        self.missing: set[Any] | None = None  # where absent chunks / shards are recorded (read(missing=))
 
     def prepare(self) -> None:
         """What the decode calls need (only once there are tasks)."""
@@ -172,7 +177,7 @@ class FusedOutput:
         if self.missing is not None:
             self.missing.add(key)
 
-    def decode(self, bufs: list, idx: list, names: list) -> None:
+    def decode(self, bufs: list[Any], idx: list[Any], names: list[Any]) -> None:
         """Decode buffers ``bufs`` (tasks ``idx``, named ``names``) with one GIL release."""
         if not bufs:
             return
@@ -187,7 +192,7 @@ class FusedOutput:
                 detail = range_detail(e, self.io, names[i], bufs[i])
                 if detail is not e:
                     raise detail from None
-            raise task_error(e, lambda i: f"chunk {'?' if i is None else names[i]}") from None
+            raise task_error(e, lambda i: f"chunk {'?' if i is None else names[i]}") or e from None
 
     def tasks(self, ii: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(starts, shapes, offsets)`` of tasks ``ii`` as the C calls take them."""
@@ -196,8 +201,8 @@ class FusedOutput:
 
 
 # ---------------------------------------------------------------------------- chunks
-def _read_fused(io: ArrayIO, indexer: Any, items: tuple, out: np.ndarray | None = None,
-                missing: set | None = None) -> np.ndarray:
+def _read_fused(io: ArrayIO, indexer: Any, items: tuple[Any, ...], out: np.ndarray | None = None,
+                missing: set[Any] | None = None) -> np.ndarray:
     """Unsharded reads of ints and step-1 slices through the fused C pipeline."""
     fo = FusedOutput(io, indexer, items, out)
     fo.missing = missing
@@ -233,7 +238,7 @@ def _read_chunk_files(io: ArrayIO, fo: FusedOutput, files: Any, keys: list[str],
             detail = range_detail(e, io, keys[lo + i], None)
             if detail is not e:
                 raise detail from None
-        raise task_error(e, lambda i: f"chunk {'?' if i is None else keys[lo + i]}") from None
+        raise task_error(e, lambda i: f"chunk {'?' if i is None else keys[lo + i]}") or e from None
     for j in missing:
         fo.absent(lo + j, keys[lo + j])
     for j in too_large:  # larger than the arena
@@ -251,9 +256,9 @@ def _read_chunks_via_store(io: ArrayIO, fo: FusedOutput, keys: list[str], batch:
     store = io.store
     arena = buffers.thread_arena()
     pos = 0
-    bufs: list = []
-    idx: list = []
-    names: list = []
+    bufs: list[Any] = []
+    idx: list[Any] = []
+    names: list[Any] = []
     for i in batch:
         key = keys[i]
         got = store.read_into(key, arena[pos:])
@@ -279,7 +284,7 @@ def _read_chunks_via_store(io: ArrayIO, fo: FusedOutput, keys: list[str], batch:
 
 
 def _read_per_codec(io: ArrayIO, indexer: Any, out: np.ndarray | None = None,
-                    missing: set | None = None) -> np.ndarray:
+                    missing: set[Any] | None = None) -> np.ndarray:
     """Every chunk decoded by the Python codec chain, then copied into its place."""
     strategy_counts["per-codec"] += 1
     if out is None:
@@ -288,7 +293,7 @@ def _read_per_codec(io: ArrayIO, indexer: Any, out: np.ndarray | None = None,
     return out
 
 
-def _per_codec_projections(io: ArrayIO, projections: list, out: np.ndarray, missing: set | None) -> None:
+def _per_codec_projections(io: ArrayIO, projections: list[Any], out: np.ndarray, missing: set[Any] | None) -> None:
     """The chunks of ``projections`` decoded by the Python codec chain into ``out``."""
     if not projections:
         return
@@ -310,10 +315,11 @@ def _per_codec_projections(io: ArrayIO, projections: list, out: np.ndarray, miss
 
 
 # ---------------------------------------------------------------------------- shards
-def _read_sharded_fused(io: ArrayIO, indexer: Any, items: tuple, out: np.ndarray | None = None,
-                        missing: set | None = None) -> np.ndarray:
+def _read_sharded_fused(io: ArrayIO, indexer: Any, items: tuple[Any, ...], out: np.ndarray | None = None,
+                        missing: set[Any] | None = None) -> np.ndarray:
     """Sharded reads of ints and step-1 slices: inner chunks decoded by the fused pipeline."""
     lay = io.layout
+    assert lay is not None and io.sharding is not None
     fo = FusedOutput(io, indexer, items, out)
     fo.missing = missing
     if fo.n == 0:
@@ -321,9 +327,9 @@ def _read_sharded_fused(io: ArrayIO, indexer: Any, items: tuple, out: np.ndarray
     fo.prepare()
     flat, groups = group_by_shard(fo.coords, lay.chunks_per_shard)
     items_ = work_items(groups, fo.n, lay)
-    indices: dict = {}  # the parts of a split shard share one index read
+    indices: dict[str, Any] = {}  # the parts of a split shard share one index read
 
-    def via_store(batch: Sequence[tuple]) -> None:
+    def via_store(batch: Sequence[tuple[Any, ...]]) -> None:
         reader = ShardArenaReader(io.store, io.sharding, lay, buffers.thread_arena(), fo.decode, fo.fill_task)
         for sc, g, _whole in batch:
             key = io.chunk_key(sc)
@@ -351,13 +357,14 @@ def _read_sharded_fused(io: ArrayIO, indexer: Any, items: tuple, out: np.ndarray
     return fo.out
 
 
-def _read_shard_files(io: ArrayIO, fo: FusedOutput, files: Any, items: list, entries: np.ndarray,
-                      via_store: Callable[[list], None]) -> None:
+def _read_shard_files(io: ArrayIO, fo: FusedOutput, files: Any, items: list[Any], entries: np.ndarray,
+                      via_store: Callable[[list[Any]], None]) -> None:
     """Local shard files: every part of every shard of ``items`` (index read, inner chunk reads,
     decodes) in C, on the threads of the native pool, with the GIL released once.  What C
     leaves (damaged indexes, shards that changed while read, inner chunks larger than the arena)
     goes ``via_store``, which reports the damage."""
     lay = io.layout
+    assert lay is not None and io.sharding is not None
     keys = [io.chunk_key(sc) for sc, _, _ in items]
     parts = [g for _, g, _ in items]
     ii = np.concatenate(parts) if len(parts) > 1 else parts[0]
@@ -376,7 +383,7 @@ def _read_shard_files(io: ArrayIO, fo: FusedOutput, files: Any, items: list, ent
             if pos is None:
                 return None
             key = keys[int(np.searchsorted(ends, pos, side="right"))]
-            return f"shard {key!r}" if isinstance(e, StoreError) else f"chunk {key}[{int(entries[ii[pos]])}]"
+            return f"shard {key!r}" if isinstance(e, StoreError) else f"chunk {key}[{int(entries[ii[pos]])}]"  # noqa: F821
 
         pos = getattr(e, "task_index", None)
         if isinstance(pos, int) and 0 <= pos < len(ii):
@@ -404,7 +411,7 @@ def _read_shard_files(io: ArrayIO, fo: FusedOutput, files: Any, items: list, ent
 
 
 def _read_sharded(io: ArrayIO, indexer: Any, out: np.ndarray | None = None,
-                  missing: set | None = None) -> np.ndarray:
+                  missing: set[Any] | None = None) -> np.ndarray:
     """Read through the inner chunk grid, per shard fetching only the inner chunks the
     selection touches (see :func:`.shard_io.fetch_inner_chunks`), decoding each with the inner
     chain."""
@@ -418,6 +425,7 @@ def _read_sharded(io: ArrayIO, indexer: Any, out: np.ndarray | None = None,
 def _sharded_groups(io: ArrayIO, indexer: Any) -> dict[tuple[int, ...], list[tuple[int, ChunkProjection]]]:
     """The projections over the inner chunk grid grouped by shard: ``{shard coords: [(flat
     inner chunk number, projection)]}``."""
+    assert io.layout is not None
     cps = io.layout.chunks_per_shard
     by_shard: dict[tuple[int, ...], list[tuple[int, ChunkProjection]]] = {}
     strides = [1] * len(cps)
@@ -430,17 +438,18 @@ def _sharded_groups(io: ArrayIO, indexer: Any) -> dict[tuple[int, ...], list[tup
     return by_shard
 
 
-def _read_shard_groups(io: ArrayIO, by_shard: dict, out: np.ndarray, missing: set | None,
+def _read_shard_groups(io: ArrayIO, by_shard: dict[tuple[int, ...], Any], out: np.ndarray, missing: set[Any] | None,
                        fetch: Callable[..., list[Any] | None] = fetch_inner_chunks) -> None:
     """Decode the inner chunks of ``by_shard`` (:func:`_sharded_groups`) with the inner chain
     into ``out``; ``fetch`` gets a shard's wanted inner chunks (see :func:`.shard_io.fetch_inner_chunks`)."""
     if not by_shard:
         return
     lay = io.layout
+    assert lay is not None
     items = work_items(list(by_shard.items()), sum(len(e) for e in by_shard.values()), lay)
     fill, inner = io.fill, lay.inner
 
-    def work(batch: Sequence[tuple]) -> None:
+    def work(batch: Sequence[tuple[Any, ...]]) -> None:
         for sc, entries, whole in batch:
             key = io.chunk_key(sc)
             parts = fetch(io.store, key, io.sharding, lay, [f for f, _ in entries], whole)

@@ -40,7 +40,7 @@ __all__ = ["read_remote", "remote_counts", "window_budget"]
 
 # How many windows each kind of remote read staged, and the most bytes one window staged (a
 # testing and debugging aid).
-remote_counts: Counter = Counter()
+remote_counts: Counter[Any] = Counter()
 
 # The threads that wait for a window's staging while the reading thread decodes the previous one.
 _STAGERS = LazyExecutor(8, "zarrbolt-stage")
@@ -60,7 +60,8 @@ class _Staging:
     """One window's staging, running on the source's loop (through a stager thread); each key
     staged is put on ``ready`` as ``(window, key)``."""
 
-    def __init__(self, io: ArrayIO, k: int, requests: dict, whole_shard: Callable | None, ready: queue.SimpleQueue):
+    def __init__(self, io: ArrayIO, k: int, requests: dict[str, Any], whole_shard: Callable[..., Any] | None, ready: queue.SimpleQueue[Any]):
+        assert io.source is not None  # (a remote store's array)
         self.staged = StagedStore(io.store, io.source, io=io)
         self.keys = set(requests)
         self._cancelled = threading.Event()
@@ -76,7 +77,7 @@ class _Staging:
             return await stage(self.staged, io, requests, max_gap=gap, cache=cache, whole_shard=whole_shard,
                                on_done=lambda key: ready.put((k, key)))
 
-        self.future: Future = _stagers().submit(io.source.run, main())
+        self.future: Future[Any] = _stagers().submit(io.source.run, main())
 
     def cancel(self) -> None:
         """Cancel the fetches and wait (briefly) until they are gone."""
@@ -95,15 +96,15 @@ class _Staging:
             pass
 
 
-def _run_windows(io: ArrayIO, windows: Sequence[Any], requests_of: Callable[[Any], dict],
-                 decode: Callable[[Any, list[str], StagedStore], None], whole_shard: Callable | None = None,
+def _run_windows(io: ArrayIO, windows: Sequence[Any], requests_of: Callable[[Any], dict[str, Any]],
+                 decode: Callable[[Any, list[str], StagedStore], None], whole_shard: Callable[..., Any] | None = None,
                  stream: bool = True) -> None:
     """Stage the windows (window k+1 once window k's bytes are all here, so that at most two
     windows' bytes are held) and decode what arrives: ``decode(window, keys, staged)`` with the
     keys staged so far (``stream``), or once with all of a window's keys."""
     if not windows:
         return
-    ready: queue.SimpleQueue = queue.SimpleQueue()
+    ready: queue.SimpleQueue[Any] = queue.SimpleQueue()
     active: dict[int, tuple[_Staging, set[str]]] = {}
     started = 0
 
@@ -156,11 +157,12 @@ def _with_store(io: ArrayIO, store: Any) -> ArrayIO:
 
 # ---------------------------------------------------------------------------- the fused paths
 def read_remote(io: ArrayIO, make_indexer: Callable[[tuple[int, ...]], Any], out: np.ndarray | None,
-                missing: set | None) -> np.ndarray:
+                missing: set[Any] | None) -> np.ndarray:
     """:func:`.read.read` for a store with an async source (see the module doc)."""
     from . import read as rd
 
     if io.shard_direct:
+        assert io.layout is not None
         indexer = make_indexer(io.layout.chunk_shape)
         out = rd._check_out(io, indexer, out)
         items = rd._unit_items(io, indexer)
@@ -175,7 +177,7 @@ def read_remote(io: ArrayIO, make_indexer: Callable[[tuple[int, ...]], Any], out
     return _chunks_per_codec(io, indexer, out, missing)
 
 
-def _decode_views(fo: Any, views: list, idx: list, names: list, cost: int) -> None:
+def _decode_views(fo: Any, views: list[Any], idx: list[Any], names: list[Any], cost: int) -> None:
     """Decode the fetched ``views`` (tasks ``idx``) in parallel batches, each one C call."""
     order = sorted(range(len(idx)), key=idx.__getitem__)  # output order: copies grouped
 
@@ -185,8 +187,8 @@ def _decode_views(fo: Any, views: list, idx: list, names: list, cost: int) -> No
     run_batches(work, order, cost=cost)
 
 
-def _chunks_fused(io: ArrayIO, indexer: Any, items: tuple, out: np.ndarray | None,
-                  missing: set | None) -> np.ndarray:
+def _chunks_fused(io: ArrayIO, indexer: Any, items: tuple[Any, ...], out: np.ndarray | None,
+                  missing: set[Any] | None) -> np.ndarray:
     from .read import FusedOutput, strategy_counts
 
     fo = FusedOutput(io, indexer, items, out)
@@ -219,9 +221,10 @@ def _chunks_fused(io: ArrayIO, indexer: Any, items: tuple, out: np.ndarray | Non
     return fo.out
 
 
-def _shard_windows(io: ArrayIO, groups: list, budget: int) -> list[list[tuple[str, np.ndarray]]]:
+def _shard_windows(io: ArrayIO, groups: list[Any], budget: int) -> list[list[tuple[str, np.ndarray]]]:
     """Windows of ``(shard key, task indices)`` pieces: each shard's tasks in order, a shard
     whose tasks exceed the budget split into pieces, pieces packed into windows by cost."""
+    assert io.layout is not None
     inner = io.layout.inner.spec.nbytes
     per = max(1, budget // max(inner, 1))  # tasks per window
     pieces: list[tuple[str, np.ndarray]] = []
@@ -232,11 +235,12 @@ def _shard_windows(io: ArrayIO, groups: list, budget: int) -> list[list[tuple[st
     return [pieces[lo:hi] for lo, hi in buffers.read_windows([len(g) * inner for _, g in pieces], per * inner)]
 
 
-def _sharded_fused(io: ArrayIO, indexer: Any, items: tuple, out: np.ndarray | None,
-                   missing: set | None) -> np.ndarray:
+def _sharded_fused(io: ArrayIO, indexer: Any, items: tuple[Any, ...], out: np.ndarray | None,
+                   missing: set[Any] | None) -> np.ndarray:
     from .read import FusedOutput, strategy_counts
 
     lay = io.layout
+    assert lay is not None
     fo = FusedOutput(io, indexer, items, out)
     fo.missing = missing
     if fo.n == 0:
@@ -253,7 +257,7 @@ def _sharded_fused(io: ArrayIO, indexer: Any, items: tuple, out: np.ndarray | No
     def whole_shard(key: str, wanted: list[int]) -> bool:
         return key not in split and shard_est <= budget
 
-    def requests_of(w: list) -> dict:
+    def requests_of(w: list[Any]) -> dict[str, Any]:
         req: dict[str, list[int]] = {}
         for key, g in w:
             req.setdefault(key, []).extend(flat[g].tolist())
@@ -261,7 +265,7 @@ def _sharded_fused(io: ArrayIO, indexer: Any, items: tuple, out: np.ndarray | No
 
     by_key: dict[int, dict[str, np.ndarray]] = {}
 
-    def decode(w: list, ready: list[str], staged: StagedStore) -> None:
+    def decode(w: list[Any], ready: list[str], staged: StagedStore) -> None:
         tasks = by_key.get(id(w))
         if tasks is None:
             tasks = by_key[id(w)] = dict(w)  # (a shard's pieces are in different windows)
@@ -286,7 +290,7 @@ def _sharded_fused(io: ArrayIO, indexer: Any, items: tuple, out: np.ndarray | No
 
 
 # ---------------------------------------------------------------------------- the per-codec paths
-def _chunks_per_codec(io: ArrayIO, indexer: Any, out: np.ndarray | None, missing: set | None) -> np.ndarray:
+def _chunks_per_codec(io: ArrayIO, indexer: Any, out: np.ndarray | None, missing: set[Any] | None) -> np.ndarray:
     from .read import _per_codec_projections, strategy_counts
 
     strategy_counts["per-codec-remote"] += 1
@@ -296,7 +300,7 @@ def _chunks_per_codec(io: ArrayIO, indexer: Any, out: np.ndarray | None, missing
     nbytes = io.bound.spec.nbytes
     windows = buffers.read_windows([nbytes] * len(projections), window_budget(io.source))
 
-    def requests_of(w: tuple[int, int]) -> dict:
+    def requests_of(w: tuple[int, int]) -> dict[str, Any]:
         return {io.chunk_key(p.chunk_coords): None for p in projections[w[0]: w[1]]}
 
     def decode(w: tuple[int, int], ready: list[str], staged: StagedStore) -> None:
@@ -306,30 +310,31 @@ def _chunks_per_codec(io: ArrayIO, indexer: Any, out: np.ndarray | None, missing
     return out
 
 
-def _sharded_per_codec(io: ArrayIO, indexer: Any, out: np.ndarray | None, missing: set | None) -> np.ndarray:
+def _sharded_per_codec(io: ArrayIO, indexer: Any, out: np.ndarray | None, missing: set[Any] | None) -> np.ndarray:
     from .read import _read_shard_groups, _sharded_groups, strategy_counts
 
     strategy_counts["sharded-per-codec-remote"] += 1
     if out is None:
         out = np.empty(indexer.shape, dtype=io.dtype)
+    assert io.layout is not None
     inner = io.layout.inner.spec.nbytes
     budget = window_budget(io.source)
     per = max(1, budget // max(inner, 1))  # inner chunks per window: a big shard is read in pieces
     by_shard = [(sc, e[lo: lo + per]) for sc, e in _sharded_groups(io, indexer).items() for lo in range(0, len(e), per)]
     windows = buffers.read_windows([len(e) * inner for _, e in by_shard], per * inner)
 
-    def requests_of(w: tuple[int, int]) -> dict:
+    def requests_of(w: tuple[int, int]) -> dict[str, Any]:
         req: dict[str, list[int]] = {}
         for sc, e in by_shard[w[0]: w[1]]:
             req.setdefault(io.chunk_key(sc), []).extend(f for f, _ in e)
         return req
 
     def decode(w: tuple[int, int], ready: list[str], staged: StagedStore) -> None:
-        def fetch(store: Any, key: str, codec: Any, lay: Any, flats: list[int], whole: bool) -> list | None:
+        def fetch(store: Any, key: str, codec: Any, lay: Any, flats: list[int], whole: bool) -> list[Any] | None:
             got = [staged.inner_chunk(key, f) for f in flats]
             return None if any(g is _NOT_STAGED for g in got) else got
 
-        groups: dict = {}
+        groups: dict[tuple[int, ...], Any] = {}
         for sc, e in by_shard[w[0]: w[1]]:
             groups.setdefault(sc, []).extend(e)
         _read_shard_groups(_with_store(io, staged), groups, out, missing, fetch)

@@ -42,7 +42,7 @@ RMW_ATTEMPTS = 8  # read-modify-write tries of one object under contention
 _DELETED = object()
 
 
-def _conflict_error() -> type:
+def _conflict_error() -> type[Exception]:
     from .. import errors
 
     return getattr(errors, "ConflictError", errors.StoreError)
@@ -138,7 +138,7 @@ class RemoteWriteStore(Store):
             return
         src = self.source
 
-        async def send() -> list:
+        async def send() -> list[Any]:
             sem = asyncio.Semaphore(max(1, int(getattr(src, "concurrency", 32))))
 
             async def one(key: str, value: Any) -> None:

@@ -85,7 +85,7 @@ def shard_windows(offsets: np.ndarray, nbytes: np.ndarray, entries: Sequence[int
 
 
 # ---------------------------------------------------------------------------- shards and tasks
-def group_by_shard(coords: np.ndarray, chunks_per_shard: tuple[int, ...]) -> tuple[np.ndarray, list]:
+def group_by_shard(coords: np.ndarray, chunks_per_shard: tuple[int, ...]) -> tuple[np.ndarray, list[Any]]:
     """For tasks at inner-chunk grid ``coords`` (n, ndim): each task's flat inner-chunk number
     within its shard, and ``[(shard coords, task indices)]`` grouped by shard (C order inside a
     shard kept)."""
@@ -101,7 +101,7 @@ def group_by_shard(coords: np.ndarray, chunks_per_shard: tuple[int, ...]) -> tup
     return flat, groups
 
 
-def work_items(groups: list[tuple[tuple[int, ...], Any]], ninner: int, lay: Any) -> list[tuple]:
+def work_items(groups: list[tuple[tuple[int, ...], Any]], ninner: int, lay: Any) -> list[tuple[Any, ...]]:
     """``(shard coords, entries, whole)`` work items.  Fewer shards than the threads want work
     items: each shard is split into parts of at least two inner chunks (the parts share one
     read of the shard index) so that every thread gets some to balance with; reads under
@@ -110,7 +110,7 @@ def work_items(groups: list[tuple[tuple[int, ...], Any]], ninner: int, lay: Any)
     want = threads * _threads.BATCHES_PER_THREAD
     split = threads > 1 and len(groups) < want and lay.inner.spec.nbytes * ninner >= (1 << 20)
     parts = -(-want // max(len(groups), 1))
-    items: list[tuple] = []
+    items: list[tuple[Any, ...]] = []
     for sc, entries in groups:
         n = len(entries)
         k = min(parts, n // 2) if split else 1
@@ -137,7 +137,8 @@ def shard_index(store: Any, key: str, codec: Any, lay: Any) -> tuple[np.ndarray,
     raw_index = store.get(key, rng)
     if raw_index is None or len(raw_index) != index_nbytes:
         raise CorruptChunkError(f"shard {key!r} changed or was truncated while being read")
-    return codec.decode_index(raw_index, lay, total, key)
+    index: tuple[np.ndarray, np.ndarray] | None = codec.decode_index(raw_index, lay, total, key)
+    return index
 
 
 def fetch_inner_chunks(store: Any, key: str, codec: Any, lay: Any, flats: Sequence[int],
@@ -191,14 +192,14 @@ class ShardArenaReader:
     grouped.  No fresh buffer per request, so no page faults for the compressed bytes."""
 
     def __init__(self, store: Any, codec: Any, lay: Any, arena: memoryview,
-                 decode: Callable[[list, list, list], None], fill_task: Callable[[int], None]):
+                 decode: Callable[[list[Any], list[Any], list[Any]], None], fill_task: Callable[[int], None]):
         self.store, self.codec, self.lay = store, codec, lay
         self.arena, self.cap = arena, len(arena)
         self.decode, self.fill_task = decode, fill_task
         self.pos = 0
-        self.bufs: list = []
-        self.idx: list = []
-        self.names: list = []
+        self.bufs: list[Any] = []
+        self.idx: list[Any] = []
+        self.names: list[Any] = []
         self.key = ""
         self.pending: list[tuple[int, int]] = []  # reads of self.key into arena[self.pending_at: self.pos]
         self.pending_at = 0

@@ -35,7 +35,7 @@ import bisect
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -121,8 +121,8 @@ class IndexCache:
     MAX_BYTES = 256 << 20
 
     def __init__(self) -> None:
-        self._stores: dict[Any, OrderedDict[tuple, tuple[Any, int]]] = {}
-        self._order: OrderedDict[tuple, None] = OrderedDict()  # (token, key, layout), global LRU
+        self._stores: dict[Any, OrderedDict[tuple[Any, ...], tuple[Any, int]]] = {}
+        self._order: OrderedDict[tuple[Any, ...], None] = OrderedDict()  # (token, key, layout), global LRU
         self._bytes = 0
         self._lock = threading.Lock()
         self.hits = 0
@@ -144,11 +144,11 @@ class IndexCache:
             tok = None
         return ("id", id(store)) if tok is None else tok
 
-    def get(self, token: Any, key: str, layout_key: tuple) -> Any | None:
+    def get(self, token: Any, key: str, layout_key: tuple[Any, ...]) -> Any | None:
         with self._lock:
             lru = self._stores.get(token)
             hit = None if lru is None else lru.get((key, layout_key))
-            if hit is None:
+            if hit is None or lru is None:
                 self.misses += 1
                 return None
             lru.move_to_end((key, layout_key))
@@ -156,14 +156,14 @@ class IndexCache:
             self.hits += 1
             return hit[0]
 
-    def _drop(self, token: Any, k: tuple) -> None:
+    def _drop(self, token: Any, k: tuple[Any, ...]) -> None:
         lru = self._stores[token]
         self._bytes -= lru.pop(k)[1]
         self._order.pop((token,) + k, None)
         if not lru:
             del self._stores[token]
 
-    def put(self, token: Any, key: str, layout_key: tuple, entry: Any, nbytes: int) -> None:
+    def put(self, token: Any, key: str, layout_key: tuple[Any, ...], entry: Any, nbytes: int) -> None:
         cap = self.capacity()
         if cap <= 0 or nbytes > self.MAX_BYTES:
             return
@@ -247,7 +247,7 @@ class StagedStore(Store):
         self.io = io  # the array the shards belong to (their layout), when shards are staged
         self._whole: dict[str, memoryview | None] = {}  # whole values; None: the key is absent
         self._parts: dict[str, _Parts] = {}  # shards read in part
-        self._split: dict[str, tuple] = {}  # shards staged whole: their split (view, offs, nb)
+        self._split: dict[str, tuple[Any, ...]] = {}  # shards staged whole: their split (view, offs, nb)
         self.nbytes = 0  # bytes staged
 
     def async_source(self) -> None:
@@ -432,18 +432,18 @@ async def _stage_whole(staged: StagedStore, key: str) -> None:
     staged.nbytes += 0 if view is None else len(view)
 
 
-def _layout_key(io: Any) -> tuple:
+def _layout_key(io: Any) -> tuple[Any, ...]:
     lay = io.layout
     return (io.sharding.index_location, lay.index_nbytes, lay.n, tuple(lay.chunk_shape), tuple(lay.chunks_per_shard))
 
 
-async def _shard_index(staged: StagedStore, io: Any, key: str, cache: tuple | None) -> tuple | None:
+async def _shard_index(staged: StagedStore, io: Any, key: str, cache: tuple[Any, ...] | None) -> tuple[Any, ...] | None:
     """``(raw, offs, nb, data_end)`` of shard ``key`` (from ``cache`` = ``(IndexCache, token)``
     or by one request), None when the shard is absent."""
     codec, lay = io.sharding, io.layout
     lk = _layout_key(io)
     if cache is not None:
-        hit = cache[0].get(cache[1], key, lk)
+        hit: tuple[Any, ...] | None = cache[0].get(cache[1], key, lk)
         if hit is not None:
             return hit
     kind, nidx = codec.index_range(lay)
@@ -466,7 +466,7 @@ async def _shard_index(staged: StagedStore, io: Any, key: str, cache: tuple | No
 
 
 async def _stage_shard(staged: StagedStore, io: Any, key: str, wanted: list[int], max_gap: int,
-                       cache: tuple | None) -> None:
+                       cache: tuple[Any, ...] | None) -> None:
     """The index of shard ``key`` (one request, or none when cached), then its ``wanted`` inner
     chunks' byte ranges (coalesced here, then by the source) in one ``aget_ranges`` call."""
     index = await _shard_index(staged, io, key, cache)
@@ -506,10 +506,13 @@ def check_wanted(io: Any, key: str, flats: Iterable[int]) -> list[int]:
     return wanted
 
 
-async def stage(staged: StagedStore, io: Any, requests: dict[str, list[int] | None], *,
-                max_gap: int = COALESCE_GAP, cache: tuple | None = None,
+_Staged = TypeVar("_Staged", bound=StagedStore)
+
+
+async def stage(staged: _Staged, io: Any, requests: dict[str, list[int] | None], *,
+                max_gap: int = COALESCE_GAP, cache: tuple[Any, ...] | None = None,
                 whole_shard: Callable[[str, list[int]], bool] | None = None,
-                on_done: Callable[[str], None] | None = None) -> StagedStore:
+                on_done: Callable[[str], None] | None = None) -> _Staged:
     """Fetch into ``staged``, concurrently, what ``requests`` name for array ``io`` (a
     :class:`~zarrbolt.pipeline.context.ArrayIO`): store key -> None (the whole object) or the
     flat numbers of the inner chunks wanted from that shard (used when ``io.shard_direct``).
@@ -521,7 +524,7 @@ async def stage(staged: StagedStore, io: Any, requests: dict[str, list[int] | No
     At most ``source.concurrency`` jobs run at once.  On the first failure the other jobs are
     cancelled and awaited, then the failure is raised (also when this coroutine is cancelled:
     nothing is left running)."""
-    jobs = []
+    jobs: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []
     for key, flats in requests.items():
         if flats is None or not io.shard_direct:
             jobs.append((_stage_whole, (staged, key)))
@@ -535,7 +538,7 @@ async def stage(staged: StagedStore, io: Any, requests: dict[str, list[int] | No
         return staged
     sem = asyncio.Semaphore(max(1, int(getattr(staged.source, "concurrency", 32))))
 
-    async def bounded(fn: Any, args: tuple) -> None:
+    async def bounded(fn: Any, args: tuple[Any, ...]) -> None:
         async with sem:
             await fn(*args)
         if on_done is not None:
@@ -554,6 +557,6 @@ async def stage(staged: StagedStore, io: Any, requests: dict[str, list[int] | No
     if pending:
         await asyncio.gather(*pending, return_exceptions=True)
     for t in tasks:  # the first failure in request order
-        if t.done() and not t.cancelled() and t.exception() is not None:
-            raise t.exception()
+        if t.done() and not t.cancelled() and (exc := t.exception()) is not None:
+            raise exc
     return staged

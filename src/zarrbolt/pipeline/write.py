@@ -64,7 +64,7 @@ def write(io: ArrayIO, indexer: Any, value: Any, *, write_empty: bool | None = N
         run_batches(writer.run, projections, cost=io.bound.spec.nbytes * len(projections))
 
 
-def _write_remote(io: ArrayIO, projections: list, value: Any, write_empty: bool) -> None:
+def _write_remote(io: ArrayIO, projections: list[Any], value: Any, write_empty: bool) -> None:
     """A store with an async source: see :mod:`.remote_write` (whole objects sent concurrently,
     partial updates guarded by the object's version where the store can)."""
     import copy
@@ -115,7 +115,7 @@ class ChunkWriter:
         gathered: dict[int, np.ndarray] = {}
         for n, p in enumerate(batch):
             key = self.io.chunk_key(p.chunk_coords)
-            if n in runs:  # the first of a row of complete chunks: gather the row (see WriteRows)
+            if n in runs and rows is not None:  # the first of a row of complete chunks: gather the row (see WriteRows)
                 gathered = rows.gather(batch, n, runs[n])
             chunk = gathered.pop(n, None)
             if chunk is None:
@@ -191,6 +191,7 @@ class ChunkWriter:
         sets), only the inner chunks it touches are stored, as zarr-python does (the others
         stay empty even when empty chunks are written)."""
         store = self.io.store
+        assert self.sharding is not None and self.io.layout is not None
         touched = None
         if selection is not None:
             touched = self.sharding.touched_inner_chunks(self.io.layout, selection)
@@ -276,7 +277,7 @@ def _never_fill(chunk: np.ndarray) -> bool:
 
 
 def inner_encoder(io: ArrayIO, keep_empty: bool = False
-                  ) -> Callable[[np.ndarray, list], tuple[np.ndarray, np.ndarray]] | None:
+                  ) -> Callable[[np.ndarray, list[Any]], tuple[np.ndarray, np.ndarray]] | None:
     """For shards written whole: encode a shard's inner chunks in one C call (csrc/encode.c,
     zb_encode_chunks_par; see ShardingCodec.encode_shard), or None when the inner chain has
     no encode plan.  ``keep_empty``: inner chunks equal to the fill value are encoded too."""
@@ -287,7 +288,7 @@ def inner_encoder(io: ArrayIO, keep_empty: bool = False
     work_bytes = plan.work_bytes
     dtype, ndim = io.dtype, len(io.chunk_shape)
 
-    def encode(shard: np.ndarray, regions: list) -> tuple[np.ndarray, np.ndarray]:
+    def encode(shard: np.ndarray, regions: list[Any]) -> tuple[np.ndarray, np.ndarray]:
         n = len(regions)
         if shard.dtype != dtype or shard.ndim != ndim:
             return np.empty(0, np.uint8), np.full((n, 2), -2, np.int64)
@@ -300,7 +301,8 @@ def inner_encoder(io: ArrayIO, keep_empty: bool = False
         # them it goes back there for the next shard (fresh memory per shard costs page faults)
         out = outbuf.empty((n * plan.pack_room,), np.uint8)
         try:
-            return plan.encode_chunks(shard, offsets, shapes, batch_bounds(n, workers), work, out)
+            packed: tuple[np.ndarray, np.ndarray] = plan.encode_chunks(shard, offsets, shapes, batch_bounds(n, workers), work, out)
+            return packed
         except (CodecError, ValueError):
             # a codec failed in C: the Python codecs encode them all and report it their way
             return out, np.full((n, 2), -2, np.int64)
@@ -308,7 +310,7 @@ def inner_encoder(io: ArrayIO, keep_empty: bool = False
     return encode
 
 
-def write_native(io: ArrayIO, projections: list, value: np.ndarray, write_empty: bool) -> list:
+def write_native(io: ArrayIO, projections: list[Any], value: np.ndarray, write_empty: bool) -> list[Any]:
     """Write the whole chunks among ``projections`` of a store with native file access in C
     (csrc/encode.c: gather, encode, atomic file writes, on the native pool with the GIL released
     once); return the projections left for the per-chunk path (partial chunks, and everything
@@ -322,8 +324,8 @@ def write_native(io: ArrayIO, projections: list, value: np.ndarray, write_empty:
     plan = io.encode_plan(write_empty)
     if plan is None:
         return projections
-    mine: list = []
-    rest: list = []
+    mine: list[Any] = []
+    rest: list[Any] = []
     for p in projections:
         ok = p.is_complete_chunk and len(p.out_selection) == nd and all(
             isinstance(o, slice) and (o.step is None or o.step == 1) for o in p.out_selection)
@@ -343,7 +345,7 @@ def write_native(io: ArrayIO, projections: list, value: np.ndarray, write_empty:
         return projections
     chunk_nbytes = io.bound.spec.nbytes
     done = 0
-    redo: list = []
+    redo: list[Any] = []
     for lo, hi in buffers.read_windows([chunk_nbytes] * n):
         m = hi - lo
         workers = min(parallel_workers(m, cost=chunk_nbytes * m), POOL_MAX)

@@ -115,7 +115,7 @@ def run(coro: Coroutine[Any, Any, Any]) -> Any:
                          "(it would wait for itself forever); await the coroutine instead")
     loop = event_loop()
     finished = threading.Event()
-    holder: dict[str, asyncio.Task] = {}
+    holder: dict[str, asyncio.Task[Any]] = {}
 
     def start() -> None:
         task = loop.create_task(coro)
@@ -169,7 +169,7 @@ class ByteBudget:
     def __init__(self, limit: int):
         self.limit = int(limit)
         self.used = 0
-        self._waiters: collections.deque = collections.deque()
+        self._waiters: collections.deque[Any] = collections.deque()
 
     async def acquire(self, n: int) -> int:
         """Wait for ``n`` bytes (capped at the limit); returns what to :meth:`release`."""
@@ -265,10 +265,10 @@ class AsyncSourceBase:
         self.stats: dict[str, int] = {}
         # the bounds of each event loop that runs this source's coroutines (asyncio primitives
         # belong to one loop; usually there is one: zarrbolt's remote-I/O loop)
-        self._limits_by_loop: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._limits_by_loop: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
     # ------------------------------------------------------------------ raw operations
-    async def _raw_get(self, key: str, rng: tuple | None) -> tuple[Any, str | None]:  # pragma: no cover
+    async def _raw_get(self, key: str, rng: tuple[Any, ...] | None) -> tuple[Any, str | None]:  # pragma: no cover
         raise NotImplementedError
 
     async def _raw_head(self, key: str) -> tuple[int, str | None]:  # pragma: no cover
@@ -305,7 +305,7 @@ class AsyncSourceBase:
         self.stats[name] = self.stats.get(name, 0) + n
 
     async def _call(self, op: str, key: str, make: Callable[[], Awaitable[Any]], nbytes: int = 0,
-                    passthrough: frozenset = frozenset()) -> Any:
+                    passthrough: frozenset[Any] = frozenset()) -> Any:
         """``await make()`` within the bounds, retried on transient failures.  A failure whose
         kind is in ``passthrough`` is returned as ``(kind, exception)`` for the caller to
         handle; any other failure raises the mapped :mod:`zarrbolt.errors` exception."""
@@ -347,7 +347,7 @@ class AsyncSourceBase:
             if r.end == r.start:  # nothing to fetch: only whether the key exists
                 head = await self.ahead(key)
                 return (None, None) if head is None else (memoryview(b""), head[1])
-            rng: tuple | None = ("range", r.start, r.end)
+            rng: tuple[Any, ...] | None = ("range", r.start, r.end)
             expect = r.end - r.start
         elif isinstance(r, OffsetByteRequest):
             rng, expect = ("offset", r.offset), 0
@@ -419,7 +419,8 @@ class AsyncSourceBase:
         """Write ``value`` only if the object's ETag is still ``version`` (None: only if the
         object is absent); :class:`~zarrbolt.errors.ConflictError` otherwise.  The new ETag."""
         mode = "create" if version is None else ("etag", version)
-        return await self._call("put", key, lambda: self._raw_put(key, value, mode))
+        etag: str | None = await self._call("put", key, lambda: self._raw_put(key, value, mode))
+        return etag
 
     async def adelete(self, key: str) -> None:
         got = await self._call("delete", key, lambda: self._raw_delete(key), passthrough=frozenset({rerr.ABSENT}))

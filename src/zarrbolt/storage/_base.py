@@ -57,7 +57,7 @@ class SuffixByteRequest:
             raise ValueError(f"invalid suffix length {self.suffix}")
 
 
-ByteRequest = Union[RangeByteRequest, OffsetByteRequest, SuffixByteRequest, tuple, None]
+ByteRequest = Union[RangeByteRequest, OffsetByteRequest, SuffixByteRequest, tuple[Any, ...], None]
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
@@ -183,6 +183,7 @@ class Store(ABC):
 
     @property
     def read_only(self) -> bool:
+        """Whether the store refuses writes (ReadOnlyError)."""
         return self._read_only
 
     def _check_writable(self) -> None:
@@ -369,7 +370,7 @@ class Store(ABC):
     def close(self) -> None:
         """Release resources (nothing to release for local and in-memory stores)."""
 
-    def _dask_token(self) -> tuple:
+    def _dask_token(self) -> tuple[Any, ...]:
         """What identifies the data of this store for dask's graph names (not its contents)."""
         return (type(self).__qualname__, id(self))
 

@@ -111,7 +111,7 @@ class RemoteStore(Store):
         head = run(self._source.ahead(key))
         if head is None:
             raise StoreError(f"key {key!r} not found in {self!r}")
-        return head[0]
+        return int(head[0])
 
     # ------------------------------------------------------------------ writing
     def set(self, key: str, value: Any) -> None:

@@ -73,7 +73,7 @@ class FsspecSource(AsyncSourceBase):
             return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, loop))
         return await asyncio.to_thread(getattr(fs, name), *args, **kw)
 
-    async def _raw_get(self, key: str, rng: tuple | None) -> tuple[Any, str | None]:
+    async def _raw_get(self, key: str, rng: tuple[Any, ...] | None) -> tuple[Any, str | None]:
         path = self._path(key)
         if rng is None:
             data = await self._do("cat_file", path)
@@ -121,7 +121,7 @@ class FsspecSource(AsyncSourceBase):
             info = await self._do("info", path)
         except FileNotFoundError:
             return False
-        return info.get("type") != "directory"
+        return bool(info.get("type") != "directory")
 
     async def _raw_delete(self, key: str) -> None:
         await self._do("rm_file", self._path(key))
@@ -140,7 +140,7 @@ class FsspecSource(AsyncSourceBase):
     async def alist_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         base = self._path(prefix.rstrip("/")) if prefix else self.root
 
-        async def go() -> list[dict]:
+        async def go() -> list[dict[str, Any]]:
             try:
                 return list(await self._do("ls", base or "/", detail=True))
             except FileNotFoundError:
@@ -173,7 +173,20 @@ class FsspecStore(RemoteStore):
     """A zarrbolt store over an fsspec filesystem ``fs`` at directory ``path`` in it.
 
     ``concurrency``, ``max_bytes_in_flight`` and ``retries`` override the config values
-    ``remote_concurrency``, ``remote_bytes_in_flight`` and ``remote_retries``."""
+    ``remote_concurrency``, ``remote_bytes_in_flight`` and ``remote_retries``.
+
+    Parameters
+    ----------
+    fs
+        The fsspec filesystem (synchronous or asynchronous).
+    path
+        The directory in ``fs``.
+    read_only
+        Refuse writes (:class:`~zarrbolt.errors.ReadOnlyError`).
+    concurrency, max_bytes_in_flight, retries
+        Requests in flight, bytes in flight and retries of a failed request for this store (None:
+        the config options).
+    """
 
     supports_conditional_writes = False
 
@@ -198,7 +211,10 @@ class FsspecStore(RemoteStore):
         self._source = FsspecSource(fs, self.path, self.url, **self._bounds)
 
     @classmethod
-    def from_url(cls, url: str, storage_options: dict | None = None, *, read_only: bool = False) -> FsspecStore:
+    def from_url(cls, url: str, storage_options: dict[str, Any] | None = None, *, read_only: bool = False) -> FsspecStore:
+        """A store over the fsspec filesystem and path of ``url`` (``fsspec.url_to_fs(url,
+        **storage_options)``).
+        """
         fsspec = import_fsspec()
         fs, path = fsspec.url_to_fs(url, **(storage_options or {}))
         return cls(fs, path=path, read_only=read_only)
@@ -240,7 +256,7 @@ class FsspecStore(RemoteStore):
         self.__dict__.update(state)
         self._source = FsspecSource(self.fs, self.path, self.url, **self._bounds)
 
-    def _dask_token(self) -> tuple:
+    def _dask_token(self) -> tuple[Any, ...]:
         return ("FsspecStore", self.url, _protocols(self.fs))
 
     def __eq__(self, other: object) -> bool:

@@ -49,7 +49,7 @@ _WINDOWS = os.name == "nt"
 _MISSING = (errno.ENOENT, errno.ENOTDIR)
 
 
-def path_from_uri(root: str | os.PathLike) -> Path:
+def path_from_uri(root: str | os.PathLike[str]) -> Path:
     """A local path from a path or a ``file://`` URI (RFC 8089; ``file:///c:/x`` on Windows).
 
     Other URL schemes raise :class:`StoreError`."""
@@ -150,9 +150,19 @@ class LocalStore(Store):
 
     ``fsync=True`` flushes each written file (and its directory, on POSIX) to disk before the
     write returns.  Safe for concurrent use from threads: writers of the same key race with
-    last-writer-wins and readers always see one whole value."""
+    last-writer-wins and readers always see one whole value.
 
-    def __init__(self, root: str | os.PathLike, *, read_only: bool = False, fsync: bool = False):
+    Parameters
+    ----------
+    root
+        The directory (a path or a ``file://`` URI).
+    read_only
+        Refuse writes (:class:`~zarrbolt.errors.ReadOnlyError`).
+    fsync
+        Flush each written file (and its directory) to disk before the write returns.
+    """
+
+    def __init__(self, root: str | os.PathLike[str], *, read_only: bool = False, fsync: bool = False):
         super().__init__(read_only=read_only)
         self.root = path_from_uri(root).absolute()
         self.fsync = bool(fsync)
@@ -503,7 +513,7 @@ class LocalStore(Store):
         self._prune(pdir)
 
     # ------------------------------------------------------------------ listing
-    def _scan(self, rel_dir: str) -> list[os.DirEntry]:
+    def _scan(self, rel_dir: str) -> list[os.DirEntry[str]]:
         base = os.path.join(self._root_str, *rel_dir.split("/")) if rel_dir else self._root_str
         try:
             with os.scandir(base) as it:
@@ -565,7 +575,7 @@ class LocalStore(Store):
         state["_native"] = None
         return state
 
-    def _dask_token(self) -> tuple:
+    def _dask_token(self) -> tuple[Any, ...]:
         return ("LocalStore", self._root_str)
 
     def with_read_only(self, read_only: bool = True) -> LocalStore:

@@ -25,7 +25,15 @@ class MemoryStore(InMemoryReads, Store):
     by :meth:`with_read_only` share, so read-modify-write operations are atomic.
 
     A MemoryStore pickles with its contents: the unpickled store (e.g. in a dask worker process)
-    holds a *copy* (a plain dict), and writes to either are not seen by the other."""
+    holds a *copy* (a plain dict), and writes to either are not seen by the other.
+
+    Parameters
+    ----------
+    store_dict
+        The dict to keep the values in (None: a new one).
+    read_only
+        Refuse writes (:class:`~zarrbolt.errors.ReadOnlyError`).
+    """
 
     def __init__(self, store_dict: MutableMapping[str, bytes] | None = None, *, read_only: bool = False):
         super().__init__(read_only=read_only)
@@ -110,7 +118,7 @@ class MemoryStore(InMemoryReads, Store):
         # a shallow copy shares the data, like with_read_only (deepcopy and pickle copy it)
         return self.with_read_only(self.read_only)
 
-    def _dask_token(self) -> tuple:
+    def _dask_token(self) -> tuple[Any, ...]:
         return ("MemoryStore", id(self._data))
 
     def with_read_only(self, read_only: bool = True) -> MemoryStore:

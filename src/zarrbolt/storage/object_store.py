@@ -128,7 +128,7 @@ class ObstoreSource(AsyncSourceBase):
     def _path(self, key: str) -> str:
         return self.prefix + key
 
-    async def _raw_get(self, key: str, rng: tuple | None) -> tuple[Any, str | None]:
+    async def _raw_get(self, key: str, rng: tuple[Any, ...] | None) -> tuple[Any, str | None]:
         obs = _obs()
         opts: dict[str, Any] = {}
         if rng is not None:
@@ -191,7 +191,20 @@ class ObjectStore(RemoteStore):
 
     ``concurrency``, ``max_bytes_in_flight`` and ``retries`` override the config values
     ``remote_concurrency``, ``remote_bytes_in_flight`` and ``remote_retries`` for this store.
-    See the module documentation for what each operation costs and how failures are reported."""
+    See the module documentation for what each operation costs and how failures are reported.
+
+    Parameters
+    ----------
+    store
+        The obstore store.
+    prefix
+        The key prefix inside it ("" for its root).
+    read_only
+        Refuse writes (:class:`~zarrbolt.errors.ReadOnlyError`).  HTTP(S) stores are always read-only.
+    concurrency, max_bytes_in_flight, retries
+        Requests in flight, bytes in flight and retries of a failed request for this store (None:
+        the config options).
+    """
 
     supports_conditional_writes = True
 
@@ -224,6 +237,7 @@ class ObjectStore(RemoteStore):
 
     @property
     def prefix(self) -> str:
+        """The key prefix inside the bucket / container ("" for its root)."""
         return self._prefix
 
     def _check_writable(self) -> None:
@@ -257,7 +271,7 @@ class ObjectStore(RemoteStore):
         prefix = self._prefix + "/" if self._prefix else ""
         self._source = ObstoreSource(self._store, prefix, self.url, **self._bounds)
 
-    def _dask_token(self) -> tuple:
+    def _dask_token(self) -> tuple[Any, ...]:
         if type(self._store).__name__ == "MemoryStore":
             return ("ObjectStore", id(self._store), self._prefix)
         return ("ObjectStore", self.url)

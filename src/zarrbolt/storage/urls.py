@@ -36,12 +36,12 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from ..errors import StoreError
 
-Factory = Callable[[str, dict, bool], Any]
+Factory = Callable[[str, dict[str, Any], bool], Any]
 
 _KIND = {
     "s3": "s3", "s3a": "s3",
@@ -93,7 +93,7 @@ def url_scheme(s: str) -> str | None:
     return scheme.lower()
 
 
-def _gcs_token(token: Any, cfg: dict) -> None:
+def _gcs_token(token: Any, cfg: dict[str, Any]) -> None:
     """gcsfs's ``token``: ``"anon"`` (no credentials), a path to a service-account file, a
     service-account key as a dict, or ``"google_default"`` / ``None`` (the environment)."""
     if token == "anon":
@@ -109,7 +109,7 @@ def _gcs_token(token: Any, cfg: dict) -> None:
                          f"{type(token).__name__}")
 
 
-def _flatten_options(kind: str, options: Mapping[str, Any]) -> tuple[dict, dict, dict | None]:
+def _flatten_options(kind: str, options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None]:
     """``(config, client_options, retry_config)`` for obstore from ``storage_options``."""
     aliases = {"s3": _S3_ALIASES, "gcs": _GCS_ALIASES, "azure": _AZURE_ALIASES}.get(kind, {})
     cfg: dict[str, Any] = {}
@@ -168,7 +168,7 @@ def open_url(url: str, storage_options: Mapping[str, Any] | None = None, *, read
         raise StoreError(f"{url!r} is not a store URL (scheme://...)")
     options = dict(storage_options or {})
     if scheme in _registry:
-        return _registry[scheme](url, options, read_only)
+        return cast("tuple[Any, str]", _registry[scheme](url, options, read_only))
     if scheme == "file":
         if options:
             raise StoreError(f"storage_options are not used by local file URLs ({url!r})")
@@ -185,7 +185,7 @@ def open_url(url: str, storage_options: Mapping[str, Any] | None = None, *, read
     return _fsspec_store(url, scheme, options, read_only)
 
 
-def _fsspec_store(url: str, scheme: str, options: dict, read_only: bool) -> tuple[Any, str]:
+def _fsspec_store(url: str, scheme: str, options: dict[str, Any], read_only: bool) -> tuple[Any, str]:
     if importlib.util.find_spec("fsspec") is None:
         extra = "obstore" if _KIND.get(scheme) not in (None, "memory") else "fsspec"
         raise StoreError(f"cannot open {url!r}: install {extra} (pip install 'zarrbolt[remote]')")
@@ -205,7 +205,7 @@ def _fsspec_store(url: str, scheme: str, options: dict, read_only: bool) -> tupl
     return FsspecStore(fs, path=path, read_only=read_only or _KIND.get(scheme) == "http"), ""
 
 
-def check_options(storage_options: Any) -> dict | None:
+def check_options(storage_options: Any) -> dict[str, Any] | None:
     """``storage_options`` as a dict (None when not given); a typed error for anything else."""
     if storage_options is None:
         return None
