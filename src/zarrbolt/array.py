@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import operator
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,7 +13,14 @@ import numpy as np
 from . import config
 from .array_config import ArrayConfig
 from .codecs.abc import ChunkSpec
-from .errors import ArrayNotFoundError, ChunkNotFoundError, ContainsGroupError, MetadataError
+from .errors import (
+    ArrayNotFoundError,
+    ChunkMemoryError,
+    ChunkNotFoundError,
+    ContainsGroupError,
+    MetadataError,
+    ZarrboltError,
+)
 from .indexing import basic_indexer, orthogonal_indexer, vectorized_indexer
 from .metadata import ArrayMetadata
 from .node import ZARR_JSON, Attributes, Node, load_metadata
@@ -341,7 +349,17 @@ class Array(Node):
         self._check_writable()
         if self._unpickled:
             self._check_unpickled()
-        write_pipeline.write(self._io, indexer, value, write_empty=self._config.value("write_empty_chunks"))
+        io = self._io
+        # a write materializes whole stored chunks (shards): one that could never be allocated is
+        # refused before anything is done, and a failed allocation is zarrbolt's typed error
+        if math.prod(io.chunk_shape) * io.dtype.itemsize > sys.maxsize:
+            raise ChunkMemoryError(f"{self._path or '/'}: {_chunk_words(io)}: larger than any address space")
+        try:
+            write_pipeline.write(io, indexer, value, write_empty=self._config.value("write_empty_chunks"))
+        except MemoryError as e:
+            if isinstance(e, ZarrboltError):
+                raise
+            raise ChunkMemoryError(f"{self._path or '/'}: {_chunk_words(io)}: {e}") from e
 
     def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
         self._write(basic_indexer(selection, self.shape, self._chunk_shape), value)
@@ -508,6 +526,13 @@ class ArrayInfo:
         return "\n".join(f"{k:<{w}} : {v}" for k, v in rows)
 
     __str__ = __repr__
+
+
+def _chunk_words(io: ArrayIO) -> str:
+    """'a stored chunk of shape (..) and data type .. (N bytes)', for ChunkMemoryError messages."""
+    nbytes = math.prod(io.chunk_shape) * io.dtype.itemsize
+    what = "shard" if io.sharding is not None else "chunk"
+    return f"a stored {what} of shape {tuple(io.chunk_shape)} and data type {io.dtype} ({nbytes} bytes) does not fit in memory"
 
 
 def _human(n: int) -> str:

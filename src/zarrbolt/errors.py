@@ -30,6 +30,8 @@ __all__ = [
     "StorePermissionError",
     "StoreUnavailableError",
     "ConflictError",
+    "ValueOverflowError",
+    "InvalidValueError",
     "BoundsCheckError",
 ]
 
