@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -81,15 +82,16 @@ def plot_workload(med: dict, key: str, title: str, out: Path) -> bool:
     return True
 
 
-def speedups(med: dict) -> list[tuple[str, str, float]]:
-    """(workload title, layout, fastest reference / zarrbolt) where both were measured."""
+def speedups(med: dict) -> list[tuple[str, str, float, list[str]]]:
+    """(workload title, layout, fastest reference / zarrbolt, the references measured) where
+    zarrbolt and at least one reference were measured."""
     rows = []
     for key, title in WORKLOADS:
         for lay in "abcde":
             zb = med.get((key, lay, ZB))
-            refs = [med[(key, lay, r)] for r in REFS if (key, lay, r) in med]
+            refs = {r: med[(key, lay, r)] for r in REFS if (key, lay, r) in med}
             if zb and refs:
-                rows.append((title, lay, min(refs) / zb))
+                rows.append((title, lay, min(refs.values()) / zb, list(refs)))
     return rows
 
 
@@ -98,13 +100,17 @@ def plot_speedup(med: dict, out: Path) -> bool:
     if not rows:
         return False
     fig, ax = plt.subplots(figsize=(7, 0.22 * len(rows) + 1.2))
-    labels = [f"{t}, {lay}" for t, lay, _ in rows]
-    vals = [r for _, _, r in rows]
+    labels = [f"{t}, {lay}" + (f" (only {refs[0]})" if len(refs) == 1 else "") for t, lay, _, refs in rows]
+    vals = [r for _, _, r, _ in rows]
     ax.barh(range(len(rows)), vals, color=[COLORS[ZB] if v >= 1 else "#7f7f7f" for v in vals])
+    for i, v in enumerate(vals):
+        ax.text(v, i, f" {v:.2f}", va="center", fontsize=6)
+    ax.set_xscale("log", base=2)
     ax.axvline(1.0, color="black", lw=0.8)
     ax.set_yticks(range(len(rows)), labels, fontsize=7)
     ax.invert_yaxis()
-    ax.set_xlabel("fastest of zarr-python / zarrs / tensorstore ÷ zarrbolt (above 1: zarrbolt faster)")
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:g}×"))
+    ax.set_xlabel("fastest reference ÷ zarrbolt (above 1×: zarrbolt faster)")
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     plt.close(fig)
@@ -128,21 +134,30 @@ def table(med: dict) -> str:
 
 
 def run_notes(d: dict) -> str:
+    """The run's setup, as a Markdown list: when, what volume, threads, host, versions, noise."""
     meta = d.get("meta", {})
     lines = []
-    for key in ("size", "shape", "threads", "repeats", "host", "cpu_count", "benchmark_s"):
-        if key in meta:
-            lines.append(f"* {key.replace('_', ' ')}: `{meta[key]}`")
+    if "date" in meta:
+        lines.append(f"* run: {meta['date']}, {meta.get('benchmark_s', 0):.0f} s of benchmark")
+    if "shape" in meta:
+        shape = "×".join(str(n) for n in meta["shape"])
+        lines.append(f"* volume: {shape} uint16 ({meta.get('uncompressed_MiB', 0):.0f} MiB; layout e: the same as float32)")
+    if "system_threads" in meta:
+        lines.append(f"* threads per system: {', '.join(str(t) for t in meta['system_threads'])}; "
+                     f"{meta.get('repeats', '?')} interleaved rounds per workload, "
+                     f"{meta.get('write_repeats', '?')} per write")
+    if "cpu_model" in meta:
+        lines.append(f"* host: {meta.get('cpu_count', '?')} × {meta['cpu_model']}, Python {meta.get('python', '?')}")
     probe = meta.get("parallel_probe")
     if probe:
-        lines.append(f"* 2-thread speedup of a GIL-free probe before each round (1.0: the second core was busy): "
-                     f"median {probe['median']:.2f}, 10th percentile {probe['p10']:.2f}")
+        lines.append("* noise: a GIL-free probe before each round ran 2 threads "
+                     f"{probe['median']:.2f}× faster than 1 (median; 10th percentile {probe['p10']:.2f}; "
+                     "2.0 on an idle 2-core machine, about 1.0 when the second core is taken by other work)")
     for lay, info in sorted(meta.get("layouts", {}).items()):
         lines.append(f"* layout {lay}: {info['title']} (compression ratio {info['ratio']:.2f})")
-    versions = meta.get("systems") or {}
-    if isinstance(versions, dict):
-        for name, v in sorted(versions.items()):
-            lines.append(f"* {name}: `{json.dumps(v.get('versions', v) if isinstance(v, dict) else v)[:160]}`")
+    for name, sysinfo in (meta.get("systems") or {}).items():
+        versions = ", ".join(f"{k} {v}" for k, v in (sysinfo.get("versions") or {}).items())
+        lines.append(f"* `{name}`: {versions or 'versions not recorded'}")
     return "\n".join(lines) + "\n"
 
 
