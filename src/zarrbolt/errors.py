@@ -24,14 +24,14 @@ __all__ = [
     "ChunkMemoryError",
     "ChecksumError",
     "CorruptChunkError",
+    "ValueOverflowError",
+    "InvalidValueError",
     "StoreError",
     "InvalidKeyError",
     "ReadOnlyError",
     "StorePermissionError",
     "StoreUnavailableError",
     "ConflictError",
-    "ValueOverflowError",
-    "InvalidValueError",
     "BoundsCheckError",
 ]
 
