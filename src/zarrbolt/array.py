@@ -352,14 +352,21 @@ class Array(Node):
         io = self._io
         # a write materializes whole stored chunks (shards): one that could never be allocated is
         # refused before anything is done, and a failed allocation is zarrbolt's typed error
-        if math.prod(io.chunk_shape) * io.dtype.itemsize > sys.maxsize:
-            raise ChunkMemoryError(f"{self._path or '/'}: {_chunk_words(io)}: larger than any address space")
+        nbytes = math.prod(io.chunk_shape) * io.dtype.itemsize
+
+        def too_large(why: str) -> ChunkMemoryError:
+            what = "shard" if io.sharding is not None else "chunk"
+            return ChunkMemoryError(f"{self._path or '/'}: a stored {what} of shape {tuple(io.chunk_shape)} and data "
+                                    f"type {io.dtype} ({nbytes} bytes) does not fit in memory: {why}")
+
+        if nbytes > sys.maxsize:
+            raise too_large("larger than any address space")
         try:
             write_pipeline.write(io, indexer, value, write_empty=self._config.value("write_empty_chunks"))
         except MemoryError as e:
             if isinstance(e, ZarrboltError):
                 raise
-            raise ChunkMemoryError(f"{self._path or '/'}: {_chunk_words(io)}: {e}") from e
+            raise too_large(str(e)) from e
 
     def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
         self._write(basic_indexer(selection, self.shape, self._chunk_shape), value)
@@ -526,13 +533,6 @@ class ArrayInfo:
         return "\n".join(f"{k:<{w}} : {v}" for k, v in rows)
 
     __str__ = __repr__
-
-
-def _chunk_words(io: ArrayIO) -> str:
-    """'a stored chunk of shape (..) and data type .. (N bytes)', for ChunkMemoryError messages."""
-    nbytes = math.prod(io.chunk_shape) * io.dtype.itemsize
-    what = "shard" if io.sharding is not None else "chunk"
-    return f"a stored {what} of shape {tuple(io.chunk_shape)} and data type {io.dtype} ({nbytes} bytes) does not fit in memory"
 
 
 def _human(n: int) -> str:
