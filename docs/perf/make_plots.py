@@ -141,7 +141,7 @@ def run_notes(d: dict) -> str:
         lines.append(f"* run: {meta['date']}, {meta.get('benchmark_s', 0):.0f} s of benchmark")
     if "shape" in meta:
         shape = "×".join(str(n) for n in meta["shape"])
-        lines.append(f"* volume: {shape} uint16 ({meta.get('uncompressed_MiB', 0):.0f} MiB; layout e: the same as float32)")
+        lines.append(f"* volume: {shape} uint16 ({meta.get('uncompressed_MiB', 0):.0f} MiB; layout e holds the same data as float32)")
     if "system_threads" in meta:
         lines.append(f"* threads per system: {', '.join(str(t) for t in meta['system_threads'])}; "
                      f"{meta.get('repeats', '?')} interleaved rounds per workload, "
