@@ -30,13 +30,14 @@ ZARR_SUITE_CACHE ?= $(HOME)/.cache/zarrbolt/zarr-suite
   wheel wheel-smoke wheel-test crosscheck
 .PHONY: bench-env bench-check browser
 .PHONY: lint
+.PHONY: docs docs-serve
 
 demo: install
 	$(VPY) -m zarrbolt demo
 
 # Main suite (.venv), then under the reference venv (when it could be built): tests/ecosystem and
 # zarr-python's own tests against zarrbolt's pipeline (bounded: reference outcomes are cached).
-test: install refinstall browser
+test: install refinstall browser docs
 	@t0=$$(date +%s); ZARRBOLT_REF_PYTHON=$(CURDIR)/$(REFPY) $(VPY) -m pytest -q -p no:cacheprovider tests \
 	  && echo "main suite: $$(( $$(date +%s) - t0 )) s"
 	@$(ECOSYSTEM_RUN)
@@ -242,7 +243,7 @@ wheel-smoke:
 wheel-test: wheel
 	$(WHEEL_PY) -m pip install -q $(TEST_DEPS) $(REMOTE_TEST_DEPS) "blosc2>=2.7" mypy
 	rm -rf $(WHEEL_TEST_DIR) && mkdir -p $(WHEEL_TEST_DIR)
-	cp -r tests $(WHEEL_TEST_DIR)/tests && cp pyproject.toml $(WHEEL_TEST_DIR)/
+	cp -r tests $(WHEEL_TEST_DIR)/tests && cp -r docs $(WHEEL_TEST_DIR)/docs && cp pyproject.toml $(WHEEL_TEST_DIR)/
 	cd $(WHEEL_TEST_DIR) && $(BARE_ENV) ZARRBOLT_TEST_INSTALLED=1 \
 	  $$([ -x $(CURDIR)/$(REFPY) ] && echo ZARRBOLT_REF_PYTHON=$(CURDIR)/$(REFPY)) \
 	  python -m pytest -q -p no:cacheprovider $(WHEEL_TEST_ARGS) tests
@@ -276,3 +277,23 @@ $(LINT_STAMP): | $(VPY)
 lint: $(LINT_STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks tools
 	$(VPY) -m mypy
+
+# ------------------------------------------------------------------------------------------ docs
+# The documentation site (mkdocs.yml; docs/maintainers.md): the performance page's figures from
+# the stored harness run (docs/perf/make_plots.py -> docs/perf/generated/, not committed), then
+# `mkdocs build --strict` (every warning an error) into site/; open site/index.html.  The API
+# reference is rendered from the sources (griffe reads them; nothing is imported or built).
+DOCS_DEPS := "mkdocs>=1.6" "mkdocs-material>=9.5" "mkdocstrings[python]>=0.26" "matplotlib>=3.7"
+DOCS_STAMP := $(VENV)/.zarrbolt-docs-deps-1
+
+$(DOCS_STAMP): | $(VPY)
+	$(VPY) -m pip install -q $(DOCS_DEPS)
+	rm -f $(VENV)/.zarrbolt-docs-deps-*; touch $@
+
+docs: $(DOCS_STAMP)
+	@t0=$$(date +%s); $(VPY) docs/perf/make_plots.py \
+	  && NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict \
+	  && echo "docs: site/index.html ($$(( $$(date +%s) - t0 )) s)"
+
+docs-serve: $(DOCS_STAMP)
+	$(VPY) docs/perf/make_plots.py && $(VENV)/bin/mkdocs serve

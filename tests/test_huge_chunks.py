@@ -49,3 +49,48 @@ def test_reading_a_huge_chunk_is_a_typed_error(tmp_path, kind):
     assert isinstance(info.value, ZarrboltError)
     with pytest.raises(ZarrboltError):
         a[:5] = 1
+
+
+def _read_missing(arr, index):
+    """A read of chunks that are not stored: the fill value, or (where the read's C plan sizes its
+    scratch by the chunk) ChunkMemoryError -- both correct, nothing else is."""
+    try:
+        return arr[index]
+    except ChunkMemoryError:
+        return 0
+
+
+# Arrays whose chunks are legal in metadata but can never be held in memory: creating and opening
+# them works (nothing is allocated), reads of chunks that are not stored give the fill value or a
+# ChunkMemoryError, writes are ChunkMemoryError (a MemoryError) -- never an OverflowError from compiling the C plan
+# (a size beyond size_t), numpy's own _ArrayMemoryError or its "array is too big" ValueError.
+@pytest.mark.parametrize("shape", [(2**40, 2**40), (2**40,)], ids=["beyond-size_t", "8TiB"])
+@pytest.mark.parametrize("kw", [{}, {"compressors": None}, {"zarr_format": 2}], ids=["zstd", "raw", "v2"])
+def test_huge_chunks_of_a_new_array(tmp_path, shape, kw):
+    a = zarrbolt.create_array(str(tmp_path / "h.zarr"), shape=shape, chunks=shape, dtype="float64", **kw)
+    assert _read_missing(a, (0,) * len(shape)) == 0.0
+    reopened = zarrbolt.open_array(str(tmp_path / "h.zarr"), mode="r+")
+    for arr in (a, reopened):
+        with pytest.raises(ChunkMemoryError) as info:
+            arr[(0,) * len(shape)] = 1.0
+        assert isinstance(info.value, MemoryError)
+        assert "does not fit in memory" in str(info.value)
+    assert not any(p.name.startswith("c") or p.name[0].isdigit() for p in (tmp_path / "h.zarr").iterdir())
+
+
+def test_huge_shard_of_a_new_array(tmp_path):
+    a = zarrbolt.create_array(str(tmp_path / "s.zarr"), shape=(2**40, 2**40), chunks=(2**20, 2**20),
+                              shards=(2**40, 2**40), dtype="uint16")
+    assert _read_missing(a, (5, 5)) == 0
+    with pytest.raises(ChunkMemoryError, match="shard"):
+        a[5, 5] = 1
+
+
+def test_huge_chunk_in_memory_store():
+    a = zarrbolt.create_array(shape=(2**40, 2**40), chunks=(2**40, 2**40), dtype="float64")
+    assert _read_missing(a, (0, 0)) == 0.0
+    with pytest.raises(ChunkMemoryError):
+        a[0, 0] = 1.0
+    a2 = zarrbolt.create_array(shape=(2**40,), chunks=(2**40,), dtype="float64")
+    with pytest.raises(ChunkMemoryError):
+        a2[:3] = [1.0, 2.0, 3.0]

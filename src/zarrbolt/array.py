@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import operator
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,7 +12,14 @@ import numpy as np
 
 from .array_config import ArrayConfig
 from .codecs.abc import ChunkSpec
-from .errors import ArrayNotFoundError, ChunkNotFoundError, ContainsGroupError, MetadataError
+from .errors import (
+    ArrayNotFoundError,
+    ChunkMemoryError,
+    ChunkNotFoundError,
+    ContainsGroupError,
+    MetadataError,
+    ZarrboltError,
+)
 from .indexing import basic_indexer, orthogonal_indexer, vectorized_indexer
 from .metadata import ArrayMetadata
 from .node import ZARR_JSON, Attributes, Node, load_metadata
@@ -500,7 +508,24 @@ class Array(Node):
         self._check_writable()
         if self._unpickled:
             self._check_unpickled()
-        write_pipeline.write(self._io, indexer, value, write_empty=self._config.value("write_empty_chunks"))
+        io = self._io
+        # a write materializes whole stored chunks (shards): one that could never be allocated is
+        # refused before anything is done, and a failed allocation is zarrbolt's typed error
+        nbytes = math.prod(io.chunk_shape) * io.dtype.itemsize
+
+        def too_large(why: str) -> ChunkMemoryError:
+            what = "shard" if io.sharding is not None else "chunk"
+            return ChunkMemoryError(f"{self._path or '/'}: a stored {what} of shape {tuple(io.chunk_shape)} and data "
+                                    f"type {io.dtype} ({nbytes} bytes) does not fit in memory: {why}")
+
+        if nbytes > sys.maxsize:
+            raise too_large("larger than any address space")
+        try:
+            write_pipeline.write(io, indexer, value, write_empty=self._config.value("write_empty_chunks"))
+        except MemoryError as e:
+            if isinstance(e, ZarrboltError):
+                raise
+            raise too_large(str(e)) from e
 
     def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
         """Write ``value`` into the part of the array a basic (int/slice) selection picks.

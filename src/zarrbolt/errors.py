@@ -24,6 +24,8 @@ __all__ = [
     "ChunkMemoryError",
     "ChecksumError",
     "CorruptChunkError",
+    "ValueOverflowError",
+    "InvalidValueError",
     "StoreError",
     "InvalidKeyError",
     "ReadOnlyError",

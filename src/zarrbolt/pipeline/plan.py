@@ -113,7 +113,9 @@ def compile_decode_plan(bound: Any) -> Any | None:
     try:
         return _pipeline.Plan(steps, stored.dtype.itemsize, swap, list(spec.shape), stages.perm, scratch, partial,
                               elem, _kernel_args(stages, True))
-    except (ValueError, TypeError, CodecError):
+    except (ValueError, TypeError, CodecError, OverflowError):
+        # OverflowError: a chunk whose size does not fit a size_t (no plan; reading or writing
+        # such a chunk is a ChunkMemoryError, see zarrbolt.array)
         return None
 
 
@@ -147,5 +149,5 @@ def compile_encode_plan(bound: Any, skip_fill: bool) -> Any | None:
     try:
         return _pipeline.EncodePlan(steps, dt.itemsize, swap, list(spec.shape), stages.perm, fill, skip_fill, cap,
                                     elem, _kernel_args(stages, False))
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, OverflowError):  # OverflowError: as in compile_decode_plan
         return None
