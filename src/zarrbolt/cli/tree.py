@@ -1,0 +1,65 @@
+"""``zarrbolt tree PATH``: the hierarchy below a group."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ._common import add_store_options, open_node, storage_options
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("tree", help="the hierarchy with shapes and data types",
+                       description="Show the hierarchy below a group, with each array's shape, data type, chunks "
+                       "and shards; nodes zarrbolt cannot open are listed with the reason.")
+    p.add_argument("path", help="group or array (path or URL)")
+    p.add_argument("--level", type=int, default=None, help="how deep to go (default: everything)")
+    add_store_options(p)
+    p.set_defaults(func=run)
+
+
+def describe(node: Any) -> str:
+    from ..array import Array
+    from ..group import Group
+
+    if isinstance(node, Array):
+        text = f"{node.shape} {node.metadata.data_type.to_json()} chunks {node.chunks}"
+        if node.shards is not None:
+            text += f" shards {node.shards}"
+        return text + f" (v{node.metadata.zarr_format})"
+    if isinstance(node, Group):
+        return f"group (v{node.metadata.zarr_format})"
+    return f"cannot open: {getattr(node, '_message', node)}"
+
+
+def lines(group: Any, level: int | None) -> list[str]:
+    from ..group import Group
+
+    out = [f"/{group.path} {describe(group)}"]
+
+    def walk(g: Any, indent: str, depth: int) -> None:
+        try:
+            members = g.members()
+        except Exception as exc:  # noqa: BLE001 - a listing that fails is shown, not fatal
+            out.append(f"{indent}└── (cannot list: {type(exc).__name__}: {exc})")
+            return
+        for i, (name, node) in enumerate(members):
+            last = i == len(members) - 1
+            out.append(f"{indent}{'└── ' if last else '├── '}{name} {describe(node)}")
+            if isinstance(node, Group) and (level is None or depth < level):
+                walk(node, indent + ("    " if last else "│   "), depth + 1)
+
+    if level is None or level > 0:
+        walk(group, "", 1)
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..array import Array
+
+    node = open_node(args.path, storage_options(args))
+    if isinstance(node, Array):
+        print(f"/{node.path} {describe(node)}")
+        return 0
+    print("\n".join(lines(node, args.level)))
+    return 0
