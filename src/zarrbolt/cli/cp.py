@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from ._common import Bar, add_store_options, parse_bytes, storage_options, want_bar
+from ._common import Bar, add_store_options, is_url, parse_bytes, storage_options, want_bar
 
 EPILOG = """examples:
   zarrbolt cp v2.zarr v3.zarr --format 3                      # Zarr v2 -> v3
@@ -63,8 +63,9 @@ def run(args: argparse.Namespace) -> int:
             args.src, args.dst, chunks=args.chunks, shards=args.shards, codecs=args.codec,
             compressor=args.compressor, zarr_format=args.zarr_format, dtype=args.dtype, threads=args.threads,
             max_memory=parse_bytes(args.max_memory), resume=args.resume, overwrite=args.overwrite,
-            skip_errors=args.skip_errors, progress=bar, storage_options=storage_options(args),
-            dst_storage_options=storage_options(args, "dst"))
+            skip_errors=args.skip_errors, progress=bar,
+            storage_options=storage_options(args) if is_url(args.src) else None,
+            dst_storage_options=storage_options(args, "dst") if is_url(args.dst) else None)
     except KeyboardInterrupt:
         bar.close()
         print("zarrbolt cp: interrupted; the shards written are complete, unfinished arrays have no metadata yet: "

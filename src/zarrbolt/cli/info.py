@@ -37,8 +37,13 @@ def stored(arr: Any) -> tuple[int, int, int]:
 
 
 def array_info(arr: Any) -> dict[str, Any]:
+    from ..errors import StoreError
+
     meta = arr.metadata
-    n, nbytes, meta_bytes = stored(arr)
+    try:
+        n, nbytes, meta_bytes = stored(arr)
+    except (StoreError, NotImplementedError):  # a store that cannot list (plain HTTP)
+        n = nbytes = meta_bytes = None
     total_units = arr.nchunks
     out: dict[str, Any] = {
         "node_type": "array",
@@ -54,7 +59,7 @@ def array_info(arr: Any) -> dict[str, Any]:
         ("shards_stored" if arr.shards is not None else "chunks_stored"): n,
         ("shards_total" if arr.shards is not None else "chunks_total"): total_units,
         "bytes": arr.nbytes,
-        "bytes_stored": nbytes + meta_bytes,
+        "bytes_stored": None if nbytes is None else nbytes + meta_bytes,
         "ratio": round(arr.nbytes / nbytes, 3) if nbytes else None,
         "attributes": dict(arr.attrs),
     }
@@ -119,10 +124,14 @@ def render(info: dict[str, Any]) -> str:
         rows += [("Codecs", codec_text), ("Fill value", info["fill_value"])]
         if info["dimension_names"]:
             rows.append(("Dimension names", tuple(info["dimension_names"])))
-        rows += [(f"{unit} stored", f"{stored_n} / {total_n}"),
-                 ("Bytes", f"{info['bytes']} ({human(info['bytes'])})"),
-                 ("Bytes stored", f"{info['bytes_stored']} ({human(info['bytes_stored'])})"),
-                 ("Ratio", f"{info['ratio']:.2f}" if info["ratio"] else "-")]
+        if stored_n is None:
+            rows += [(f"{unit} stored", f"? / {total_n} (the store cannot list its keys)"),
+                     ("Bytes", f"{info['bytes']} ({human(info['bytes'])})")]
+        else:
+            rows += [(f"{unit} stored", f"{stored_n} / {total_n}"),
+                     ("Bytes", f"{info['bytes']} ({human(info['bytes'])})"),
+                     ("Bytes stored", f"{info['bytes_stored']} ({human(info['bytes_stored'])})"),
+                     ("Ratio", f"{info['ratio']:.2f}" if info["ratio"] else "-")]
     else:
         rows.append(("Members", len(info["members"])))
         for m in info["members"]:

@@ -54,10 +54,29 @@ def lines(group: Any, level: int | None) -> list[str]:
     return out
 
 
+def open_tolerant(path: str, options: dict | None) -> Any:
+    """The node at ``path``; when there is none but keys lie below it (a bucket or directory
+    holding Zarr nodes without a group document of its own), an implicit group over it."""
+    from ..errors import NodeNotFoundError
+    from ..group import Group
+    from ..node import new_group_metadata
+    from ..storage import make_store
+    from ._common import is_url
+
+    try:
+        return open_node(path, options)
+    except NodeNotFoundError:
+        store, base = make_store(path, mode="r", storage_options=options if is_url(path) else None)
+        prefix = base.strip("/")
+        if next(iter(store.list_prefix(f"{prefix}/" if prefix else "")), None) is None:
+            raise
+        return Group(store, prefix, new_group_metadata(3), read_only=True)
+
+
 def run(args: argparse.Namespace) -> int:
     from ..array import Array
 
-    node = open_node(args.path, storage_options(args))
+    node = open_tolerant(args.path, storage_options(args))
     if isinstance(node, Array):
         print(f"/{node.path} {describe(node)}")
         return 0
