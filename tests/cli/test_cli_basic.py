@@ -7,9 +7,9 @@ import re
 
 import numpy as np
 import pytest
+from cli_helpers import cli, cli_subprocess, make_v2, make_v3, volume
 
 import zarrbolt as zb
-from cli_helpers import cli, cli_subprocess, make_v2, make_v3, volume
 from zarrbolt.cli import COMMANDS, build_parser
 
 

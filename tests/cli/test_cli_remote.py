@@ -9,9 +9,9 @@ import shutil
 
 import numpy as np
 import pytest
+from cli_helpers import cli, cli_subprocess, make_v2, make_v3, volume
 
 import zarrbolt as zb
-from cli_helpers import cli, cli_subprocess, make_v2, make_v3, volume
 
 pytest.importorskip("obstore")
 

@@ -6,9 +6,9 @@ import json
 
 import numpy as np
 import pytest
+from cli_helpers import cli, make_v2, make_v3, volume
 
 import zarrbolt as zb
-from cli_helpers import cli, make_v2, make_v3, volume
 from zarrbolt.errors import DestinationExistsError, InvalidValueError, MetadataError
 
 
@@ -150,3 +150,14 @@ def test_works_without_tqdm(tmp_path, capsys, monkeypatch):
     bar = Bar("shards", enabled=True)
     rep = zb.copy(str(tmp_path / "s.zarr"), str(tmp_path / "d.zarr"), progress=bar)
     assert rep.units_written == 80 and capsys.readouterr().err == ""
+
+
+def test_shards_on_a_v2_source_mean_v3(tmp_path):
+    data = volume()
+    make_v2(tmp_path / "v2.zarr", data, chunks=(8, 16, 16))
+    rep = zb.copy(str(tmp_path / "v2.zarr"), str(tmp_path / "s.zarr"), shards=(16, 32, 64))
+    a = zb.open_array(str(tmp_path / "s.zarr"), mode="r")
+    assert rep.units_written == 6 and a.metadata.zarr_format == 3 and a.shards == (16, 32, 64)
+    np.testing.assert_array_equal(a[...], data)
+    with pytest.raises(MetadataError, match="Zarr v2 has no sharding"):
+        zb.copy(str(tmp_path / "v2.zarr"), str(tmp_path / "t.zarr"), shards=(16, 32, 64), zarr_format=2)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_helpers import cli, cli_subprocess, make_v3, volume
 
 import zarrbolt as zb
-from cli_helpers import cli, cli_subprocess, make_v3, volume
 from zarrbolt.convert import Progress
 from zarrbolt.errors import CopyError, CorruptChunkError, DestinationExistsError
 
@@ -121,7 +121,7 @@ def test_disk_full_is_a_typed_error_and_leaves_nothing_complete(tmp_path):
     from cli_helpers import SRC
 
     env = dict(os.environ, PYTHONPATH=SRC)
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120, check=False)
     assert r.returncode == 1, r.stderr
     assert "no space left on the destination" in r.stderr and "--resume" in r.stderr
     dst = tmp_path / "d.zarr"
@@ -158,9 +158,11 @@ def test_cli_subprocess_interrupt_status(tmp_path):
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=dict(os.environ, PYTHONPATH=SRC))
     assert p.stdout.readline().strip() == "started"
-    time.sleep(0.5)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "d.zarr" / "c").exists() and time.monotonic() < deadline:  # the copy is under way
+        time.sleep(0.02)
     p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=60)
+    _out, err = p.communicate(timeout=60)
     assert p.returncode == 130, err
     assert "--resume" in err
     assert not (tmp_path / "d.zarr" / "zarr.json").exists()

@@ -51,6 +51,19 @@ def open_node(path: str, options: dict | None) -> Any:
     return zb_open(path, mode="r", storage_options=options if is_url(path) else None)
 
 
+def pretty_json(obj: Any) -> str:
+    """Indented JSON with short lists of numbers or strings on one line."""
+    import re
+
+    text = json.dumps(obj, indent=2)
+
+    def join(m: Any) -> str:
+        items = [x.strip() for x in m.group(1).split(",")]
+        return "[" + ", ".join(items) + "]"
+
+    return re.sub(r"\[\s*((?:(?:-?[\d.eE+-]+|\"[^\"\n]*\"|null|true|false),?\s*)+)\]", join, text)
+
+
 def human(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if abs(n) < 1024 or unit == "TiB":

@@ -4,12 +4,18 @@ blocks), with the threads used."""
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import time
 from typing import Any
 
-from ._common import add_store_options, human, open_node, parse_bytes, storage_options
+from ._common import (
+    add_store_options,
+    human,
+    open_node,
+    parse_bytes,
+    pretty_json,
+    storage_options,
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -105,5 +111,5 @@ def run(args: argparse.Namespace) -> int:
     with with_threads(args.threads):
         res = measure(node, repeat=args.repeat, planes=args.planes, blocks=args.blocks,
                       budget=parse_bytes(args.max_memory))
-    print(json.dumps(res, indent=2) if args.json else render(res))
+    print(pretty_json(res) if args.json else render(res))
     return 0

@@ -6,7 +6,14 @@ import argparse
 import json
 import sys
 
-from ._common import Bar, add_store_options, is_url, parse_bytes, storage_options, want_bar
+from ._common import (
+    Bar,
+    add_store_options,
+    is_url,
+    parse_bytes,
+    storage_options,
+    want_bar,
+)
 
 EPILOG = """examples:
   zarrbolt cp v2.zarr v3.zarr --format 3                      # Zarr v2 -> v3

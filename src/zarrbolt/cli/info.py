@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from ._common import add_store_options, human, open_node, storage_options
+from ._common import add_store_options, human, open_node, pretty_json, storage_options
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -149,5 +149,5 @@ def run(args: argparse.Namespace) -> int:
 
     node = open_node(args.path, storage_options(args))
     info = array_info(node) if isinstance(node, Array) else group_info(node)
-    print(json.dumps(info, indent=2) if args.json else render(info))
+    print(pretty_json(info) if args.json else render(info))
     return 0

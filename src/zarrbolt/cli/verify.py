@@ -8,7 +8,14 @@ import math
 import sys
 from typing import Any
 
-from ._common import Bar, add_store_options, open_node, parse_bytes, storage_options, want_bar
+from ._common import (
+    Bar,
+    add_store_options,
+    open_node,
+    parse_bytes,
+    storage_options,
+    want_bar,
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -18,7 +18,7 @@ from .copier import DEFAULT_MAX_MEMORY, copy_one, timed, with_threads
 from .layout import COMPRESSOR_NAMES, LayoutOptions, parse_codec_json, parse_compressor
 from .report import CopyReport, Progress
 
-__all__ = ["COMPRESSOR_NAMES", "CopyReport", "DEFAULT_MAX_MEMORY", "Progress", "copy", "copy_array"]
+__all__ = ["COMPRESSOR_NAMES", "DEFAULT_MAX_MEMORY", "CopyReport", "Progress", "copy", "copy_array"]
 
 
 def _options(chunks: Any, shards: Any, codecs: Any, compressor: Any, zarr_format: Any, dtype: Any) -> LayoutOptions:
@@ -106,7 +106,7 @@ def copy(src: Any, dst: Any, *, chunks: Any = None, shards: Any = "keep", codecs
     source = _open_source(src, storage_options)
     store, path = _destination(dst, dst_storage_options)
     report = CopyReport(source=str(src), destination=str(dst))
-    kw = dict(max_memory=max_memory, resume=resume, progress=progress)
+    kw = {"max_memory": max_memory, "resume": resume, "progress": progress}
     with with_threads(threads):
         if isinstance(source, Array):
             return timed(copy_one, source, store, path, opts, overwrite=overwrite, **kw, report=report)
@@ -118,7 +118,13 @@ def _copy_group(group: Any, store: Any, path: str, opts: LayoutOptions, *, overw
                 report: CopyReport, **kw: Any) -> CopyReport:
     from ..array import Array
     from ..group import Group
-    from ..node import erase_node, join_path, load_metadata, new_group_metadata, save_metadata
+    from ..node import (
+        erase_node,
+        join_path,
+        load_metadata,
+        new_group_metadata,
+        save_metadata,
+    )
 
     existing = load_metadata(store, path)
     prefix = f"{path}/" if path else ""

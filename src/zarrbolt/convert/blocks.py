@@ -85,7 +85,7 @@ def completed_units(dst: Any, threads: int = 16) -> set[tuple[int, ...]]:
         rel = key[len(prefix):]
         try:
             coords = tuple(enc.decode_chunk_key(rel))
-        except Exception:  # noqa: BLE001 - metadata documents and foreign keys are not units
+        except Exception:  # noqa: BLE001, S112 - metadata documents and foreign keys are not units
             continue
         if len(coords) == dst.ndim:
             found[coords] = key

@@ -87,7 +87,7 @@ def parse_shape(text: Any, ndim: int, what: str) -> tuple[int, ...] | None:
 
 
 def _divisors(n: int, limit: int = 12) -> str:
-    ds = [d for d in range(1, int(math.isqrt(n)) + 1) if n % d == 0]
+    ds = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
     ds = sorted(set(ds + [n // d for d in ds]))
     if len(ds) > limit:
         ds = ds[: limit // 2] + ["..."] + ds[-limit // 2:]
@@ -132,7 +132,10 @@ def destination_metadata(src: Any, opts: LayoutOptions) -> Any:
 
     lay = _source_layout(src)
     ndim = src.ndim
-    fmt = opts.zarr_format or src.metadata.zarr_format
+    sharding_asked = not (isinstance(opts.shards, str) and opts.shards.strip().lower() in ("keep", "none", "")) \
+        and opts.shards is not None
+    # sharding needs Zarr v3: asking for shards without a format converts a v2 source to v3
+    fmt = opts.zarr_format or (3 if sharding_asked else src.metadata.zarr_format)
     if fmt not in (2, 3):
         raise MetadataError(f"--format must be 2 or 3, got {fmt!r}")
     chunks = parse_shape(opts.chunks, ndim, "chunks") or tuple(lay["chunks"])
@@ -153,8 +156,8 @@ def destination_metadata(src: Any, opts: LayoutOptions) -> Any:
         fill = convert_fill(fill, src.dtype, dtype)
         filters, serializer = [], "auto"   # the source's filters and serializer belong to its dtype
         compressors = [_without_typesize(c) for c in compressors]
-    kw: dict[str, Any] = dict(shape=src.shape, dtype=dtype, chunks=chunks, fill_value=fill,
-                              attributes=dict(src.attrs), zarr_format=fmt)
+    kw: dict[str, Any] = {"shape": src.shape, "dtype": dtype, "chunks": chunks, "fill_value": fill,
+                          "attributes": dict(src.attrs), "zarr_format": fmt}
     if fmt == 2:
         if len(compressors) > 1:
             raise MetadataError(f"a Zarr v2 array has one compressor; got {len(compressors)}: give --compressor")

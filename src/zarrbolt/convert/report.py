@@ -54,9 +54,9 @@ class CopyReport:
 
     def summary(self) -> str:
         rate = self.bytes_copied / self.seconds / 1e6 if self.seconds > 0 else 0.0
-        parts = [f"copied {len(self.arrays)} array(s), {len(self.groups)} group(s): "
-                 f"{_human(self.bytes_copied)} in {self.seconds:.2f} s ({rate:.0f} MB/s), "
-                 f"{self.units_written} shard(s)/chunk(s) written"]
+        parts = [(f"copied {len(self.arrays)} array(s), {len(self.groups)} group(s): "
+                  f"{_human(self.bytes_copied)} in {self.seconds:.2f} s ({rate:.0f} MB/s), "
+                  f"{self.units_written} shard(s)/chunk(s) written")]
         if self.units_skipped:
             parts.append(f"{self.units_skipped} already complete (resumed)")
         parts.append(f"blocks up to {_human(self.max_block_bytes)} (bound {_human(self.memory_bound)})")

@@ -46,7 +46,12 @@ from typing import Any, Protocol, runtime_checkable
 from .. import config
 from ..errors import StoreError
 from . import _remote_errors as rerr
-from ._base import OffsetByteRequest, RangeByteRequest, SuffixByteRequest, normalize_range
+from ._base import (
+    OffsetByteRequest,
+    RangeByteRequest,
+    SuffixByteRequest,
+    normalize_range,
+)
 
 __all__ = [
     "AsyncSource",
@@ -393,7 +398,7 @@ class AsyncSourceBase:
                     return await make()
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - sorted and re-raised as a typed error
+            except Exception as exc:
                 kind = rerr.classify(exc)
                 if kind in passthrough:
                     return _Failure(kind, exc)
@@ -503,7 +508,7 @@ class AsyncSourceBase:
 class _Failure:
     """A failure the caller of ``_call`` asked to handle itself."""
 
-    __slots__ = ("kind", "exc")
+    __slots__ = ("exc", "kind")
 
     def __init__(self, kind: str, exc: BaseException):
         self.kind = kind
