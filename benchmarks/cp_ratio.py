@@ -11,7 +11,8 @@ bitshuffle, crc32c index).  Times, medians of ``--repeat`` interleaved runs:
   C  = ``zarrbolt.copy_array(a, dst, shards=..., codecs=...)``
 
 goal: (R + W) / C >= 0.8.  Peak memory: each ``cp`` runs in a child process, which reports its
-peak resident set (``ru_maxrss``) minus its resident set just before the copy.
+peak resident set (``VmHWM``, Linux) minus its resident set just before the copy, beside the
+``--max-memory`` given (a line "needs" when the copy said the budget is too small for one shard).
 
     PYTHONPATH=src python benchmarks/cp_ratio.py [--shape 128,1024,1024] [--repeat 3]
         [--memory 128M,256M,512M,1G,2G] [--threads N]
@@ -38,18 +39,21 @@ ZSTD_BIT = {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 3, "sh
                                                "typesize": 2, "blocksize": 0}}
 
 CHILD = r"""
-import json, resource, sys, time
+import json, sys, time
 import zarrbolt as zb
 src, dst, mem, threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]) or None
-def rss():
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * resource.getpagesize()
-before = rss()
+def status(field):
+    # VmHWM, not ru_maxrss: Linux carries ru_maxrss of the forking parent across exec
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+before = status("VmRSS")
 t = time.perf_counter()
 rep = zb.copy_array(src, dst, shards=%r, codecs=[%r], max_memory=mem, threads=threads, overwrite=True)
 dt = time.perf_counter() - t
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(json.dumps({"seconds": dt, "peak": peak, "before": before, "block": rep.max_block_bytes}))
+peak = status("VmHWM")
+print(json.dumps({"seconds": dt, "peak": peak, "before": before, "block": rep.max_block_bytes, "notes": rep.notes}))
 """ % (SHARD, ZSTD_BIT)  # noqa: UP031 - the child script is full of braces
 
 
@@ -130,6 +134,8 @@ def main() -> int:
             m = peak_memory(root, _bytes(text), args.threads)
             print(f"  {text:>12}   {(m['peak'] - m['before']) / 2**20:10.0f} MiB              "
                   f"{m['block'] / 2**20:7.0f} MiB   {m['seconds']:6.2f} s")
+            for note in m["notes"]:
+                print(f"                 needs: {note.split('needs about ')[1].split(' (')[0]}")
     finally:
         if args.root is None:
             shutil.rmtree(root, ignore_errors=True)

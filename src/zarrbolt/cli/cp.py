@@ -22,9 +22,10 @@ EPILOG = """examples:
   zarrbolt cp s3://bucket/vol.zarr local.zarr --threads 8 --max-memory 2G
   zarrbolt cp big.zarr out.zarr --shards 512 --resume         # finish an interrupted copy
 
-memory: blocks of whole destination shards of at most MAX_MEMORY/3 decoded bytes (/4 with
---dtype) are read and written one at a time; the peak is about MAX_MEMORY plus a few chunks per
-thread, and never less than one destination shard."""
+memory: the copy streams in blocks of whole destination shards sized so that the block, plus
+the codec threads' scratch (per thread about two destination shards: one padded to the full
+shard shape and its encoded bytes), stays within --max-memory; never less than one shard (the
+report says when --max-memory is too small for that: use a larger value or fewer --threads)."""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

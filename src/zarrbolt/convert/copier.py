@@ -1,13 +1,18 @@
 """Copying one array, streaming in blocks of whole destination shards.
 
 Memory bound
-    A block is read from the source into one buffer (``B`` decoded bytes) and written from it;
-    the encoded shards of the block exist at the same time (at most ``B`` more, far less when
-    the data compresses), and a dtype change adds one converted copy (``B``).  Blocks are sized
-    to ``max_memory / 3`` (``/ 4`` with a dtype change), never smaller than one destination
-    shard: the peak is about ``max_memory`` plus the codec threads' scratch (a few chunks per
-    thread).  When one shard alone is larger than the budget, the block is that one shard and
-    the report says so.
+    A block is read from the source into one buffer (``B`` decoded bytes) and written from it
+    (with ``--dtype`` a converted copy exists too; for an unsharded destination the block's
+    encoded chunks, at most ``B`` more).  Besides the block, the write pipeline holds per
+    worker thread a destination shard padded to its full shape and its encoded bytes (about
+    ``2 S`` for a shard of ``S`` decoded bytes, kept between blocks), and the reader a few
+    source chunks per thread.  So::
+
+        peak ~= B + min(T, shards) * 2 * S + T * 2 * C        (T threads, C: a source chunk/shard)
+
+    Blocks are sized so that this stays within ``max_memory``, and are never smaller than one
+    destination shard; when even one shard does not fit, the report says how much the copy
+    needs (the "minimum") and the copy goes on one shard at a time.
 
 Consistency
     Each destination shard (or chunk) is written by one atomic store write.  The array's
@@ -29,7 +34,7 @@ from ..errors import CodecError, CopyError, DestinationExistsError, MetadataErro
 from ..node import ensure_parent_groups, erase_node, load_metadata, save_metadata
 from . import blocks as blk
 from .layout import LayoutOptions, cast_values, destination_metadata
-from .report import CopyReport, Progress, as_disk_full
+from .report import CopyReport, Progress, _human, as_disk_full
 
 DEFAULT_MAX_MEMORY = 1 << 30
 
@@ -56,17 +61,23 @@ def prepare_destination(store: Any, path: str, meta: Any, *, overwrite: bool, re
                                  " or --resume to finish an interrupted copy")
 
 
-def plan(src: Any, meta: Any, max_memory: int, dtype_change: bool) -> tuple[tuple[int, ...], list, int, int]:
-    """``(unit shape, boxes, block bytes, unit bytes)`` for copying ``src`` to ``meta``."""
+def plan(src: Any, meta: Any, max_memory: int, dtype_change: bool,
+         threads: int) -> tuple[tuple[int, ...], list, int, int]:
+    """``(unit shape, boxes, block budget, minimum memory)`` for copying ``src`` to ``meta``
+    within ``max_memory`` (see the module's documentation for the model)."""
     unit = tuple(meta.chunk_grid.chunk_shape)
     shape = tuple(meta.shape)
     grid = tuple(math.ceil(s / u) if u else 0 for s, u in zip(shape, unit))
-    itemsize = max(src.dtype.itemsize, np.dtype(meta.data_type.numpy_dtype).itemsize)
-    unit_bytes = math.prod(min(u, s) for u, s in zip(unit, shape)) * itemsize
-    budget = max_memory // (4 if dtype_change else 3)
-    k = blk.block_shape(grid, unit_bytes, budget)
+    out_size = np.dtype(meta.data_type.numpy_dtype).itemsize
+    sharded = len(meta.codecs) == 1 and meta.codecs[0].name == "sharding_indexed"
+    per_elem = src.dtype.itemsize + (out_size if dtype_change else 0) + (0 if sharded else out_size)
+    unit_cost = math.prod(min(u, s) for u, s in zip(unit, shape)) * per_elem
+    src_obj = math.prod(src.shards or src.chunks) * src.dtype.itemsize
+    scratch = min(threads, max(1, math.prod(grid))) * 2 * math.prod(unit) * out_size + threads * 2 * src_obj
+    budget = max_memory - scratch
+    k = blk.block_shape(grid, unit_cost, max(budget, unit_cost))
     boxes = list(blk.iter_boxes(grid, k)) if all(grid) else []
-    return unit, boxes, budget, unit_bytes
+    return unit, boxes, budget, scratch + unit_cost
 
 
 def copy_one(src: Any, store: Any, path: str, opts: LayoutOptions, *, max_memory: int | None = None,
@@ -82,11 +93,12 @@ def copy_one(src: Any, store: Any, path: str, opts: LayoutOptions, *, max_memory
     prepare_destination(store, path, meta, overwrite=overwrite, resume=resume)
     dst = Array(store, path, meta)
     dtype_change = opts.dtype is not None and np.dtype(opts.dtype) != src.dtype
-    unit, boxes, budget, unit_bytes = plan(src, meta, max_memory, dtype_change)
+    unit, boxes, budget, minimum = plan(src, meta, max_memory, dtype_change, int(config.get("threads")))
     report.memory_bound = max(report.memory_bound, max_memory)
-    if unit_bytes > budget:
-        report.notes.append(f"/{path}: one destination shard holds {unit_bytes} bytes, more than the block budget "
-                            f"{budget} (max_memory {max_memory}); blocks are one shard each")
+    if minimum > max_memory:
+        report.notes.append(f"/{path}: copying one destination shard at a time needs about {_human(minimum)} "
+                            f"(the shard, and the codec threads' scratch for shards of this size), more than "
+                            f"max_memory {_human(max_memory)}; raise --max-memory, or use fewer --threads")
     if resume:
         boxes, skipped = blk.resume_boxes(boxes, blk.completed_units(dst))
         report.units_skipped += skipped
