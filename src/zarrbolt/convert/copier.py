@@ -3,12 +3,12 @@
 Memory bound
     A block is read from the source into one buffer (``B`` decoded bytes) and written from it
     (with ``--dtype`` a converted copy exists too; for an unsharded destination the block's
-    encoded chunks, at most ``B`` more).  Besides the block, the write pipeline holds per
-    worker thread a destination shard padded to its full shape and its encoded bytes (about
-    ``2 S`` for a shard of ``S`` decoded bytes, kept between blocks), and the reader a few
+    encoded chunks, at most ``B`` more).  Besides the block, the write pipeline holds for each
+    destination shard being encoded (one per worker thread at most) about
+    :data:`SHARD_SCRATCH` times the shard's full decoded size ``S``, and the reader a few
     source chunks per thread.  So::
 
-        peak ~= B + min(T, shards) * 2 * S + T * 2 * C        (T threads, C: a source chunk/shard)
+        peak ~= B + min(T, shards in a block) * 3.5 * S + T * 2 * C    (T threads, C: a source chunk)
 
     Blocks are sized so that this stays within ``max_memory``, and are never smaller than one
     destination shard; when even one shard does not fit, the report says how much the copy
@@ -61,6 +61,13 @@ def prepare_destination(store: Any, path: str, meta: Any, *, overwrite: bool, re
                                  " or --resume to finish an interrupted copy")
 
 
+# Memory the write pipeline holds per destination shard being encoded, in units of the shard's
+# full (unclipped) decoded size: the shard padded to its full shape, the encoded output (sized
+# for the worst case) and the gathered inner chunks.  Measured with benchmarks/cp_ratio.py:
+# 443 MiB for one 128 MiB shard in flight, 700 MiB for two (2 threads).
+SHARD_SCRATCH = 3.5
+
+
 def plan(src: Any, meta: Any, max_memory: int, dtype_change: bool,
          threads: int) -> tuple[tuple[int, ...], list, int, int]:
     """``(unit shape, boxes, block budget, minimum memory)`` for copying ``src`` to ``meta``
@@ -72,12 +79,18 @@ def plan(src: Any, meta: Any, max_memory: int, dtype_change: bool,
     sharded = len(meta.codecs) == 1 and meta.codecs[0].name == "sharding_indexed"
     per_elem = src.dtype.itemsize + (out_size if dtype_change else 0) + (0 if sharded else out_size)
     unit_cost = math.prod(min(u, s) for u, s in zip(unit, shape)) * per_elem
-    src_obj = math.prod(src.shards or src.chunks) * src.dtype.itemsize
-    scratch = min(threads, max(1, math.prod(grid))) * 2 * math.prod(unit) * out_size + threads * 2 * src_obj
-    budget = max_memory - scratch
+    per_shard = int(SHARD_SCRATCH * math.prod(unit) * out_size)   # scratch of one shard in flight
+    reader = threads * 2 * math.prod(src.shards or src.chunks) * src.dtype.itemsize
+    nunits = max(1, math.prod(grid))
+    in_flight = min(threads, nunits)
+    room = max_memory - reader
+    if room >= in_flight * (unit_cost + per_shard):
+        budget = room - in_flight * per_shard   # blocks of at least `threads` shards
+    else:   # fewer shards per block than threads: each brings its own scratch
+        budget = max(1, room // (unit_cost + per_shard)) * unit_cost
     k = blk.block_shape(grid, unit_cost, max(budget, unit_cost))
     boxes = list(blk.iter_boxes(grid, k)) if all(grid) else []
-    return unit, boxes, budget, scratch + unit_cost
+    return unit, boxes, budget, reader + unit_cost + per_shard
 
 
 def copy_one(src: Any, store: Any, path: str, opts: LayoutOptions, *, max_memory: int | None = None,
@@ -93,7 +106,7 @@ def copy_one(src: Any, store: Any, path: str, opts: LayoutOptions, *, max_memory
     prepare_destination(store, path, meta, overwrite=overwrite, resume=resume)
     dst = Array(store, path, meta)
     dtype_change = opts.dtype is not None and np.dtype(opts.dtype) != src.dtype
-    unit, boxes, budget, minimum = plan(src, meta, max_memory, dtype_change, int(config.get("threads")))
+    unit, boxes, _budget, minimum = plan(src, meta, max_memory, dtype_change, int(config.get("threads")))
     report.memory_bound = max(report.memory_bound, max_memory)
     if minimum > max_memory:
         report.notes.append(f"/{path}: copying one destination shard at a time needs about {_human(minimum)} "
