@@ -10,7 +10,8 @@ bitshuffle, crc32c index).  Times, medians of ``--repeat`` interleaved runs:
   W  = full write of the volume into a new layout-b array (``b[...] = data``)
   C  = ``zarrbolt.copy_array(a, dst, shards=..., codecs=...)``
 
-goal: (R + W) / C >= 0.8.  Peak memory: each ``cp`` runs in a child process, which reports its
+goal: (R + W) / C >= 0.8, in wall time and in CPU time of the process (all threads; steadier
+than wall time on a shared machine).  Peak memory: each ``cp`` runs in a child process, which reports its
 peak resident set (``VmHWM``, Linux) minus its resident set just before the copy, beside the
 ``--max-memory`` given (a line "needs" when the copy said the budget is too small for one shard).
 
@@ -74,24 +75,34 @@ def make_source(root: str, shape: tuple[int, ...]):
     return data
 
 
-def time_read_write_copy(root: str, data, threads: int | None) -> tuple[float, float, float]:
+def _cpu() -> float:
+    """CPU seconds of this process, all threads (user + system)."""
+    t = os.times()
+    return t.user + t.system
+
+
+def _timed(fn) -> tuple[float, float]:
+    c, t = _cpu(), time.perf_counter()
+    fn()
+    return time.perf_counter() - t, _cpu() - c
+
+
+def time_read_write_copy(root: str, data, threads: int | None) -> tuple[tuple[float, float], ...]:
+    """((wall, cpu) of the read, of the write, of the copy)."""
     import zarrbolt as zb
 
     src = zb.open_array(os.path.join(root, "a.zarr"), mode="r")
-    t = time.perf_counter()
-    back = src[...]
-    r = time.perf_counter() - t
-    del back
+    r = _timed(lambda: src[...])
     inner = [LE, ZSTD_BIT]
     b = zb.create_array(os.path.join(root, "b_write.zarr"), shape=data.shape, dtype="uint16", chunks=CHUNK,
                         shards=SHARD, serializer=inner[0], compressors=[inner[1]], overwrite=True)
-    t = time.perf_counter()
-    b[...] = data
-    w = time.perf_counter() - t
-    t = time.perf_counter()
-    zb.copy_array(src, os.path.join(root, "b_cp.zarr"), shards=SHARD, codecs=[ZSTD_BIT], overwrite=True,
-                  threads=threads)
-    c = time.perf_counter() - t
+
+    def write():
+        b[...] = data
+
+    w = _timed(write)
+    c = _timed(lambda: zb.copy_array(src, os.path.join(root, "b_cp.zarr"), shards=SHARD, codecs=[ZSTD_BIT],
+                                     overwrite=True, threads=threads))
     return r, w, c
 
 
@@ -119,15 +130,18 @@ def main() -> int:
     try:
         data = make_source(root, shape)
         runs = [time_read_write_copy(root, data, args.threads) for _ in range(args.repeat)]
-        r, w, c = (statistics.median(x) for x in zip(*runs))
+        med = [[statistics.median(run[i][j] for run in runs) for j in (0, 1)] for i in range(3)]
+        (r, rc), (w, wc), (c, cc) = med
         mib = data.nbytes / 2**20
         print(f"zarrbolt {zb.__version__}, volume {shape} uint16 ({mib:.0f} MiB), {zb.config.get('threads')} threads, "
               f"a (64^3 blosc-lz4) -> b (shards {SHARD} of 64^3 blosc-zstd bitshuffle); medians of {args.repeat}")
-        print(f"  read  a[...]        : {r:7.3f} s")
-        print(f"  write b[...] = data : {w:7.3f} s")
-        print(f"  cp a -> b           : {c:7.3f} s")
-        print(f"  (read + write) / cp : {(r + w) / c:6.2f}   (goal >= 0.8)")
-        print("  runs (read, write, cp):", ", ".join(f"({a:.3f}, {b:.3f}, {cc:.3f})" for a, b, cc in runs))
+        print("                         wall s    cpu s")
+        print(f"  read  a[...]        : {r:7.3f}  {rc:7.3f}")
+        print(f"  write b[...] = data : {w:7.3f}  {wc:7.3f}")
+        print(f"  cp a -> b           : {c:7.3f}  {cc:7.3f}")
+        print(f"  (read + write) / cp : {(r + w) / c:7.2f}  {(rc + wc) / cc:7.2f}   (goal >= 0.8)")
+        print("  wall (read, write, cp) per run:",
+              ", ".join(f"({a[0]:.2f}, {b[0]:.2f}, {x[0]:.2f})" for a, b, x in runs))
         del data
         print("  --max-memory   peak RSS above the start   largest block   cp time")
         for text in args.memory.split(","):

@@ -168,3 +168,12 @@ def test_shards_on_a_v2_source_mean_v3(tmp_path):
     np.testing.assert_array_equal(a[...], data)
     with pytest.raises(MetadataError, match="Zarr v2 has no sharding"):
         zb.copy(str(tmp_path / "v2.zarr"), str(tmp_path / "t.zarr"), shards=(16, 32, 64), zarr_format=2)
+
+
+def test_dtype_change_of_a_v2_blosc_array(tmp_path):
+    data = (volume() // 16).astype("uint16")
+    make_v2(tmp_path / "v2.zarr", data, chunks=(8, 16, 16))
+    zb.copy(str(tmp_path / "v2.zarr"), str(tmp_path / "u8.zarr"), dtype="uint8")
+    out = zb.open_array(str(tmp_path / "u8.zarr"), mode="r")
+    assert out.metadata.zarr_format == 2 and out.dtype == np.uint8
+    np.testing.assert_array_equal(out[...], data.astype(np.uint8))

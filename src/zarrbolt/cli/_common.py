@@ -102,6 +102,21 @@ def want_bar(args: argparse.Namespace) -> bool:
         return False
 
 
+def _width() -> dict[str, Any]:
+    """tqdm's width: follow the terminal, or a fixed one where the terminal reports none (a
+    pseudo-terminal without a size, where tqdm would draw an empty bar)."""
+    import os
+    import shutil
+
+    try:
+        if os.get_terminal_size(sys.stderr.fileno()).columns > 0:
+            return {"dynamic_ncols": True}
+    except (OSError, ValueError, AttributeError):
+        pass
+    size = shutil.get_terminal_size((100, 24))
+    return {"ncols": size.columns or 100, "nrows": size.lines or 24}
+
+
 class Bar(Progress):
     """A tqdm bar per array: bytes, rate and ETA, and the destination shards (chunks) done.
     Without tqdm a line at the end of each array."""
@@ -126,7 +141,7 @@ class Bar(Progress):
         from tqdm import tqdm
 
         self._bar = tqdm(total=total_bytes, unit="B", unit_scale=True, unit_divisor=1024, desc=label or None,
-                         file=sys.stderr, dynamic_ncols=True, leave=True)
+                         file=sys.stderr, leave=True, **_width())
         self._bar.set_postfix_str(f"{self.unit_name} 0/{total_units}", refresh=False)
 
     def advance(self, nbytes: int, nunits: int) -> None:

@@ -155,7 +155,7 @@ def destination_metadata(src: Any, opts: LayoutOptions) -> Any:
     if opts.dtype is not None:
         fill = convert_fill(fill, src.dtype, dtype)
         filters, serializer = [], "auto"   # the source's filters and serializer belong to its dtype
-        compressors = [_without_typesize(c) for c in compressors]
+        compressors = [_with_typesize(c, dtype.itemsize) for c in compressors]
     kw: dict[str, Any] = {"shape": src.shape, "dtype": dtype, "chunks": chunks, "fill_value": fill,
                           "attributes": dict(src.attrs), "zarr_format": fmt}
     if fmt == 2:
@@ -172,11 +172,11 @@ def destination_metadata(src: Any, opts: LayoutOptions) -> Any:
     return create_array(MemoryStore(), **kw).metadata
 
 
-def _without_typesize(codec: Any) -> Any:
-    """A compressor's JSON without blosc's ``typesize`` (creation records the new item size)."""
+def _with_typesize(codec: Any, itemsize: int) -> Any:
+    """A compressor's JSON with blosc's ``typesize`` set to the new data type's item size."""
     doc = codec.to_json() if hasattr(codec, "to_json") else codec
     if isinstance(doc, dict) and doc.get("name") == "blosc" and isinstance(doc.get("configuration"), dict):
-        doc = {**doc, "configuration": {k: v for k, v in doc["configuration"].items() if k != "typesize"}}
+        doc = {**doc, "configuration": {**doc["configuration"], "typesize": itemsize}}
     return doc
 
 
