@@ -24,8 +24,6 @@ def test_registry_and_help(capsys):
 
 
 def test_python_dash_m_and_versions():
-    r = cli_subprocess("info", "--help")
-    assert r.returncode == 0 and "--json" in r.stdout
     r = cli_subprocess("versions")
     assert r.returncode == 0 and "zarrbolt" in r.stdout and "c-blosc" in r.stdout
     r = cli_subprocess("--version")
