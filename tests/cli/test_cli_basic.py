@@ -123,3 +123,20 @@ def test_every_command_has_help(cmd, capsys):
         cli(cmd, "--help")
     assert e.value.code == 0
     assert "usage: zarrbolt " + cmd in capsys.readouterr().out
+
+
+def test_console_script_entry_point(capsys):
+    """pyproject's ``zarrbolt`` script names a function that runs this command line."""
+    import importlib
+    from pathlib import Path
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    if not pyproject.exists():
+        pytest.skip("no source tree")
+    target = tomllib.loads(pyproject.read_text())["project"]["scripts"]["zarrbolt"]
+    module, func = target.split(":")
+    entry = getattr(importlib.import_module(module), func)
+    assert entry(["versions"]) == 0
+    assert "zarrbolt" in capsys.readouterr().out
