@@ -40,10 +40,13 @@ def array_info(arr: Any) -> dict[str, Any]:
     from ..errors import StoreError
 
     meta = arr.metadata
+    n: int | None
+    nbytes: int | None
     try:
         n, nbytes, meta_bytes = stored(arr)
     except (StoreError, NotImplementedError):  # a store that cannot list (plain HTTP)
-        n = nbytes = meta_bytes = None
+        n = nbytes = None
+        meta_bytes = 0
     total_units = arr.nchunks
     out: dict[str, Any] = {
         "node_type": "array",

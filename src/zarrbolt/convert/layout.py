@@ -88,10 +88,10 @@ def parse_shape(text: Any, ndim: int, what: str) -> tuple[int, ...] | None:
 
 def _divisors(n: int, limit: int = 12) -> str:
     ds = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
-    ds = sorted(set(ds + [n // d for d in ds]))
-    if len(ds) > limit:
-        ds = ds[: limit // 2] + ["..."] + ds[-limit // 2:]
-    return ", ".join(str(d) for d in ds)
+    words = [str(d) for d in sorted(set(ds + [n // d for d in ds]))]
+    if len(words) > limit:
+        words = words[: limit // 2] + ["..."] + words[-limit // 2:]
+    return ", ".join(words)
 
 
 def check_chunks_in_shards(chunks: tuple[int, ...], shards: tuple[int, ...]) -> None:
