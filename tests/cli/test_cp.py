@@ -177,3 +177,14 @@ def test_dtype_change_of_a_v2_blosc_array(tmp_path):
     out = zb.open_array(str(tmp_path / "u8.zarr"), mode="r")
     assert out.metadata.zarr_format == 2 and out.dtype == np.uint8
     np.testing.assert_array_equal(out[...], data.astype(np.uint8))
+
+
+def test_destination_overlapping_the_source_is_refused(tmp_path, capsys):
+    data = volume((16, 32, 32))
+    make_v3(tmp_path / "s.zarr", data)
+    for dst in ("s.zarr", "s.zarr/inner", "."):
+        rc, _, err = cli("cp", tmp_path / "s.zarr", tmp_path / dst, "--overwrite", capsys=capsys)
+        assert rc == 1 and "is the source" in err
+    with pytest.raises(DestinationExistsError):
+        zb.copy_array(f"file://{tmp_path / 's.zarr'}", str(tmp_path / "s.zarr"), overwrite=True)
+    np.testing.assert_array_equal(zb.open_array(str(tmp_path / "s.zarr"), mode="r")[...], data)

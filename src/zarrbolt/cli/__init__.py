@@ -56,6 +56,6 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `zarrbolt tree x | head`
         sys.stderr.close()
         return 0
-    except ZarrboltError as exc:
+    except (ZarrboltError, OSError, MemoryError) as exc:
         print(f"zarrbolt {args.cmd}: error: {exc}", file=sys.stderr)
         return 1

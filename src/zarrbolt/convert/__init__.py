@@ -56,6 +56,32 @@ def _destination(dst: Any, storage_options: Any) -> tuple[Any, str]:
     return store, normalize_node_path(base)
 
 
+def _location(x: Any) -> str | None:
+    """A comparable name of where a path or URL points (None for other store objects)."""
+    import os
+
+    from ..storage.urls import url_scheme
+
+    if isinstance(x, os.PathLike):
+        x = os.fspath(x)
+    if not isinstance(x, str):
+        return None
+    scheme = url_scheme(x)
+    if scheme is None or scheme == "file":
+        path = x[len("file://"):] if scheme == "file" else x
+        return os.path.realpath(path).rstrip(os.sep) + os.sep
+    return x.rstrip("/") + "/"
+
+
+def _check_not_overlapping(src: Any, dst: Any) -> None:
+    """Refuse a destination that is the source, inside it, or holds it (an overwrite would
+    erase the data being copied)."""
+    a, b = _location(src), _location(dst)
+    if a is not None and b is not None and (a.startswith(b) or b.startswith(a)):
+        raise DestinationExistsError(f"the destination {dst!r} is the source {src!r}, inside it or holds it: "
+                                     "copy to another place")
+
+
 def _src_error(path: str, exc: BaseException) -> CopyError:
     err = CopyError(f"cannot read source node /{path}: {type(exc).__name__}: {exc}")
     err.node_path = path  # type: ignore[attr-defined]
@@ -78,6 +104,7 @@ def copy_array(src: Any, dst: Any, *, chunks: Any = None, shards: Any = "keep", 
     ``overwrite`` (replace it) or ``resume`` (finish an interrupted copy: destination shards
     whose index validates are kept)."""
     opts = _options(chunks, shards, codecs, compressor, zarr_format, dtype)
+    _check_not_overlapping(src, dst)
     source = _open_source(src, storage_options)
     from ..array import Array
 
@@ -103,6 +130,7 @@ def copy(src: Any, dst: Any, *, chunks: Any = None, shards: Any = "keep", codecs
     from ..array import Array
 
     opts = _options(chunks, shards, codecs, compressor, zarr_format, dtype)
+    _check_not_overlapping(src, dst)
     source = _open_source(src, storage_options)
     store, path = _destination(dst, dst_storage_options)
     report = CopyReport(source=str(src), destination=str(dst))
