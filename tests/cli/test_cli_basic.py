@@ -140,3 +140,22 @@ def test_console_script_entry_point(capsys):
     entry = getattr(importlib.import_module(module), func)
     assert entry(["versions"]) == 0
     assert "zarrbolt" in capsys.readouterr().out
+
+
+def test_verify_hierarchies_and_cp_json(tmp_path, capsys):
+    root = zb.create_group(str(tmp_path / "h.zarr"))
+    data = volume((16, 32, 32))
+    for name in ("a", "sub/b"):
+        arr = root.create_array(name, shape=data.shape, dtype=data.dtype, chunks=(8, 16, 16))
+        arr[...] = data
+    rc, out, _ = cli("cp", tmp_path / "h.zarr", tmp_path / "c.zarr", "--shards", "16,32,32", "--json", capsys=capsys)
+    assert rc == 0
+    rep = json.loads(out)
+    assert sorted(rep["arrays"]) == ["a", "sub/b"] and rep["units_written"] == 2 and rep["interrupted"] is False
+    rc, out, _ = cli("verify", tmp_path / "h.zarr", tmp_path / "c.zarr", capsys=capsys)
+    assert rc == 0 and "EQUAL: 2 array(s)" in out
+    zb.open_group(str(tmp_path / "c.zarr"))["sub"].create_array("extra", shape=(2,), dtype="uint8")
+    rc, _, err = cli("verify", tmp_path / "h.zarr", tmp_path / "c.zarr", capsys=capsys)
+    assert rc == 1 and "/sub/extra: only in the second" in err
+    rc, _, err = cli("verify", tmp_path / "h.zarr", tmp_path / "c.zarr" / "a", capsys=capsys)
+    assert rc == 1 and "one is an array, the other a group" in err
