@@ -34,7 +34,7 @@ def test_s3_round_trip_every_command(tmp_path, moto_server, capsys):
     info = json.loads(out)
     assert info["shards"] == [16, 32, 64] and info["shards_stored"] == 6 and info["attributes"] == {"origin": "v2"}
     rc, out, _ = cli("tree", f"s3://{bucket}", "--storage-options", opts, capsys=capsys)
-    assert rc == 0 and "vol.zarr (40, 64, 64) uint16" in out
+    assert rc == 0 and "vol.zarr (40, 64, 64) uint16" in out and "no group document" in out
     rc, out, _ = cli("bench", url, "--repeat", "1", "--json", "--storage-options", opts, capsys=capsys)
     assert rc == 0 and json.loads(out)["full"]["GBps"] > 0
     rc, out, _ = cli("verify", tmp_path / "v2.zarr", url, "--dst-storage-options", opts, capsys=capsys)

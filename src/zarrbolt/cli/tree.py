@@ -28,6 +28,8 @@ def describe(node: Any) -> str:
             text += f" shards {node.shards}"
         return text + f" (v{node.metadata.zarr_format})"
     if isinstance(node, Group):
+        if getattr(node, "_cli_implicit", False):
+            return "(no group document: the nodes below it)"
         return f"group (v{node.metadata.zarr_format})"
     return f"cannot open: {getattr(node, '_message', node)}"
 
@@ -70,7 +72,9 @@ def open_tolerant(path: str, options: dict | None) -> Any:
         prefix = base.strip("/")
         if next(iter(store.list_prefix(f"{prefix}/" if prefix else "")), None) is None:
             raise
-        return Group(store, prefix, new_group_metadata(3), read_only=True)
+        group = Group(store, prefix, new_group_metadata(3), read_only=True)
+        group._cli_implicit = True  # type: ignore[attr-defined]
+        return group
 
 
 def run(args: argparse.Namespace) -> int:
