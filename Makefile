@@ -260,3 +260,12 @@ crosscheck: sysdeps venv $(TOOLS_PY)
 
 clean:
 	rm -rf build src/zarrbolt/_ext/*.so
+
+# ------------------------------------------------------------------------------------------ cli (zarrbolt cp)
+# zarrbolt cp against zarrbolt's own read + write (issue 23's goal) and its peak memory at several
+# --max-memory values; and 100 interpreter exits after S3 writes through obstore (none may abort).
+.PHONY: cli-bench cli-exit-check
+cli-bench: inplace
+	PYTHONPATH=src nice $(VPY) benchmarks/cp_ratio.py
+cli-exit-check: inplace
+	PYTHONPATH=src nice $(VPY) tools/exit_abort_loop.py --runs 100
