@@ -9,11 +9,11 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 REFVENV := .venv-ref
 BUILD_DEPS := "scikit-build-core>=0.10" "cython>=3.0.10" "numpy>=2.0" "blosc2>=2.7" "blosc>=1.11.3" cmake ninja
-TEST_DEPS := "pytest>=7" "hypothesis>=6" pytest-timeout mypy cibuildwheel
+TEST_DEPS := "pytest>=7" "hypothesis>=6" pytest-timeout mypy cibuildwheel tqdm
 # Remote-store tests: obstore and fsspec (zarrbolt's optional extras) and a real S3 API server
 # (moto_server) on loopback.  Bump TEST_STAMP when these change: an existing venv is upgraded.
 REMOTE_TEST_DEPS := "obstore>=0.6" "fsspec>=2023.10" aiohttp "moto[server]>=5" s3fs
-TEST_STAMP := $(VENV)/.zarrbolt-test-deps-4
+TEST_STAMP := $(VENV)/.zarrbolt-test-deps-5
 # Reference venv: the reference implementations, the ecosystem (dask, xarray, ome-zarr-py), what
 # zarr-python's own test suite needs (its `test` dependency group, less coverage/benchmark tooling
 # it does not use here) and zarrbolt's build deps (zarrbolt is installed there non-editable).
@@ -297,3 +297,12 @@ docs: $(DOCS_STAMP)
 
 docs-serve: $(DOCS_STAMP)
 	$(VPY) docs/perf/make_plots.py && $(VENV)/bin/mkdocs serve
+
+# ------------------------------------------------------------------------------------------ cli (zarrbolt cp)
+# zarrbolt cp against zarrbolt's own read + write (issue 23's goal) and its peak memory at several
+# --max-memory values; and 100 interpreter exits after S3 writes through obstore (none may abort).
+.PHONY: cli-bench cli-exit-check
+cli-bench: inplace
+	PYTHONPATH=src nice $(VPY) benchmarks/cp_ratio.py
+cli-exit-check: inplace
+	PYTHONPATH=src nice $(VPY) tools/exit_abort_loop.py --runs 100

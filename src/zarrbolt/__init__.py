@@ -44,6 +44,7 @@ from .api_extra import (
     zeros_like,
 )
 from .array import Array
+from .convert import CopyReport, copy, copy_array
 from .array_config import ArrayConfig
 from .group import Group
 from .migrate import migrate
@@ -56,6 +57,9 @@ from .api import array  # noqa: E402,F811
 __all__ = [
     "Array",
     "ArrayConfig",
+    "CopyReport",
+    "copy",
+    "copy_array",
     "UnsupportedArray",
     "UnsupportedNode",
     "create_hierarchy",

@@ -33,6 +33,10 @@ __all__ = [
     "StoreUnavailableError",
     "ConflictError",
     "BoundsCheckError",
+    # copy / command line
+    "DestinationExistsError",
+    "DiskFullError",
+    "CopyError",
 ]
 
 
@@ -151,3 +155,19 @@ class InvalidValueError(ZarrboltError, ValueError):
 
 class BoundsCheckError(ZarrboltError, IndexError):
     """An index or selection lies outside the array."""
+
+
+# ---------------------------------------------------------------------------- copy / command line (zarrbolt cp)
+class DestinationExistsError(ZarrboltError, FileExistsError):
+    """The destination of a copy already holds a node or data (give ``overwrite=True`` /
+    ``--overwrite`` to replace it, or ``resume=True`` / ``--resume`` to finish an interrupted copy)."""
+
+
+class DiskFullError(StoreError):
+    """The destination ran out of space (or quota) during a copy.  The shards written so far are
+    complete; the unfinished array's metadata is not written, so it is not mistaken for a
+    complete one."""
+
+
+class CopyError(ZarrboltError, RuntimeError):
+    """A source node could not be read during a copy (``skip_errors`` reports and skips it)."""

@@ -46,7 +46,12 @@ from typing import Any, Protocol, runtime_checkable
 from .. import config
 from ..errors import StoreError
 from . import _remote_errors as rerr
-from ._base import OffsetByteRequest, RangeByteRequest, SuffixByteRequest, normalize_range
+from ._base import (
+    OffsetByteRequest,
+    RangeByteRequest,
+    SuffixByteRequest,
+    normalize_range,
+)
 
 __all__ = [
     "AsyncSource",
@@ -96,7 +101,81 @@ def event_loop() -> asyncio.AbstractEventLoop:
             t.start()
             started.wait()
             _loop, _thread, _pid = loop, t, os.getpid()
+            _register_exit_drain()
         return _loop
+
+
+# ---------------------------------------------------------------------------- interpreter exit
+# obstore completes its futures from tokio worker threads, which take the GIL to hand the result
+# to our loop (pyo3-async-runtimes' set_result -> call_soon_threadsafe).  A tokio thread doing
+# that while the interpreter finalizes aborts the process ("Fatal Python error" / SIGABRT, seen in
+# a few percent of short processes that wrote through obstore).  At exit we therefore wait,
+# bounded by EXIT_GRACE_S, until the loop has no pending task (no request can complete later)
+# and no foreign thread (one Python did not create) is executing Python code.
+EXIT_GRACE_S = 2.0
+_exit_registered_pid: int | None = None
+
+
+def _register_exit_drain() -> None:
+    global _exit_registered_pid
+    if _exit_registered_pid != os.getpid():
+        import atexit
+
+        atexit.register(drain_at_exit)
+        _exit_registered_pid = os.getpid()
+
+
+def _pending_tasks(loop: asyncio.AbstractEventLoop, timeout: float) -> int:
+    """Tasks on ``loop`` other than the asking one (-1 when the loop does not answer in time)."""
+    async def count() -> int:
+        me = asyncio.current_task()
+        return sum(1 for t in asyncio.all_tasks() if t is not me and not t.done())
+
+    import concurrent.futures
+
+    fut = asyncio.run_coroutine_threadsafe(count(), loop)
+    try:
+        return fut.result(timeout=max(0.001, timeout))
+    except (concurrent.futures.TimeoutError, RuntimeError):
+        fut.cancel()
+        return -1
+
+
+def _foreign_threads_in_python() -> bool:
+    """Whether a thread that Python did not start (a tokio worker) is running Python code now."""
+    import sys
+
+    ours = {t.ident for t in threading.enumerate() if not isinstance(t, threading._DummyThread)}
+    return any(ident not in ours for ident in sys._current_frames())
+
+
+def drain_at_exit(grace: float = EXIT_GRACE_S) -> bool:
+    """Wait (at most ``grace`` seconds) for the remote-I/O loop's pending tasks and for foreign
+    threads to leave Python code; True when everything settled in time.  Registered with
+    :mod:`atexit` when the loop starts."""
+    import time
+
+    loop = _loop
+    if loop is None or _pid != os.getpid() or loop.is_closed() or not loop.is_running():
+        return True
+    deadline = time.monotonic() + grace
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        n = _pending_tasks(loop, left)
+        if n == 0:
+            break
+        if n < 0:
+            return False
+        time.sleep(0.005)
+    quiet = 0
+    while quiet < 2:  # twice in a row: a thread between two callbacks is not mistaken for done
+        if time.monotonic() > deadline:
+            return False
+        quiet = 0 if _foreign_threads_in_python() else quiet + 1
+        time.sleep(0.002)
+    return True
 
 
 def on_loop_thread() -> bool:
@@ -319,7 +398,7 @@ class AsyncSourceBase:
                     return await make()
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - sorted and re-raised as a typed error
+            except Exception as exc:
                 kind = rerr.classify(exc)
                 if kind in passthrough:
                     return _Failure(kind, exc)
@@ -430,7 +509,7 @@ class AsyncSourceBase:
 class _Failure:
     """A failure the caller of ``_call`` asked to handle itself."""
 
-    __slots__ = ("kind", "exc")
+    __slots__ = ("exc", "kind")
 
     def __init__(self, kind: str, exc: BaseException):
         self.kind = kind
