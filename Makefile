@@ -267,8 +267,8 @@ clean:
 # `make lint`: ruff (pyproject's [tool.ruff]) on the sources, tests, benchmarks and tools, then
 # mypy --strict on src/zarrbolt (pyproject's [tool.mypy]; the compiled modules through their .pyi
 # stubs).  Runs without building: only the lint tools are installed.  CI runs it before the tests.
-LINT_DEPS := "ruff>=0.6" "mypy>=1.11"
-LINT_STAMP := $(VENV)/.zarrbolt-lint-deps-1
+LINT_DEPS := "ruff>=0.6" "mypy>=1.11" types-tqdm
+LINT_STAMP := $(VENV)/.zarrbolt-lint-deps-2
 
 $(LINT_STAMP): | $(VPY)
 	$(VPY) -m pip install -q $(LINT_DEPS)

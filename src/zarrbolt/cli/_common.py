@@ -20,7 +20,7 @@ def add_store_options(p: argparse.ArgumentParser, *names: str) -> None:
                        help=f"options for the {n} URL (default: --storage-options)")
 
 
-def storage_options(args: argparse.Namespace, name: str | None = None) -> dict | None:
+def storage_options(args: argparse.Namespace, name: str | None = None) -> dict[str, Any] | None:
     text = getattr(args, f"{name}_storage_options", None) if name else None
     if text is None:
         text = args.storage_options
@@ -44,7 +44,7 @@ def is_url(s: str) -> bool:
     return sch is not None and sch != "file"
 
 
-def open_node(path: str, options: dict | None) -> Any:
+def open_node(path: str, options: dict[str, Any] | None) -> Any:
     """The array or group at ``path`` (read-only)."""
     from ..api import open as zb_open
 

@@ -18,7 +18,7 @@ from ._common import (
 )
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     p = sub.add_parser("bench", help="read throughput of an array: full, planes, random blocks",
                        description="Time reads of your own array: the whole array (streamed in shard-aligned "
                        "slabs when larger than --max-memory), single planes along the first axis, and random "

@@ -28,7 +28,7 @@ shard shape and its encoded bytes), stays within --max-memory; never less than o
 report says when --max-memory is too small for that: use a larger value or fewer --threads)."""
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     from ..convert import COMPRESSOR_NAMES
 
     p = sub.add_parser("cp", help="copy or convert an array or hierarchy (v2->v3, re-chunk, shard, re-compress)",

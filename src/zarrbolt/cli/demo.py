@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     d = sub.add_parser("demo", help="write and read a synthetic microscopy volume and print throughput")
     d.add_argument("--shape", default="128,1024,1024", help="volume shape (default 128,1024,1024 = 256 MiB)")
     d.add_argument("--chunks", default="64,64,64", help="(inner) chunk shape")

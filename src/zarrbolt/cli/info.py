@@ -9,7 +9,7 @@ from typing import Any
 from ._common import add_store_options, human, open_node, pretty_json, storage_options
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     p = sub.add_parser("info", help="format, shape, dtype, chunks, shards, codecs, bytes stored of an array or group",
                        description="Describe an array (layout, codecs, what is stored) or a group (members).")
     p.add_argument("path", help="array or group (path or URL)")

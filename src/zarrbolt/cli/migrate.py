@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     m = sub.add_parser("migrate", help="convert a Zarr v2 array or group (and everything below it) to Zarr v3")
     m.add_argument("source", help="the v2 store (a path or file:// URI)")
     m.add_argument("dest", nargs="?", default=None, help="where to write the v3 copy (default: convert in place)")

@@ -8,7 +8,7 @@ from typing import Any
 from ._common import add_store_options, open_node, storage_options
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     p = sub.add_parser("tree", help="the hierarchy with shapes and data types",
                        description="Show the hierarchy below a group, with each array's shape, data type, chunks "
                        "and shards; nodes zarrbolt cannot open are listed with the reason.")
@@ -56,7 +56,7 @@ def lines(group: Any, level: int | None) -> list[str]:
     return out
 
 
-def open_tolerant(path: str, options: dict | None) -> Any:
+def open_tolerant(path: str, options: dict[str, Any] | None) -> Any:
     """The node at ``path``; when there is none but keys lie below it (a bucket or directory
     holding Zarr nodes without a group document of its own), an implicit group over it."""
     from ..errors import NodeNotFoundError

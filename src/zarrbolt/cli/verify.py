@@ -18,7 +18,7 @@ from ._common import (
 )
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     p = sub.add_parser("verify", help="check that two arrays (or hierarchies) hold equal values",
                        description="Compare two arrays chunk by chunk (values, shape, and data type unless "
                        "--values-only), or every array of two hierarchies.  Exit status 0: equal, 1: different.")

@@ -93,16 +93,60 @@ def copy_array(src: Any, dst: Any, *, chunks: Any = None, shards: Any = "keep", 
                threads: int | None = None, max_memory: int | None = None, resume: bool = False,
                overwrite: bool = False, progress: Progress | None = None, storage_options: Any = None,
                dst_storage_options: Any = None) -> CopyReport:
-    """Copy the array ``src`` (an Array, path or URL) to ``dst`` (a path, URL or Store).
+    """Copy the array ``src`` to ``dst``, converting its layout on the way.
 
-    ``chunks``: the destination's (inner) chunk shape; ``shards``: its shard shape, ``None`` /
-    ``"none"`` for unsharded, ``"keep"`` for the source's; ``codecs``: bytes->bytes codecs (v3
-    JSON, numcodecs dicts or a JSON string) replacing the source's compressors, or
-    ``compressor="zstd:3"`` (see :data:`COMPRESSOR_NAMES`); ``zarr_format``: 2 or 3; ``dtype``:
-    a new data type (every value must fit); ``threads``: worker threads; ``max_memory``: the
-    block budget in bytes (default 1 GiB).  An existing destination is refused unless
-    ``overwrite`` (replace it) or ``resume`` (finish an interrupted copy: destination shards
-    whose index validates are kept)."""
+    The copy streams in blocks of whole destination shards, each written atomically; the
+    destination's metadata is written last, so an interrupted copy is never opened as complete.
+
+    Parameters
+    ----------
+    src : Array, str
+        The source array: an open array, a path or a store URL.
+    dst : str, Store
+        The destination: a path, a store URL or a store.
+    chunks : tuple of int, optional
+        The destination's (inner) chunk shape; default the source's.
+    shards : tuple of int, "keep", "none" or None
+        The destination's shard shape; ``None`` / ``"none"`` for unsharded, ``"keep"`` (default)
+        for the source's.
+    codecs : list or str, optional
+        Bytes-to-bytes codecs (v3 JSON, numcodecs dicts or a JSON string) replacing the source's
+        compressors.
+    compressor : str, optional
+        A shorthand for ``codecs``: ``"zstd:3"``, ``"blosc-lz4"``, ``"none"`` ...
+    zarr_format : {2, 3}, optional
+        The destination's format; default the source's (3 when shards are asked for).
+    dtype : str or numpy.dtype, optional
+        A new data type; every value must fit in it.
+    threads : int, optional
+        Worker threads for the copy (default: ``zarrbolt.config``'s).
+    max_memory : int, optional
+        The memory budget of the blocks in bytes (default 1 GiB).
+    resume : bool
+        Finish an interrupted copy: destination shards whose index validates are kept.
+    overwrite : bool
+        Replace an existing destination (else it is refused).
+    progress : Progress, optional
+        Receives progress updates (the CLI's progress bar).
+    storage_options : dict, optional
+        Options for the source URL's store.
+    dst_storage_options : dict, optional
+        Options for the destination URL's store.
+
+    Returns
+    -------
+    CopyReport
+        What was copied, skipped and resumed, and the memory bound used.
+
+    Raises
+    ------
+    DestinationExistsError
+        The destination exists and neither ``overwrite`` nor ``resume`` was given.
+    CopyError
+        The source cannot be read.
+    DiskFullError
+        The destination's disk or quota is full (nothing half-written is left as complete).
+    """
     opts = _options(chunks, shards, codecs, compressor, zarr_format, dtype)
     _check_not_overlapping(src, dst)
     source = _open_source(src, storage_options)
@@ -122,11 +166,62 @@ def copy(src: Any, dst: Any, *, chunks: Any = None, shards: Any = "keep", codecs
          threads: int | None = None, max_memory: int | None = None, resume: bool = False,
          overwrite: bool = False, skip_errors: bool = False, progress: Progress | None = None,
          storage_options: Any = None, dst_storage_options: Any = None) -> CopyReport:
-    """Copy an array or a whole hierarchy from ``src`` to ``dst`` (see :func:`copy_array` for
-    the options, applied to every array).  Groups keep their attributes (in ``zarr_format``
-    when given).  A source node that cannot be opened or read stops the copy with
-    :class:`~zarrbolt.errors.CopyError`, or with ``skip_errors=True`` is reported in
-    ``CopyReport.skipped`` and left out."""
+    """Copy an array or a whole hierarchy from ``src`` to ``dst``.
+
+    The options apply to every array (see :func:`copy_array`); groups keep their attributes.
+
+    Parameters
+    ----------
+    src : Array, str
+        The source array: an open array, a path or a store URL.
+    dst : str, Store
+        The destination: a path, a store URL or a store.
+    chunks : tuple of int, optional
+        The destination's (inner) chunk shape; default the source's.
+    shards : tuple of int, "keep", "none" or None
+        The destination's shard shape; ``None`` / ``"none"`` for unsharded, ``"keep"`` (default)
+        for the source's.
+    codecs : list or str, optional
+        Bytes-to-bytes codecs (v3 JSON, numcodecs dicts or a JSON string) replacing the source's
+        compressors.
+    compressor : str, optional
+        A shorthand for ``codecs``: ``"zstd:3"``, ``"blosc-lz4"``, ``"none"`` ...
+    zarr_format : {2, 3}, optional
+        The destination's format; default the source's (3 when shards are asked for).
+    dtype : str or numpy.dtype, optional
+        A new data type; every value must fit in it.
+    threads : int, optional
+        Worker threads for the copy (default: ``zarrbolt.config``'s).
+    max_memory : int, optional
+        The memory budget of the blocks in bytes (default 1 GiB).
+    resume : bool
+        Finish an interrupted copy: destination shards whose index validates are kept.
+    overwrite : bool
+        Replace an existing destination (else it is refused).
+    skip_errors : bool
+        Report source nodes that cannot be opened or read in ``CopyReport.skipped`` and go on,
+        instead of stopping with :class:`~zarrbolt.errors.CopyError`.
+    progress : Progress, optional
+        Receives progress updates (the CLI's progress bar).
+    storage_options : dict, optional
+        Options for the source URL's store.
+    dst_storage_options : dict, optional
+        Options for the destination URL's store.
+
+    Returns
+    -------
+    CopyReport
+        What was copied, skipped and resumed, and the memory bound used.
+
+    Raises
+    ------
+    DestinationExistsError
+        The destination exists and neither ``overwrite`` nor ``resume`` was given.
+    CopyError
+        A source node cannot be opened or read (without ``skip_errors``).
+    DiskFullError
+        The destination's disk or quota is full.
+    """
     from ..array import Array
 
     opts = _options(chunks, shards, codecs, compressor, zarr_format, dtype)

@@ -69,7 +69,7 @@ SHARD_SCRATCH = 3.5
 
 
 def plan(src: Any, meta: Any, max_memory: int, dtype_change: bool,
-         threads: int) -> tuple[tuple[int, ...], list, int, int]:
+         threads: int) -> tuple[tuple[int, ...], list[Any], int, int]:
     """``(unit shape, boxes, block budget, minimum memory)`` for copying ``src`` to ``meta``
     within ``max_memory`` (see the module's documentation for the model)."""
     unit = tuple(meta.chunk_grid.chunk_shape)
@@ -152,7 +152,8 @@ def _read(src: Any, region: tuple[slice, ...], where: str) -> np.ndarray:
     """The source's values in ``region``; a :class:`~zarrbolt.errors.CopyError` when they cannot
     be read (so that the caller can tell a bad source from a failing destination)."""
     try:
-        return src[region]
+        out: np.ndarray = src[region]
+        return out
     except (CodecError, MetadataError, OSError) as exc:
         err = CopyError(f"{where}: cannot read the source at {_fmt_region(region)}: {type(exc).__name__}: {exc}")
         err.node_path = where  # type: ignore[attr-defined]
@@ -160,7 +161,7 @@ def _read(src: Any, region: tuple[slice, ...], where: str) -> np.ndarray:
 
 
 def _region_bytes(region: tuple[slice, ...], itemsize: int) -> int:
-    return math.prod(s.stop - s.start for s in region) * itemsize
+    return int(math.prod(s.stop - s.start for s in region)) * itemsize
 
 
 def _fmt_region(region: tuple[slice, ...]) -> str:

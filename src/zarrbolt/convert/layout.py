@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,7 @@ import numpy as np
 from ..errors import MetadataError
 
 # --compressor NAME[:LEVEL] shorthands -> v3 bytes->bytes codec JSON (typesize filled in by creation)
-_COMPRESSORS = {
+_COMPRESSORS: dict[str, Callable[[int | None], dict[str, Any] | None]] = {
     "zstd": lambda lvl: {"name": "zstd", "configuration": {"level": 3 if lvl is None else lvl, "checksum": False}},
     "gzip": lambda lvl: {"name": "gzip", "configuration": {"level": 5 if lvl is None else lvl}},
     "blosc-lz4": lambda lvl: _blosc("lz4", 5 if lvl is None else lvl),

@@ -53,6 +53,14 @@ class CopyReport:
     notes: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
+        """A human-readable summary (what the CLI prints).
+
+        Returns
+        -------
+        str
+            Arrays and groups copied, bytes and rate, shards written and resumed, the memory
+            bound, and one line per skipped node and note.
+        """
         rate = self.bytes_copied / self.seconds / 1e6 if self.seconds > 0 else 0.0
         parts = [(f"copied {len(self.arrays)} array(s), {len(self.groups)} group(s): "
                   f"{_human(self.bytes_copied)} in {self.seconds:.2f} s ({rate:.0f} MB/s), "
@@ -68,6 +76,13 @@ class CopyReport:
         return out
 
     def to_json(self) -> dict[str, Any]:
+        """The report as a JSON-serialisable dict (what ``zarrbolt cp --json`` prints).
+
+        Returns
+        -------
+        dict
+            Every field of the report; ``skipped`` as lists.
+        """
         d = dict(self.__dict__)
         d["skipped"] = [list(s) for s in self.skipped]
         return d
