@@ -419,7 +419,7 @@ def test_failing_tasks_carry_task_index(tmp_path):
     starts = np.zeros((3, 3), np.int64)
     shapes = np.array([[8, 16, 16]] * 3, np.int64)
     offs = np.arange(3, dtype=np.int64) * 8 * 16 * 16 * 2
-    bufs = [(memoryview(bytearray(1 << 16)), None)] * 2
+    bufs = [(memoryview(bytearray(1 << 16)), None) for _ in range(2)]  # one scratch buffer per worker
     with pytest.raises(CorruptChunkError) as e:
         plan.read_decode_par([os.fsencode(str(f)) for f in files], bufs, [0, 1, 2, 3], starts, shapes, offs, out)
     assert e.value.task_index == 2 and len(e.value.args) == 1
