@@ -95,7 +95,8 @@ def parallel_workers(n: int, *, min_items_per_task: int = 1, cost: int = 0) -> i
     threads = config.get("threads")
     if threads <= 1 or n < 2 * min_items_per_task or cost < (1 << 20) or getattr(_local, "in_pool", False):
         return 1
-    return max(1, min(int(threads), n // min_items_per_task))
+    workers: int = max(1, min(threads, n // min_items_per_task))
+    return workers
 
 
 def batch_bounds(n: int, workers: int, min_items_per_task: int = 1) -> list[int]:

@@ -258,8 +258,10 @@ class Array(Node):
         set, else a Zarr v2 array's stored order, else the global option (a Zarr v3 array is stored
         in C order; a transpose codec changes that)."""
         if self._config.order is None and getattr(self._metadata, "zarr_format", 3) == 2:
-            return str(self._metadata.order)
-        return str(self._config.value("order"))
+            order: str = self._metadata.order
+            return order
+        order = self._config.value("order")
+        return order
 
     @property
     def codecs(self) -> tuple[Any, ...]:

@@ -38,13 +38,15 @@ import contextlib
 import contextvars
 import os
 import threading
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from .errors import MetadataError, UnknownConfigKeyError
 
+_N = TypeVar("_N", int, float)
 
-def _env_number(name: str, default: Any, minimum: Any, parse: Any, what: str) -> Any:
+
+def _env_number(name: str, default: _N, minimum: Any, parse: Callable[[str], _N], what: str) -> _N:
     """The environment variable ``name`` parsed by ``parse`` (``int`` or ``float``), at least
     ``minimum`` and finite; ``default`` when unset or empty."""
     v = os.environ.get(name)
@@ -60,11 +62,11 @@ def _env_number(name: str, default: Any, minimum: Any, parse: Any, what: str) ->
 
 
 def _env_int(name: str, default: int, minimum: int = 1) -> int:
-    return int(_env_number(name, default, minimum, int, "an integer"))
+    return _env_number(name, default, minimum, int, "an integer")
 
 
 def _env_float(name: str, default: float, minimum: float = 0.0) -> float:
-    return float(_env_number(name, default, minimum, float, "a number"))
+    return _env_number(name, default, minimum, float, "a number")
 
 
 def _physical_memory() -> int | None:

@@ -196,7 +196,8 @@ class ShardingCodec(ArrayToBytesCodec):
 
     def max_encoded_size_for(self, spec: ChunkSpec) -> int:
         lay = self._layout(spec)
-        return lay.n * int(lay.inner.max_encoded_size()) + lay.index_nbytes
+        size: int = lay.n * lay.inner.max_encoded_size() + lay.index_nbytes
+        return size
 
     # ------------------------------------------------------------------ index
     def index_range(self, lay: ShardLayout) -> tuple[str, int]:

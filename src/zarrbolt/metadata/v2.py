@@ -83,7 +83,8 @@ def _object_codec(filters: Any, compressor: Any) -> str | None:
 
     for f in (*(filters or ()), compressor):
         if is_object_codec(f):
-            return str(f["id"])
+            cid: str = f["id"]
+            return cid
     for f in filters or ():
         if isinstance(f, dict) and f.get("id") == "categorize" and f.get("dtype") in ("|O", "O"):
             return "categorize"

@@ -98,7 +98,8 @@ def group_slots(plan: Any, full: np.ndarray) -> int:
     if row >= GROUP_MAX_ROW_BYTES or full.shape[-1] <= chunk_shape[-1]:
         return 1
     per_row = -(-full.shape[-1] // chunk_shape[-1]) + 1  # an unaligned row touches one more
-    return int(max(1, min(per_row, GROUP_SCRATCH_BYTES // plan.scratch_bytes(1))))
+    slots: int = max(1, min(per_row, GROUP_SCRATCH_BYTES // plan.scratch_bytes(1)))
+    return slots
 
 
 def stream_output(full: np.ndarray) -> bool:

@@ -111,7 +111,8 @@ class RemoteStore(Store):
         head = run(self._source.ahead(key))
         if head is None:
             raise StoreError(f"key {key!r} not found in {self!r}")
-        return int(head[0])
+        size: int = head[0]
+        return size
 
     # ------------------------------------------------------------------ writing
     def set(self, key: str, value: Any) -> None:

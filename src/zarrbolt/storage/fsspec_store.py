@@ -121,7 +121,8 @@ class FsspecSource(AsyncSourceBase):
             info = await self._do("info", path)
         except FileNotFoundError:
             return False
-        return bool(info.get("type") != "directory")
+        is_file: bool = info.get("type") != "directory"
+        return is_file
 
     async def _raw_delete(self, key: str) -> None:
         await self._do("rm_file", self._path(key))
