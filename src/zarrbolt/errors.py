@@ -149,3 +149,11 @@ class InvalidValueError(ZarrboltError, ValueError):
 
 class BoundsCheckError(ZarrboltError, IndexError):
     """An index or selection lies outside the array."""
+
+
+# --- zarrbolt.ome (OME-Zarr images and pyramids) ------------------------------------------
+class OmeMetadataError(MetadataError):
+    """OME-Zarr (NGFF) metadata that is missing, malformed or inconsistent with the arrays."""
+
+
+__all__ += ["OmeMetadataError"]
