@@ -132,10 +132,29 @@ DS_EXTREMES(i64, int64_t, LT_INT, GT_INT)
 DS_EXTREMES(f32, float, LT_FLT, GT_FLT)
 DS_EXTREMES(f64, double, LT_FLT, GT_FLT)
 
-/* Mode: the window's values sorted (insertion sort: windows are small), the longest run wins,
- * the first (smallest) of equally long runs.  acc holds the window (2^ZB_DS_MAX_HALVED values). */
+/* Mode: the most frequent value of the window, the smallest of equally frequent ones.  A window
+ * whose values are all equal (most of a label image) is settled in one pass; small windows
+ * (<= 16 values: every 2-d and 3-d window) count each value's matches without branches; larger
+ * ones are sorted (insertion sort) and the longest run wins.  acc holds the window (at most
+ * 2^ZB_DS_MAX_HALVED values). */
 #define DS_MODE(NAME, T)                                                                          \
   static T NAME##_window(T *w, int k) {                                                           \
+    int same = 1;                                                                                 \
+    for (int i = 1; i < k; i++) same &= w[i] == w[0];                                             \
+    if (same) return w[0];                                                                        \
+    T best = w[0];                                                                                \
+    int bestn = 0;                                                                                \
+    if (k <= 16) {                                                                                \
+      for (int i = 0; i < k; i++) {                                                               \
+        int c = 0;                                                                                \
+        for (int j = 0; j < k; j++) c += w[j] == w[i];                                            \
+        if (c > bestn || (c == bestn && w[i] < best)) {                                           \
+          bestn = c;                                                                              \
+          best = w[i];                                                                            \
+        }                                                                                         \
+      }                                                                                           \
+      return best;                                                                                \
+    }                                                                                             \
     for (int i = 1; i < k; i++) {                                                                 \
       T x = w[i];                                                                                 \
       int j = i - 1;                                                                              \
@@ -145,8 +164,6 @@ DS_EXTREMES(f64, double, LT_FLT, GT_FLT)
       }                                                                                           \
       w[j + 1] = x;                                                                               \
     }                                                                                             \
-    T best = w[0];                                                                                \
-    int bestn = 0;                                                                                \
     for (int i = 0; i < k;) {                                                                     \
       int j = i + 1;                                                                              \
       while (j < k && w[j] == w[i]) j++;                                                          \
