@@ -5,19 +5,20 @@ unsharded), so a volume larger than memory works:
 
 * level 0 copies the source block by block (``np.asarray(data[block])``: a numpy array, a
   zarrbolt array, a dask array — computed block by block — or anything sliceable);
-* level k + 1 reads level k back (it is 2^h times smaller per level, h the halved axes) in slabs
-  one chunk thick along the block's first axis longer than a chunk, halves each slab in C
+* level k + 1 reads level k back (2^h times smaller per level, h the halved axes) in pieces of
+  whole chunks whose input is at most one block, halves each piece in C
   (:mod:`zarrbolt.ome.downsample`) into the output block and writes the block.
 
-Memory: about one output block plus one input slab (2^h x the block's size / (block / chunk) on
-that axis; with the default 4-chunk shards and three halved axes: 2 blocks), so at most ~3 x the
-largest block's uncompressed size, plus the codec's encoded copy and whatever the source needs to
-produce one block (a dask graph computes the chunks that overlap it).  The group's NGFF metadata
+Memory: one output block, one input piece (at most one block, 2^h chunks when a chunk is that
+large) and its downsampled copy: about 2.5 blocks uncompressed, plus the encoded copy of a
+block and whatever the source needs to produce one block (a dask graph computes the chunks that
+overlap it).  The group's NGFF metadata
 is written last: an interrupted write leaves no group that reads as a complete image.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -56,31 +57,35 @@ def _copy_level0(src: Any, dst: Any, lp: LevelPlan, progress: Progress | None) -
             progress(0, i + 1, len(regions))
 
 
-def _slab_axis(lp: LevelPlan) -> int | None:
-    """The first axis along which a block holds more than one chunk (slabs are cut along it)."""
-    for i, (b, c) in enumerate(zip(lp.block, lp.chunks)):
-        if b > c:
-            return i
-    return None
+def _piece_shape(lp: LevelPlan) -> tuple[int, ...]:
+    """The output piece computed at once inside a block: the block cut down to one chunk along
+    its first axes until the piece's input (2^h times its size) is no larger than one block (or
+    every axis is one chunk).  Pieces are whole chunks, so their inputs are whole chunks of the
+    level above: nothing is decoded twice."""
+    piece = list(lp.block)
+    factor = 2 ** sum(lp.halve)
+    block_elems = math.prod(lp.block)
+    for i, c in enumerate(lp.chunks):
+        if factor * math.prod(piece) <= block_elems:
+            break
+        piece[i] = min(piece[i], c)
+    return tuple(piece)
 
 
 def _downsample_level(src: Any, dst: Any, lp: LevelPlan, method: str, threads: int, level: int,
                       progress: Progress | None) -> None:
     regions = list(blocks(lp.shape, lp.block))
-    axis = _slab_axis(lp)
+    piece = _piece_shape(lp)
     for i, region in enumerate(regions):
         oshape = tuple(s.stop - s.start for s in region)
-        out = np.empty(oshape, dtype=dst.dtype)
-        if axis is None:
-            out[...] = downsample(src[source_region(region, lp.halve, src.shape)], lp.halve, method, threads=threads)
+        if piece == lp.block:
+            out = downsample(src[source_region(region, lp.halve, src.shape)], lp.halve, method, threads=threads)
         else:
-            step = lp.chunks[axis]
-            for lo in range(0, oshape[axis], step):
-                hi = min(lo + step, oshape[axis])
-                start = region[axis].start
-                sub = region[:axis] + (slice(start + lo, start + hi),) + region[axis + 1:]
-                piece = downsample(src[source_region(sub, lp.halve, src.shape)], lp.halve, method, threads=threads)
-                out[(slice(None),) * axis + (slice(lo, hi),)] = piece
+            out = np.empty(oshape, dtype=dst.dtype)
+            for local in blocks(oshape, piece):
+                sub = tuple(slice(r.start + s.start, r.start + s.stop) for r, s in zip(region, local))
+                out[local] = downsample(src[source_region(sub, lp.halve, src.shape)], lp.halve, method,
+                                        threads=threads)
         dst[region] = out
         if progress:
             progress(level, i + 1, len(regions))
