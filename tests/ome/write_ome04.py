@@ -1,5 +1,5 @@
 """Run by the reference venv's Python: ome-zarr-py writes an NGFF 0.4 image (Zarr v2) with labels
-at argv[1]; prints the level shapes and the pixels' checksum as JSON."""
+at argv[1]; prints its metadata and every level's pixels as zarr-python reads them, as JSON."""
 
 import json
 import sys
@@ -15,9 +15,13 @@ rng = np.random.default_rng(4)
 data = rng.integers(0, 1000, (2, 5, 64, 48)).astype("uint16")
 root = zarr.open_group(path, mode="w", zarr_format=2)
 write_image(data, root, scale_factors=[2, 4], fmt=FormatV04(), axes="czyx", method=Methods.NEAREST,
-            storage_options={"chunks": (1, 2, 32, 32)},
-            coordinate_transformations=[[{"type": "scale", "scale": [1, 2.0, s, s]}] for s in (0.5, 1.0, 2.0)])
+            storage_options={"chunks": (1, 2, 32, 32)})
 labels = (data[0] > 500).astype("uint8")
 write_labels(labels[np.newaxis], root, name="mask", fmt=FormatV04(), axes="czyx", scale_factors=[2, 4],
              method=Methods.NEAREST, label_metadata={"colors": [{"label-value": 1, "rgba": [255, 0, 0, 255]}]})
-print(json.dumps({"data": data.tolist()}))
+g = zarr.open_group(path, mode="r")
+ms = g.attrs["multiscales"][0]
+levels = [g[d["path"]][...].tolist() for d in ms["datasets"]]
+lms = g["labels/mask"].attrs["multiscales"][0]
+mask = g["labels/mask"][lms["datasets"][0]["path"]][...].tolist()
+print(json.dumps({"data": data.tolist(), "multiscale": ms, "levels": levels, "mask": mask}))
