@@ -11,7 +11,7 @@ import pytest
 
 import zarrbolt
 from zarrbolt.errors import OmeMetadataError
-from zarrbolt.ome import Axis, open_image, write_image
+from zarrbolt.ome import Axis, open_image, write_image, write_label
 
 HERE = Path(__file__).parent
 
@@ -49,6 +49,8 @@ def test_reads_ngff_04_on_zarr_v2(v04):
     assert img.omero["channels"][1]["label"] == "b" and img.name == "hand"
     np.testing.assert_array_equal(img[1][...], 4)
     assert len(img.labels) == 0
+    with pytest.raises(OmeMetadataError, match="NGFF 0.5 labels"):
+        write_label(v04, "mask", np.zeros((2, 20, 30), np.uint8))
 
 
 def test_reads_ngff_03_axis_names(tmp_path):

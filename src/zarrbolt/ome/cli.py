@@ -55,11 +55,13 @@ def add_parser(subparsers: Any) -> None:
                    "(default 64 per space axis in 3-d, 256 in 2-d, 1 elsewhere)")
     p.add_argument("--shards", type=_shards, default="auto", help="shard shape (multiples of the chunks), "
                    "'auto' (4 chunks per space axis, the default) or 'none'")
-    p.add_argument("--axes", default=None, help="axis names, e.g. tczyx (default: SRC's dimension names "
+    p.add_argument("--axes", type=_axis_list, default=None, help="axis names, e.g. tczyx or t,c,z,y,x "
+                   "(default: SRC's dimension names "
                    "when they are axis letters, else by dimension: yx, zyx, czyx, tczyx)")
     p.add_argument("--units", default=None, help="unit of the space axes, e.g. micrometer")
     p.add_argument("--scale", type=_floats, default=None, help="pixel size per axis, e.g. 2,0.5,0.5")
-    p.add_argument("--downsample-axes", default=None, help="axes to halve, e.g. yx (default: the space axes)")
+    p.add_argument("--downsample-axes", default=None, help="axes to halve, e.g. yx or y,x (default: the space "
+                   "axes)")
     p.add_argument("--name", default=None, help="the image's name in the metadata")
     p.add_argument("--threads", type=int, default=None, help="downsampling threads (default: all processors)")
     p.add_argument("--overwrite", action="store_true", help="replace DST when it exists")
@@ -149,6 +151,13 @@ def _progress_enabled(args: argparse.Namespace) -> bool:
     return True
 
 
+def _axis_list(text: str | None) -> list[str] | None:
+    """``yx`` or ``y,x`` (names longer than a letter need the commas)."""
+    if not text:
+        return None
+    return [t for t in text.split(",") if t] if "," in text else list(text)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``zarrbolt pyramid``; the exit status (typed zarrbolt errors propagate)."""
     from .writer import write_image
@@ -165,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         img = write_image(
             args.dst, src, chunks=args.chunks, shards=args.shards, levels=args.levels, method=args.method,
-            downsample_axes=list(args.downsample_axes) if args.downsample_axes else None, name=args.name,
+            downsample_axes=_axis_list(args.downsample_axes), name=args.name,
             threads=args.threads, overwrite=args.overwrite,
             storage_options=_options(args) if _remote(args.dst) else None, progress=bar, **kw)
     finally:

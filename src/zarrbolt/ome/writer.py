@@ -195,6 +195,9 @@ def write_label(image: Any, name: str, data: Any, *, colors: Any = None, propert
     ``colors``: mapping value → RGBA or NGFF color dicts; ``properties``: NGFF property dicts.
     The labels group's list of names is updated."""
     img = image if isinstance(image, Image) else open_image(image, mode="a", storage_options=storage_options)
+    if img.version != "0.5" or img.group.metadata.zarr_format != 3:
+        raise OmeMetadataError(f"write_label writes NGFF 0.5 labels (Zarr v3); {img.group.name} is an NGFF "
+                               f"{img.version} image: convert it with `zarrbolt pyramid` first")
     if not isinstance(name, str) or not name or "/" in name or name in (".", ".."):
         raise OmeMetadataError(f"label name must be a plain non-empty name, got {name!r}")
     data, shape, dtype = _shape_dtype(data)
