@@ -2,6 +2,8 @@
 ome-zarr-models, the same pixels and scales through ome-zarr-py's reader and napari's viewer
 model, and pyramids written from dask arrays."""
 
+import shutil
+
 import numpy as np
 import pytest
 
@@ -44,6 +46,22 @@ def test_ome_zarr_models_validates_image_and_labels(image):
     models.ImageLabel.from_zarr(group["labels"]["cells"])
 
 
+def test_ome_zarr_models_is_not_vacuous(tmp_path, image):
+    """The validator rejects what NGFF forbids: the same image with its space axes first."""
+    models = pytest.importorskip("ome_zarr_models.v05")
+    path, _, _ = image
+    bad = str(tmp_path / "bad.ome.zarr")
+    shutil.copytree(path, bad)
+    g = zarr.open_group(bad, mode="a")
+    ome = dict(g.attrs["ome"])
+    ms = dict(ome["multiscales"][0])
+    ms["axes"] = ms["axes"][1:] + ms["axes"][:1]
+    ome["multiscales"] = [ms]
+    g.attrs["ome"] = ome
+    with pytest.raises(ValueError):
+        models.Image.from_zarr(zarr.open_group(bad, mode="r"))
+
+
 def test_ome_zarr_py_reads_pixels_and_scales(image):
     pytest.importorskip("ome_zarr")
     from ome_zarr.io import parse_url
@@ -60,7 +78,8 @@ def test_ome_zarr_py_reads_pixels_and_scales(image):
     assert [a["name"] for a in node.metadata["axes"]] == ["c", "z", "y", "x"]
     scales = [t[0]["scale"] for t in node.metadata["coordinateTransformations"]]
     assert scales[1] == [1.0, 4.0, 1.0, 1.0]
-    assert node.metadata["name"] == ["dapi", "gfp"]  # the omero channel labels
+    assert node.metadata["channel_names"] == ["dapi", "gfp"]  # the omero channel labels
+    assert node.metadata["contrast_limits"] == [[0, 4000], [0, 4000]]
     label_nodes = [n for n in nodes if any(isinstance(s, Label) for s in n.specs)]
     assert label_nodes and label_nodes[0].data[0].shape == SHAPE
 
