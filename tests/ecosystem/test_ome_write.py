@@ -112,3 +112,16 @@ def test_write_image_from_dask(tmp_path, image):
     z = zarr.open_group(str(tmp_path / "d"), mode="r")
     np.testing.assert_array_equal(z["2"][...], levels[2])
     assert z.attrs["ome"]["version"] == "0.5"
+
+
+def test_napari_builtin_zarr_reader(tmp_path, image):
+    """napari's own zarr reader (napari_builtins) opens an image group without labels as the
+    list of its levels (with labels it opens the first subgroup: napari's rule, not ours)."""
+    read = pytest.importorskip("napari_builtins.io._read")
+    _, data, levels = image
+    write_image(str(tmp_path / "n.ome.zarr"), data, axes="czyx", chunks=(1, 4, 32, 32), shards=(1, 8, 64, 64),
+                levels=3)
+    arrays, shape = read.read_zarr_dataset(str(tmp_path / "n.ome.zarr"))
+    assert shape == SHAPE and len(arrays) == 3
+    for arr, want in zip(arrays, levels):
+        np.testing.assert_array_equal(np.asarray(arr), want)
