@@ -92,6 +92,7 @@ def _ms(a):
     (lambda a: _ms(a)["datasets"][0]["coordinateTransformations"][0].update(scale=[1, 2]), "list of 3"),
     (lambda a: _ms(a)["datasets"][0]["coordinateTransformations"][0].update(scale=[1, "a", 2]), "finite numbers"),
     (lambda a: _ms(a)["datasets"][0]["coordinateTransformations"][0].update(scale=[1, float("nan"), 2]), "finite"),
+    (lambda a: _ms(a)["datasets"][1]["coordinateTransformations"][1].update(translation=[0, 10**400, 0]), "finite"),
     (lambda a: a.update(ome=[1]), "'ome' must be an object"),
     (lambda a: a.update(ome={"multiscales": []}), "no 'version'"),
 ])

@@ -139,12 +139,20 @@ def parse_axes(spec: Any, ndim: int, units: Any = None) -> tuple[Axis, ...]:
     return tuple(axes)
 
 
+def _finite(x: Any) -> bool:
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(x))
+    except OverflowError:  # an integer beyond float's range
+        return False
+
+
 def _vector(t: Mapping[str, Any], key: str, ndim: int, where: str) -> tuple[float, ...]:
     v = t.get(key)
     if "path" in t and v is None:
         raise _fail(f"{where}: {key} stored in a separate array (path) is not supported")
-    ok = isinstance(v, list) and len(v) == ndim and all(
-        isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in v)
+    ok = isinstance(v, list) and len(v) == ndim and all(_finite(x) for x in v)
     if not ok:
         raise _fail(f"{where}: '{key}' must be a list of {ndim} finite numbers, got {v!r}")
     return tuple(float(x) for x in v)
