@@ -173,3 +173,32 @@ def test_image_without_labels(tmp_path):
     img = write_image(str(tmp_path / "a"), np.zeros((8, 8), np.uint8), levels=1)
     assert len(img.labels) == 0 and list(img.labels) == []
     assert "NGFF 0.5" in repr(img) and "axes=yx" in repr(img)
+
+
+@pytest.mark.parametrize("chunks,shards", [((3, 5, 5), (3, 15, 15)), ((5, 7, 9), None)])
+def test_odd_blocks_fall_back_to_level_by_level(tmp_path, volume, chunks, shards):
+    """Odd block sizes: windows straddle blocks, so the levels are written one after the other
+    (each read back); the pixels are the same as with even blocks."""
+    from zarrbolt.ome.cascade import aligned
+
+    img = write_image(str(tmp_path / "odd"), volume, chunks=chunks, shards=shards, levels=3, method="max")
+    assert not aligned([_plan_of(img, k) for k in range(3)])
+    for lvl, w in zip(img.levels, _pyramid_ref(volume, [(True,) * 3] * 2, "max")):
+        np.testing.assert_array_equal(lvl[...], w)
+
+
+def _plan_of(img, k):
+    from zarrbolt.ome.pyramid import LevelPlan
+
+    lvl = img.levels[k]
+    halve = tuple(k > 0 and a < b for a, b in zip(lvl.shape, img.levels[max(k - 1, 0)].shape))
+    return LevelPlan(lvl.shape, lvl.chunks, lvl.shards, halve, img.scales[k], img.translations[k])
+
+
+def test_even_blocks_take_the_one_pass_path(tmp_path, volume):
+    from zarrbolt.ome.cascade import aligned
+
+    img = write_image(str(tmp_path / "even"), volume, chunks=(4, 8, 8), shards=(8, 16, 16), levels=4)
+    assert aligned([_plan_of(img, k) for k in range(4)])
+    for lvl, w in zip(img.levels, _pyramid_ref(volume, [(True,) * 3] * 3, "mean")):
+        np.testing.assert_array_equal(lvl[...], w)

@@ -1,19 +1,19 @@
 """Writing OME-Zarr (NGFF 0.5, Zarr v3) pyramids: :func:`write_image` and :func:`write_label`.
 
-The pyramid is written level by level, one block at a time (a shard, or a chunk when
-unsharded), so a volume larger than memory works:
+The pyramid is written block by block (a block is a shard, or a chunk when unsharded), so a
+volume larger than memory works.  Normally every level is written in one pass over the source
+(:mod:`zarrbolt.ome.cascade`): a block of level k is made from the level k - 1 blocks it covers,
+produced just before and halved in C (:mod:`zarrbolt.ome.downsample`); the source is read once
+(``np.asarray(data[block])``: a numpy array, a zarrbolt array, a dask array computed block by
+block, or anything sliceable) and nothing is read back.  Memory: at most one block per level
+(higher levels' blocks are often smaller, clipped to the level) plus the block being halved,
+on top of what zarrbolt needs to write one block and the source to produce one.
 
-* level 0 copies the source block by block (``np.asarray(data[block])``: a numpy array, a
-  zarrbolt array, a dask array — computed block by block — or anything sliceable);
-* level k + 1 reads level k back (2^h times smaller per level, h the halved axes) in pieces of
-  whole chunks whose input is at most one block, halves each piece in C
-  (:mod:`zarrbolt.ome.downsample`) into the output block and writes the block.
-
-Memory: one output block, one input piece (at most one block, 2^h chunks when a chunk is that
-large) and its downsampled copy: about 2.5 blocks uncompressed, plus the encoded copy of a
-block and whatever the source needs to produce one block (a dask graph computes the chunks that
-overlap it).  The group's NGFF metadata
-is written last: an interrupted write leaves no group that reads as a complete image.
+When a level's blocks have an odd size along a halved axis (odd chunk/shard shapes) their
+windows would straddle blocks, and the levels are written one after the other instead, each
+read back in pieces of whole chunks whose input is at most one block (about 2.5 blocks).  The
+group's NGFF metadata is written last: an interrupted write leaves no group that reads as a
+complete image.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import OmeMetadataError
+from .cascade import Cascade, aligned
 from .downsample import check_method, default_threads, downsample
 from .metadata import Axis, multiscale_json, parse_axes
 from .pyramid import LevelPlan, blocks, normalize_layout, plan_levels, source_region
@@ -95,14 +96,15 @@ def _write_pyramid(group: Any, data: Any, dtype: np.dtype, axes: Sequence[Axis],
                    method: str, compressors: Any, fill_value: Any, threads: int,
                    progress: Progress | None) -> list[str]:
     paths = [str(k) for k in range(len(plans))]
-    prev = None
-    for k, lp in enumerate(plans):
-        arr = _create_level(group, paths[k], lp, dtype, axes, compressors, fill_value)
+    arrays = [_create_level(group, paths[k], lp, dtype, axes, compressors, fill_value) for k, lp in enumerate(plans)]
+    if aligned(plans):  # one pass over the source, nothing read back
+        Cascade(data, arrays, plans, method, threads, progress).run()
+        return paths
+    for k, lp in enumerate(plans):  # odd block sizes: level by level, each read back
         if k == 0:
-            _copy_level0(data, arr, lp, progress)
+            _copy_level0(data, arrays[0], lp, progress)
         else:
-            _downsample_level(prev, arr, lp, method, threads, k, progress)
-        prev = arr
+            _downsample_level(arrays[k - 1], arrays[k], lp, method, threads, k, progress)
     return paths
 
 
