@@ -34,7 +34,7 @@ def test_pyramid_from_a_v2_array(tmp_path, v2_array, capsys):
     src, data = v2_array
     dst = str(tmp_path / "out.ome.zarr")
     assert _run(["pyramid", src, dst, "--levels", "3", "--chunks", "8,16,16", "--shards", "16,32,32",
-                 "--units", "micrometer", "--scale", "2,0.5,0.5", "--name", "vol"]) == 0
+                 "--units", "micrometer", "--scale", "2,0.5,0.5", "--name", "vol", "--threads", "1"]) == 0
     out = capsys.readouterr().out
     assert "3 levels" in out and "shape (10, 20, 25)" in out
     img = open_image(dst)

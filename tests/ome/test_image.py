@@ -114,7 +114,7 @@ def test_progress_callback(tmp_path):
     seen = []
     write_image(str(tmp_path / "a"), np.zeros((64, 64), np.uint8), chunks=16, shards=32, levels=2,
                 progress=lambda lvl, done, total: seen.append((lvl, done, total)))
-    assert seen == [(0, i, 4) for i in range(1, 5)] + [(1, 1, 1)]
+    assert seen == [(0, 0, 4), (1, 0, 1)] + [(0, i, 4) for i in range(1, 5)] + [(1, 1, 1)]
 
 
 def test_existing_destination_needs_overwrite(tmp_path):

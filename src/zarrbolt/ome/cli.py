@@ -7,6 +7,7 @@ Module interface of the command line: :func:`add_parser` and :func:`run`."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -63,7 +64,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--downsample-axes", default=None, help="axes to halve, e.g. yx or y,x (default: the space "
                    "axes)")
     p.add_argument("--name", default=None, help="the image's name in the metadata")
-    p.add_argument("--threads", type=int, default=None, help="downsampling threads (default: all processors)")
+    p.add_argument("--threads", type=int, default=None, help="threads for reading, writing and downsampling "
+                   "(default: zarrbolt's threads setting, ZARRBOLT_NUM_THREADS)")
     p.add_argument("--overwrite", action="store_true", help="replace DST when it exists")
     p.add_argument("--storage-options", default=None, metavar="JSON", help="options for remote URLs (JSON)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -117,23 +119,26 @@ def _source(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
 
 
 class _Bar:
-    """A tqdm bar per level on a terminal; nothing otherwise."""
+    """One tqdm bar over the blocks of every level (levels are written interleaved) on a
+    terminal; nothing otherwise."""
 
     def __init__(self, enabled: bool):
         self.enabled = enabled
         self.bar: Any = None
-        self.level = -1
+        self.totals: dict[int, int] = {}
+        self.done: dict[int, int] = {}
 
     def __call__(self, level: int, done: int, total: int) -> None:
         if not self.enabled:
             return
-        if level != self.level:
-            self.close()
+        if self.bar is None:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total, desc=f"level {level}", unit="block", file=sys.stderr, leave=True)
-            self.level = level
-        self.bar.update(done - self.bar.n)
+            self.bar = tqdm(total=0, unit="block", file=sys.stderr, leave=True)
+        self.totals[level], self.done[level] = total, done
+        self.bar.total = sum(self.totals.values())
+        self.bar.set_description(f"level {level}", refresh=False)
+        self.bar.update(sum(self.done.values()) - self.bar.n)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -160,6 +165,7 @@ def _axis_list(text: str | None) -> list[str] | None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``zarrbolt pyramid``; the exit status (typed zarrbolt errors propagate)."""
+    from .. import config
     from .writer import write_image
 
     src, implied = _source(args)
@@ -171,12 +177,14 @@ def run(args: argparse.Namespace) -> int:
             kw[key] = getattr(args, key)
     bar = _Bar(_progress_enabled(args))
     t0 = time.perf_counter()
+    limit = config.set(threads=args.threads) if args.threads else contextlib.nullcontext()
     try:
-        img = write_image(
-            args.dst, src, chunks=args.chunks, shards=args.shards, levels=args.levels, method=args.method,
-            downsample_axes=_axis_list(args.downsample_axes), name=args.name,
-            threads=args.threads, overwrite=args.overwrite,
-            storage_options=_options(args) if _remote(args.dst) else None, progress=bar, **kw)
+        with limit:
+            img = write_image(
+                args.dst, src, chunks=args.chunks, shards=args.shards, levels=args.levels, method=args.method,
+                downsample_axes=_axis_list(args.downsample_axes), name=args.name, threads=args.threads,
+                overwrite=args.overwrite, storage_options=_options(args) if _remote(args.dst) else None,
+                progress=bar, **kw)
     finally:
         bar.close()
     seconds = time.perf_counter() - t0

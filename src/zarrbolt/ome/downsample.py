@@ -13,7 +13,6 @@ propagates) and ``mode`` (the most frequent value, ties to the smallest; integer
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,11 +30,11 @@ def _ext() -> Any:
 
 
 def default_threads() -> int:
-    """Threads the kernels use by default: the processors this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
+    """Threads the kernels use by default: zarrbolt's ``threads`` setting
+    (``zarrbolt.config.set(threads=N)``, ``ZARRBOLT_NUM_THREADS``; the processors by default)."""
+    from .. import config
+
+    return max(1, int(config.get("threads")))
 
 
 def check_method(method: str, dtype: Any) -> None:
@@ -58,7 +57,7 @@ def _work_dtype(dt: np.dtype, method: str) -> np.dtype:
 
 def downsample(block: Any, halve: Sequence[bool], method: str = "mean", *, threads: int | None = None) -> np.ndarray:
     """``block`` (array-like) halved along the axes flagged in ``halve`` with ``method``, in C
-    with the GIL released on up to ``threads`` threads (default: every processor)."""
+    with the GIL released on up to ``threads`` threads (default: zarrbolt's ``threads`` setting)."""
     arr = np.asarray(block)
     check_method(method, arr.dtype)
     work = _work_dtype(arr.dtype, method)

@@ -33,7 +33,7 @@ from .reader import Image, image_from_group, open_image
 
 __all__ = ["write_image", "write_label"]
 
-Progress = Callable[[int, int, int], None]  # (level, blocks done, blocks of the level)
+Progress = Callable[[int, int, int], None]  # (level, blocks done, blocks of the level): (k, 0, n) first
 
 
 def _shape_dtype(data: Any) -> tuple[Any, tuple[int, ...], np.dtype]:
@@ -97,6 +97,9 @@ def _write_pyramid(group: Any, data: Any, dtype: np.dtype, axes: Sequence[Axis],
                    progress: Progress | None) -> list[str]:
     paths = [str(k) for k in range(len(plans))]
     arrays = [_create_level(group, paths[k], lp, dtype, axes, compressors, fill_value) for k, lp in enumerate(plans)]
+    if progress:  # every level's block count first (the one-pass writer interleaves the levels)
+        for k, lp in enumerate(plans):
+            progress(k, 0, sum(1 for _ in blocks(lp.shape, lp.block)))
     if aligned(plans):  # one pass over the source, nothing read back
         Cascade(data, arrays, plans, method, threads, progress).run()
         return paths
