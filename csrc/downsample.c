@@ -377,9 +377,10 @@ zb_status zb_downsample2(const void *src, int dtype, size_t itemsize, int ndim, 
     goto done;
   }
   j->accbytes = (n > win ? n : win) * unit;
-  /* Batches: a few per thread for balance, none smaller than ~64 KiB of source. */
-  size_t total = j->nlines * n * itemsize;
-  size_t want = total / (64 * 1024);
+  /* Batches: a few per thread for balance, none with less than ~256 KiB to touch (waking the
+   * pool costs more than a smaller batch saves); nearest touches only its output's worth. */
+  size_t total = j->nlines * (method == ZB_DS_NEAREST ? j->out[j->m - 1] : n) * itemsize;
+  size_t want = total / (256 * 1024);
   size_t cap = (size_t)nthreads * 4;
   if (want > cap) want = cap;
   if (want > j->nlines) want = j->nlines;
