@@ -1,5 +1,6 @@
 """asv benchmarks of zarrbolt.ome: the pyramid writer's 2x downsampling against numpy's
-``reshape(...).mean(...)`` of the same block (goal: >= 5x), and a whole small pyramid write.
+``reshape(...).mean(...)`` of the same block (goal: >= 5x), and a whole small pyramid write
+against writing its level 0 alone.
 Speed goals are checked here and in ../ome_ratio.py, never in unit tests."""
 
 import os
@@ -49,3 +50,7 @@ class WritePyramid:
 
     def time_write_image(self):
         write_image(os.path.join(self.tmp, "img"), self.data, chunks=32, shards=128, overwrite=True)
+
+    def time_write_level0_only(self):
+        """The baseline: the same write without the smaller levels (the pyramid costs ~1.2x)."""
+        write_image(os.path.join(self.tmp, "img0"), self.data, chunks=32, shards=128, levels=1, overwrite=True)
