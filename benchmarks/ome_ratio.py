@@ -61,13 +61,14 @@ def _median_times(fns: dict, repeat: int) -> dict:
     return {k: statistics.median(v) for k, v in times.items()}
 
 
-def kernels(block: tuple[int, ...], repeat: int, threads: int) -> list[dict]:
+def kernels(block: tuple[int, ...], repeat: int, threads: int,
+            methods: tuple[str, ...] = ("mean", "nearest", "min", "max", "mode")) -> list[dict]:
     from zarrbolt.ome import downsample
 
     rows = []
     for dtype in DTYPES:
         a = _block(block, dtype)
-        for method in ("mean", "nearest", "min", "max", "mode"):
+        for method in methods:
             if method == "mode" and dtype.startswith("float"):
                 continue
             halve = (True, True, True)
@@ -149,6 +150,7 @@ def main() -> None:
     p.add_argument("--part", choices=("kernels", "memory", "all"), default="all")
     p.add_argument("--block", type=_tuple, default=(64, 256, 256))
     p.add_argument("--repeat", type=int, default=7)
+    p.add_argument("--methods", default="mean,nearest,min,max,mode", help="comma-separated")
     p.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     p.add_argument("--volume", type=_tuple, default=(128, 1024, 1024))
     p.add_argument("--chunks", type=_tuple, default=(32, 64, 64))
@@ -158,7 +160,7 @@ def main() -> None:
         print(f"block {args.block}, medians of {args.repeat}, N = {args.threads} threads")
         print(f"{'dtype':8} {'method':8} {'numpy ms':>9} {'zb 1t ms':>9} {'zb Nt ms':>9} {'ratio 1t':>9} "
               f"{'ratio Nt':>9} {'GB/s Nt':>8}")
-        for r in kernels(args.block, args.repeat, args.threads):
+        for r in kernels(args.block, args.repeat, args.threads, tuple(args.methods.split(","))):
             print(f"{r['dtype']:8} {r['method']:8} {r['numpy_ms']:9.2f} {r['zb1_ms']:9.2f} {r['zbN_ms']:9.2f} "
                   f"{r['ratio_1']:9.1f} {r['ratio_N']:9.1f} {r['GBps_N']:8.2f}")
     if args.part in ("memory", "all"):
