@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "zarrbolt/cpu.h"
 #include "zarrbolt/pool.h"
 
 typedef void (*ds_line_fn)(const char *const *rows, int nrows, int s, size_t n, int last2, void *acc, void *out,
@@ -31,8 +32,8 @@ static inline uint64_t rne64(uint64_t v, int s) {
 
 /* Integer mean: signed types are read as unsigned with the sign bit flipped (x + 2^(bits-1)),
  * which keeps order, parity and the mean's rounding, and flipped back at the end. */
-#define DS_MEAN_INT(NAME, UT, ACC, RNE, BIAS)                                                       \
-  static void NAME(const char *const *rows, int nrows, int s, size_t n, int last2, void *accv,    \
+#define DS_MEAN_INT(NAME, UT, ACC, RNE, BIAS, ATTR)                                                 \
+  ATTR static void NAME(const char *const *rows, int nrows, int s, size_t n, int last2, void *accv,    \
                    void *outv, size_t itemsize) {                                                 \
     (void)itemsize;                                                                               \
     ACC *acc = (ACC *)accv;                                                                       \
@@ -52,17 +53,18 @@ static inline uint64_t rne64(uint64_t v, int s) {
     }                                                                                             \
   }
 
-DS_MEAN_INT(mean_u8, uint8_t, uint32_t, rne32, 0)
-DS_MEAN_INT(mean_i8, uint8_t, uint32_t, rne32, 0x80u)
-DS_MEAN_INT(mean_u16, uint16_t, uint32_t, rne32, 0)
-DS_MEAN_INT(mean_i16, uint16_t, uint32_t, rne32, 0x8000u)
-DS_MEAN_INT(mean_u32, uint32_t, uint64_t, rne64, 0)
-DS_MEAN_INT(mean_i32, uint32_t, uint64_t, rne64, 0x80000000u)
+#define DS_MEAN_INTS(SUF, ATTR)                                                                    \
+  DS_MEAN_INT(mean_u8##SUF, uint8_t, uint32_t, rne32, 0, ATTR)                                      \
+  DS_MEAN_INT(mean_i8##SUF, uint8_t, uint32_t, rne32, 0x80u, ATTR)                                  \
+  DS_MEAN_INT(mean_u16##SUF, uint16_t, uint32_t, rne32, 0, ATTR)                                    \
+  DS_MEAN_INT(mean_i16##SUF, uint16_t, uint32_t, rne32, 0x8000u, ATTR)                              \
+  DS_MEAN_INT(mean_u32##SUF, uint32_t, uint64_t, rne64, 0, ATTR)                                    \
+  DS_MEAN_INT(mean_i32##SUF, uint32_t, uint64_t, rne64, 0x80000000u, ATTR)
 
 /* Float mean: summed in double; the count is a power of two, so scaling by its reciprocal is
  * exact and the only rounding to the element type is the last one. */
-#define DS_MEAN_FLT(NAME, T)                                                                      \
-  static void NAME(const char *const *rows, int nrows, int s, size_t n, int last2, void *accv,    \
+#define DS_MEAN_FLT(NAME, T, ATTR)                                                                \
+  ATTR static void NAME(const char *const *rows, int nrows, int s, size_t n, int last2, void *accv,    \
                    void *outv, size_t itemsize) {                                                 \
     (void)itemsize;                                                                               \
     double *acc = (double *)accv;                                                                 \
@@ -84,8 +86,6 @@ DS_MEAN_INT(mean_i32, uint32_t, uint64_t, rne64, 0x80000000u)
     }                                                                                             \
   }
 
-DS_MEAN_FLT(mean_f32, float)
-DS_MEAN_FLT(mean_f64, double)
 
 /* Min / max: TAKE(x, m) says whether x replaces the current m.  Floats: NaN wins (numpy). */
 #define LT_INT(x, m) ((x) < (m))
@@ -93,8 +93,8 @@ DS_MEAN_FLT(mean_f64, double)
 #define LT_FLT(x, m) ((x) < (m) || (x) != (x))
 #define GT_FLT(x, m) ((x) > (m) || (x) != (x))
 
-#define DS_EXTREME(NAME, T, TAKE)                                                                 \
-  static void NAME(const char *const *rows, int nrows, int s, size_t n, int last2, void *accv,    \
+#define DS_EXTREME(NAME, T, TAKE, ATTR)                                                           \
+  ATTR static void NAME(const char *const *rows, int nrows, int s, size_t n, int last2, void *accv,    \
                    void *outv, size_t itemsize) {                                                 \
     (void)itemsize;                                                                               \
     (void)s;                                                                                      \
@@ -120,17 +120,33 @@ DS_MEAN_FLT(mean_f64, double)
     }                                                                                             \
   }
 
-#define DS_EXTREMES(SUF, T, LT, GT) DS_EXTREME(min_##SUF, T, LT) DS_EXTREME(max_##SUF, T, GT)
-DS_EXTREMES(u8, uint8_t, LT_INT, GT_INT)
-DS_EXTREMES(i8, int8_t, LT_INT, GT_INT)
-DS_EXTREMES(u16, uint16_t, LT_INT, GT_INT)
-DS_EXTREMES(i16, int16_t, LT_INT, GT_INT)
-DS_EXTREMES(u32, uint32_t, LT_INT, GT_INT)
-DS_EXTREMES(i32, int32_t, LT_INT, GT_INT)
-DS_EXTREMES(u64, uint64_t, LT_INT, GT_INT)
-DS_EXTREMES(i64, int64_t, LT_INT, GT_INT)
-DS_EXTREMES(f32, float, LT_FLT, GT_FLT)
-DS_EXTREMES(f64, double, LT_FLT, GT_FLT)
+#define DS_EXTREMES(SUF, T, LT, GT, ATTR) DS_EXTREME(min_##SUF, T, LT, ATTR) DS_EXTREME(max_##SUF, T, GT, ATTR)
+#define DS_ALL_EXTREMES(S, ATTR)                                                                   \
+  DS_EXTREMES(u8##S, uint8_t, LT_INT, GT_INT, ATTR)                                                \
+  DS_EXTREMES(i8##S, int8_t, LT_INT, GT_INT, ATTR)                                                 \
+  DS_EXTREMES(u16##S, uint16_t, LT_INT, GT_INT, ATTR)                                              \
+  DS_EXTREMES(i16##S, int16_t, LT_INT, GT_INT, ATTR)                                               \
+  DS_EXTREMES(u32##S, uint32_t, LT_INT, GT_INT, ATTR)                                              \
+  DS_EXTREMES(i32##S, int32_t, LT_INT, GT_INT, ATTR)                                               \
+  DS_EXTREMES(u64##S, uint64_t, LT_INT, GT_INT, ATTR)                                              \
+  DS_EXTREMES(i64##S, int64_t, LT_INT, GT_INT, ATTR)                                               \
+  DS_EXTREMES(f32##S, float, LT_FLT, GT_FLT, ATTR)                                                 \
+  DS_EXTREMES(f64##S, double, LT_FLT, GT_FLT, ATTR)
+
+/* Every mean, min and max kernel, portable (baseline instruction set) and, on x86-64 with GCC or
+ * clang, again for AVX2 (twice the vector width), picked at run time (cpu.h). */
+#define DS_ARITH(SUF, ATTR)                                                                        \
+  DS_MEAN_INTS(SUF, ATTR)                                                                          \
+  DS_MEAN_FLT(mean_f32##SUF, float, ATTR)                                                          \
+  DS_MEAN_FLT(mean_f64##SUF, double, ATTR)                                                         \
+  DS_ALL_EXTREMES(SUF, ATTR)
+
+#define DS_NOATTR
+DS_ARITH(, DS_NOATTR)
+#if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
+#  define ZB_DS_AVX2 1
+DS_ARITH(_avx2, __attribute__((target("avx2"))))
+#endif
 
 /* Mode: the most frequent value of the window, the smallest of equally frequent ones.  A window
  * whose values are all equal (most of a label image) is settled in one pass; small windows
@@ -233,19 +249,34 @@ static void nearest_line(const char *const *rows, int nrows, int s, size_t n, in
 }
 
 /* [dtype][method]: NULL where unsupported (ZB_DS_BYTES: nearest only). */
-static const ds_line_fn DS_TABLE[11][5] = {
-    {mean_u8, nearest_line, min_u8, max_u8, mode_u8},
-    {mean_i8, nearest_line, min_i8, max_i8, mode_i8},
-    {mean_u16, nearest_line, min_u16, max_u16, mode_u16},
-    {mean_i16, nearest_line, min_i16, max_i16, mode_i16},
-    {mean_u32, nearest_line, min_u32, max_u32, mode_u32},
-    {mean_i32, nearest_line, min_i32, max_i32, mode_i32},
-    {NULL, nearest_line, min_u64, max_u64, mode_u64},
-    {NULL, nearest_line, min_i64, max_i64, mode_i64},
-    {mean_f32, nearest_line, min_f32, max_f32, NULL},
-    {mean_f64, nearest_line, min_f64, max_f64, NULL},
-    {NULL, nearest_line, NULL, NULL, NULL},
-};
+#define DS_TABLE_OF(S)                                                                             \
+  {                                                                                                \
+    {mean_u8##S, nearest_line, min_u8##S, max_u8##S, mode_u8},                                     \
+    {mean_i8##S, nearest_line, min_i8##S, max_i8##S, mode_i8},                                     \
+    {mean_u16##S, nearest_line, min_u16##S, max_u16##S, mode_u16},                                 \
+    {mean_i16##S, nearest_line, min_i16##S, max_i16##S, mode_i16},                                 \
+    {mean_u32##S, nearest_line, min_u32##S, max_u32##S, mode_u32},                                 \
+    {mean_i32##S, nearest_line, min_i32##S, max_i32##S, mode_i32},                                 \
+    {NULL, nearest_line, min_u64##S, max_u64##S, mode_u64},                                        \
+    {NULL, nearest_line, min_i64##S, max_i64##S, mode_i64},                                        \
+    {mean_f32##S, nearest_line, min_f32##S, max_f32##S, NULL},                                     \
+    {mean_f64##S, nearest_line, min_f64##S, max_f64##S, NULL},                                     \
+    {NULL, nearest_line, NULL, NULL, NULL},                                                        \
+  }
+static const ds_line_fn DS_TABLE[11][5] = DS_TABLE_OF();
+#ifdef ZB_DS_AVX2
+static const ds_line_fn DS_TABLE_AVX2[11][5] = DS_TABLE_OF(_avx2);
+#endif
+static int ds_portable_only; /* testing aid: zb_downsample2_portable(1) */
+
+void zb_downsample2_portable(int on) { ds_portable_only = on; }
+
+static const ds_line_fn (*ds_table(void))[5] {
+#ifdef ZB_DS_AVX2
+  if (!ds_portable_only && (zb_cpu_features() & ZB_CPU_AVX2)) return DS_TABLE_AVX2;
+#endif
+  return DS_TABLE;
+}
 static const size_t DS_SIZE[10] = {1, 1, 2, 2, 4, 4, 8, 8, 4, 8};
 
 /* The canonical problem: m axes (adjacent kept axes merged), the last one the line axis. */
@@ -351,7 +382,7 @@ zb_status zb_downsample2(const void *src, int dtype, size_t itemsize, int ndim, 
   if (itemsize == 0) return ZB_EINVAL;
   ds_job *j = (ds_job *)calloc(1, sizeof *j);
   if (j == NULL) return ZB_ENOMEM;
-  j->fn = DS_TABLE[dtype][method];
+  j->fn = ds_table()[dtype][method];
   j->itemsize = itemsize;
   j->src = (const char *)src;
   j->dst = (char *)dst;

@@ -7,7 +7,7 @@ import zlib
 import numpy as np
 import pytest
 from ds_reference import reference
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from zarrbolt.errors import CodecError
@@ -18,6 +18,16 @@ INT_TYPES = ["uint8", "int8", "uint16", "int16", "uint32", "int32"]
 ALL_TYPES = INT_TYPES + ["uint64", "int64", "float32", "float64"]
 METHOD_TYPES = [("mean", t) for t in INT_TYPES + ["float32", "float64"]] + [
     (m, t) for m in ("nearest", "min", "max") for t in ALL_TYPES] + [("mode", t) for t in INT_TYPES + ["uint64", "int64"]]
+
+
+@pytest.fixture(params=["dispatched", "portable"], autouse=True)
+def isa(request):
+    """Every test runs with the kernels the CPU gets (AVX2 where it has it) and the portable ones."""
+    from zarrbolt._ext import _downsample
+
+    _downsample._set_portable(request.param == "portable")
+    yield request.param
+    _downsample._set_portable(False)
 
 
 def _random(rng, shape, dtype, small=False):
@@ -156,7 +166,7 @@ def test_many_threads_and_concurrent_callers_agree():
         np.testing.assert_array_equal(r, want)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     shape=st.lists(st.integers(1, 7), min_size=1, max_size=4),
     data=st.data(),

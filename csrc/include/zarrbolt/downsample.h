@@ -63,6 +63,10 @@ enum zb_ds_method { ZB_DS_MEAN = 0, ZB_DS_NEAREST = 1, ZB_DS_MIN = 2, ZB_DS_MAX 
 zb_status zb_downsample2(const void *src, int dtype, size_t itemsize, int ndim, const size_t *shape,
                          const unsigned char *halve, int method, void *dst, int nthreads);
 
+/* Testing aid: on != 0 makes later calls use the portable kernels even where the CPU has AVX2
+ * (x86-64 builds with GCC or clang carry both; the results are identical). */
+void zb_downsample2_portable(int on);
+
 #ifdef __cplusplus
 }
 #endif

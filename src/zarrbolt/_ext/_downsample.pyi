@@ -24,3 +24,6 @@ def downsample2(
     out: np.ndarray[Any, Any] | None = None,
 ) -> np.ndarray[Any, Any]:
     """Halve ``block`` along the axes flagged in ``halve`` with ``method``."""
+
+def _set_portable(on: bool) -> None:
+    """Testing aid: use the portable kernels even where the CPU has AVX2 (same results)."""

@@ -89,3 +89,8 @@ def downsample2(block, halve, method="mean", int threads=1, out=None):
         st = zb_downsample2(&src[0], dt, itemsize, nd, shp, hv, meth, &dst[0], threads)
     zb_raise(st, f"downsample ({method}, {arr.dtype})")
     return out
+
+
+def _set_portable(bint on):
+    """Testing aid: use the portable kernels even where the CPU has AVX2 (same results)."""
+    zb_downsample2_portable(on)

@@ -21,3 +21,4 @@ cdef extern from "zarrbolt/downsample.h" nogil:
         ZB_DS_MODE
     int zb_downsample2(const void *src, int dtype, size_t itemsize, int ndim, const size_t *shape,
                        const unsigned char *halve, int method, void *dst, int nthreads)
+    void zb_downsample2_portable(int on)
