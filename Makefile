@@ -20,9 +20,9 @@ TEST_STAMP := $(VENV)/.zarrbolt-test-deps-5
 ZARR_VERSION := 3.4.2
 REF_DEPS := "zarr==$(ZARR_VERSION)" tensorstore zarrs numcodecs crc32c google-crc32c blosc2 zlib-ng "cast-value-rs>=0.4.2" \
   "pytest>=9" pytest-asyncio "hypothesis>=6" pytest-timeout pytest-xdist pytest-benchmark "fsspec>=2023.10.0" \
-  "dask[array,distributed]" xarray ome-zarr obstore "moto[server]>=5" s3fs boto3 napari
+  "dask[array,distributed]" xarray ome-zarr obstore "moto[server]>=5" s3fs boto3 napari ome-zarr-models
 # Bump when REF_DEPS change: an existing reference venv is then upgraded in place.
-REF_STAMP := $(REFVENV)/.zarrbolt-ref-deps-4
+REF_STAMP := $(REFVENV)/.zarrbolt-ref-deps-5
 REFPY := $(REFVENV)/bin/python
 ZARR_SUITE_CACHE ?= $(HOME)/.cache/zarrbolt/zarr-suite
 
@@ -306,3 +306,10 @@ cli-bench: inplace
 	PYTHONPATH=src nice $(VPY) benchmarks/cp_ratio.py
 cli-exit-check: inplace
 	PYTHONPATH=src nice $(VPY) tools/exit_abort_loop.py --runs 100
+
+# ------------------------------------------------------------------------------------------ ome
+# zarrbolt.ome: the downsampling kernels against numpy and write_image's peak memory
+# (benchmarks/ome_ratio.py; the asv suite has bench_ome.py).
+.PHONY: ome-bench
+ome-bench: inplace
+	PYTHONPATH=src nice $(VPY) benchmarks/ome_ratio.py

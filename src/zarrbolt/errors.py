@@ -171,3 +171,11 @@ class DiskFullError(StoreError):
 
 class CopyError(ZarrboltError, RuntimeError):
     """A source node could not be read during a copy (``skip_errors`` reports and skips it)."""
+
+
+# --- zarrbolt.ome (OME-Zarr images and pyramids) ------------------------------------------
+class OmeMetadataError(MetadataError):
+    """OME-Zarr (NGFF) metadata that is missing, malformed or inconsistent with the arrays."""
+
+
+__all__ += ["OmeMetadataError"]

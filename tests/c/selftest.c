@@ -12,6 +12,7 @@
 #include "zarrbolt/bitshuffle.h"
 #include "zarrbolt/checksum32.h"
 #include "zarrbolt/crc32c.h"
+#include "zarrbolt/downsample.h"
 #include "zarrbolt/encode.h"
 #include "zarrbolt/local_io.h"
 #include "zarrbolt/pool.h"
@@ -398,6 +399,45 @@ static void test_checksum32(void) {
     printf("checksum32: ok\n");
 }
 
+/* 2x downsampling (downsample.h): odd edges take partial windows, integer means round half to
+ * even, and a kept axis between halved ones; then the 8-thread result equals the 1-thread one. */
+static void test_downsample(void) {
+    const uint8_t a[3][3] = {{10, 20, 30}, {40, 50, 60}, {70, 80, 90}};
+    uint8_t out[2][2];
+    size_t shape2[2] = {3, 3};
+    unsigned char both[2] = {1, 1};
+    CHECK(zb_downsample2(a, ZB_DS_U8, 0, 2, shape2, both, ZB_DS_MEAN, out, 1) == ZB_OK, "downsample mean");
+    CHECK(out[0][0] == 30 && out[0][1] == 45 && out[1][0] == 75 && out[1][1] == 90, "partial windows");
+    const int16_t t[4] = {-3, -2, 1, 2}; /* means -2.5 -> -2, 1.5 -> 2 */
+    int16_t to[2];
+    size_t shape1[1] = {4};
+    CHECK(zb_downsample2(t, ZB_DS_I16, 0, 1, shape1, both, ZB_DS_MEAN, to, 1) == ZB_OK && to[0] == -2 && to[1] == 2,
+          "ties to even: %d %d", to[0], to[1]);
+    CHECK(zb_downsample2(t, ZB_DS_I64, 0, 1, shape1, both, ZB_DS_MEAN, to, 1) == ZB_EUNSUPPORTED, "int64 mean");
+    CHECK(zb_downsample2(t, ZB_DS_F32, 0, 1, shape1, both, ZB_DS_MODE, to, 1) == ZB_EUNSUPPORTED, "float mode");
+    unsigned char nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+    size_t shape9[9] = {2, 2, 2, 2, 2, 2, 2, 2, 2};
+    CHECK(zb_downsample2(t, ZB_DS_U8, 0, 9, shape9, nine, ZB_DS_MEAN, to, 1) == ZB_EINVAL, "9 halved axes");
+    size_t shape3[3] = {33, 65, 270}; /* 1.1 MiB: several batches on the pool */
+    unsigned char mid[3] = {1, 0, 1};
+    size_t n = 33 * 65 * 270, nout = 17 * 65 * 135;
+    uint16_t *src = malloc(n * 2), *o1 = malloc(nout * 2), *o8 = malloc(nout * 2);
+    CHECK(src && o1 && o8, "out of memory");
+    for (size_t i = 0; i < n; i++) src[i] = (uint16_t)(i * 2654435761u >> 7);
+    for (int m = ZB_DS_MEAN; m <= ZB_DS_MODE; m++) {
+        CHECK(zb_downsample2(src, ZB_DS_U16, 0, 3, shape3, mid, m, o1, 1) == ZB_OK, "method %d", m);
+        CHECK(zb_downsample2(src, ZB_DS_U16, 0, 3, shape3, mid, m, o8, 8) == ZB_OK, "method %d, 8 threads", m);
+        CHECK(memcmp(o1, o8, nout * 2) == 0, "method %d: threads change the result", m);
+    }
+    /* the last output element: the window {src[32][64][268], src[32][64][269]} (odd z edge) */
+    CHECK(zb_downsample2(src, ZB_DS_U16, 0, 3, shape3, mid, ZB_DS_MAX, o1, 2) == ZB_OK, "max");
+    uint16_t x = src[n - 2], y = src[n - 1];
+    CHECK(o1[nout - 1] == (x > y ? x : y), "max at the corner");
+    free(src);
+    free(o1);
+    free(o8);
+}
+
 int main(void) {
     test_crc32c();
     test_pool();
@@ -408,6 +448,7 @@ int main(void) {
     test_shard_read();
     test_vlen();
     test_checksum32();
+    test_downsample();
     printf("selftest: ok\n");
     return 0;
 }

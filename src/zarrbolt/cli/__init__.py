@@ -15,6 +15,7 @@ COMMANDS = (
     ("info", "zarrbolt.cli.info"),
     ("tree", "zarrbolt.cli.tree"),
     ("cp", "zarrbolt.cli.cp"),
+    ("pyramid", "zarrbolt.ome.cli"),
     ("bench", "zarrbolt.cli.bench"),
     ("verify", "zarrbolt.cli.verify"),
     ("versions", "zarrbolt.cli.versions"),

@@ -1,0 +1,20 @@
+"""OME-Zarr (NGFF) images: read multiscale pyramids (NGFF 0.4 on Zarr v2, 0.5 on Zarr v3) and
+write sharded NGFF 0.5 pyramids, downsampled in C.
+
+    >>> import zarrbolt.ome as ome
+    >>> img = ome.write_image("cells.ome.zarr", volume, axes="zyx", units="micrometer")  # doctest: +SKIP
+    >>> img.levels[1].shape, img.scales[1]                                              # doctest: +SKIP
+
+See docs/ome.md.
+"""
+
+from __future__ import annotations
+
+from ..errors import OmeMetadataError
+from .downsample import METHODS, downsample
+from .metadata import Axis
+from .reader import Image, Labels, open_image
+from .writer import write_image, write_label
+
+__all__ = ["METHODS", "Axis", "Image", "Labels", "OmeMetadataError", "downsample", "open_image", "write_image",
+           "write_label"]
