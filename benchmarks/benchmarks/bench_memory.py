@@ -1,0 +1,66 @@
+"""Peak memory of a full read and of a read-then-write round trip (issue 22's goals), layouts a-e.
+
+asv's ``peakmem_`` benchmarks record the peak resident memory of the process that runs them
+(setup included: opening the array; the round trip's source is read inside the benchmark).
+The ``track_`` ones run the operation in a fresh process (``_peak.py``) and report the peak as a
+multiple of the goal: at most 1 is within it (a full read: 1.1 x output + 64 MiB; a round trip:
+1.3 x the volume).  Each is measured with the output cache at its default (``"auto"``) and off.
+"""
+
+import shutil
+import tempfile
+
+import numpy as np
+
+import zarrbolt as zb
+
+from ._layouts import LAYOUTS, NAMES, SHAPE, data_root, volume, write_layouts
+
+
+class PeakMemory:
+    params = [NAMES, ["auto", "off"]]
+    param_names = ["layout", "output_cache"]
+    timeout = 300
+    rounds = 1
+    repeat = (1, 3, 4.0)
+
+    def setup_cache(self):
+        root = data_root("memory")
+        write_layouts(root, volume(SHAPE))
+        return root
+
+    def setup(self, root, layout, cache):
+        self._cfg = zb.config.set(output_cache_bytes=0 if cache == "off" else "auto")
+        self._cfg.__enter__()
+        self.arr = zb.open_array(f"{root}/{layout}.zarr", mode="r")
+        self.out = tempfile.mkdtemp(prefix="zb-asv-mem-")
+
+    def teardown(self, root, layout, cache):
+        self._cfg.__exit__(None, None, None)
+        shutil.rmtree(self.out, ignore_errors=True)
+
+    def peakmem_full_read(self, root, layout, cache):
+        self.arr[...]
+
+    def peakmem_round_trip(self, root, layout, cache):
+        data = self.arr[...]
+        w = zb.create_array(f"{self.out}/w.zarr", shape=SHAPE, overwrite=True, **LAYOUTS[layout])
+        w[...] = data
+
+    def _of_goal(self, root, layout, cache, mode):
+        from ._peak import measure
+
+        r = measure(f"{root}/{layout}.zarr", 2, mode, "off" if cache == "off" else "default")
+        return float(np.float64(r["after"]) / r["goal"])
+
+    def track_full_read_peak_of_goal(self, root, layout, cache):
+        """Peak of a full read in a fresh process / (1.1 x output + 64 MiB)."""
+        return self._of_goal(root, layout, cache, "read")
+
+    track_full_read_peak_of_goal.unit = "x goal"
+
+    def track_round_trip_peak_of_goal(self, root, layout, cache):
+        """Peak of a read + write of the volume in a fresh process / (1.3 x volume)."""
+        return self._of_goal(root, layout, cache, "roundtrip")
+
+    track_round_trip_peak_of_goal.unit = "x goal"
