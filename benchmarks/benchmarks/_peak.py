@@ -68,16 +68,17 @@ def measure(path: str, threads: int, mode: str = "read", cache: str = "default")
     to a new array of the same metadata (``"roundtrip"``), in a fresh process.  ``cache``:
     ``"default"``, ``"off"`` or a number of bytes for ``output_cache_bytes``.
 
-    Keys: ``nbytes`` (the volume), ``before`` (resident memory before the read), ``after`` (peak),
-    ``ratio`` ((after - before) / nbytes, what the operation adds), ``peak_ratio`` (after /
-    nbytes, the whole process), ``goal`` (bytes the peak may reach: 1.1 x output + 64 MiB of a
-    read, 1.3 x the volume of a round trip) and ``ok``."""
+    Keys: ``nbytes`` (the volume), ``before`` (resident memory before the read: the interpreter,
+    numpy, zarrbolt, the open array), ``after`` (the peak), ``added`` (after - before: what the
+    operation needs), ``ratio`` (added / nbytes), ``goal`` (what it may add: 1.1 x output + 64
+    MiB for a read, 1.3 x the volume for a round trip), ``of_goal`` (added / goal) and ``ok``."""
     res = subprocess.run([sys.executable, "-c", CHILD, path, str(threads), mode, cache], check=True,
                          capture_output=True, text=True)
     r = json.loads(res.stdout.strip().splitlines()[-1])
     n = r["nbytes"]
-    r["ratio"] = (r["after"] - r["before"]) / n
-    r["peak_ratio"] = r["after"] / n
+    r["added"] = r["after"] - r["before"]
+    r["ratio"] = r["added"] / n
     r["goal"] = READ_FACTOR * n + READ_EXTRA if mode == "read" else ROUND_TRIP_FACTOR * n
-    r["ok"] = r["after"] <= r["goal"]
+    r["of_goal"] = r["added"] / r["goal"]
+    r["ok"] = r["added"] <= r["goal"]
     return r

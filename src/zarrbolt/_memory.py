@@ -173,12 +173,18 @@ def in_dask_worker() -> bool:
             return True
         except Exception:  # noqa: BLE001 - ValueError "No worker found" (any failure: not in a task)
             pass
+    # a worker in this process (its event loop, or any other thread) that has not closed
     worker_mod = sys.modules.get("distributed.worker")
     instances = getattr(getattr(worker_mod, "Worker", None), "_instances", None)
     try:
-        return bool(instances) and any(True for _ in list(instances))
+        return any(_open_worker(w) for w in list(instances or ()))
     except Exception:  # noqa: BLE001 - a WeakSet changing while it is read
         return False
+
+
+def _open_worker(w: object) -> bool:
+    status = getattr(getattr(w, "status", None), "name", "")
+    return status not in ("closing", "closed", "failed", "closing_gracefully")
 
 
 def memory_available() -> tuple[int, int] | None:
