@@ -72,6 +72,7 @@ def main() -> None:
     ap.add_argument("root", nargs="?", default=hw.DEFAULT_ROOT, help="anchors_bench data dir")
     ap.add_argument("--layouts", default="abcde")
     ap.add_argument("--workloads", default=",".join(hw.WORKLOADS))
+    ap.add_argument("--write-layouts", default="ab", help="layouts the write workload runs on (the harness's)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=4, help="rounds per process (the cache helps from the 2nd on)")
     ap.add_argument("--reps", type=int, default=2, help="processes per (layout, workload, setting), interleaved")
@@ -86,6 +87,8 @@ def main() -> None:
     for _ in range(args.reps):
         for layout, p in paths.items():
             for wl in wls:
+                if wl == "write" and layout not in args.write_layouts:
+                    continue
                 k += 1  # which setting goes first alternates
                 for cache in (("off", "on") if k % 2 else ("on", "off")):
                     r = run_child(p, layout, wl, cache, args.threads, args.rounds)
@@ -96,6 +99,8 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     for layout in paths:
         for wl in wls:
+            if (layout, wl, "off") not in res:
+                continue
             off, on = res[(layout, wl, "off")], res[(layout, wl, "on")]
             t_off = statistics.median(r["time"] for r in off)
             t_on = statistics.median(r["time"] for r in on)

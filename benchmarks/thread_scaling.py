@@ -96,6 +96,7 @@ def main() -> None:
     ap.add_argument("root", nargs="?", default=hw.DEFAULT_ROOT, help="anchors_bench data dir")
     ap.add_argument("--layouts", default="abcde")
     ap.add_argument("--workloads", default=",".join(hw.WORKLOADS))
+    ap.add_argument("--write-layouts", default="ab", help="layouts the write workload runs on (the harness's)")
     ap.add_argument("--rounds", type=int, default=7, help="interleaved rounds (median of per-round ratios)")
     ap.add_argument("--two-arrays", default="abc", help="layouts for the two-arrays test ('' to skip)")
     args = ap.parse_args()
@@ -109,9 +110,10 @@ def main() -> None:
     print("| layout | workload | 1 thread | 2 threads | speedup | min-max | probe |")
     print("|---|---|---|---|---|---|---|")
     for layout, p in paths.items():
-        r = scaling(p, layout, wls, args.rounds)
+        mine = [wl for wl in wls if wl != "write" or layout in args.write_layouts]
+        r = scaling(p, layout, mine, args.rounds)
         probe = statistics.median(r["probe"])
-        for wl in wls:
+        for wl in mine:
             w = r["workloads"][wl]
             print(f"| {layout} | {wl} | {statistics.median(w[1]) * 1e3:.2f} ms | {statistics.median(w[2]) * 1e3:.2f} ms "
                   f"| {statistics.median(w['ratios']):.2f} | {min(w['ratios']):.2f}-{max(w['ratios']):.2f} "
