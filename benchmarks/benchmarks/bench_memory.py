@@ -4,7 +4,10 @@ asv's ``peakmem_`` benchmarks record the peak resident memory of the process tha
 (setup included: opening the array; the round trip's source is read inside the benchmark).
 The ``track_`` ones run the operation in a fresh process (``_peak.py``) and report what it added
 to the process's resident memory at its peak as a multiple of the goal: at most 1 is within it
-(a full read: 1.1 x output + 64 MiB; a round trip: 1.3 x the volume).  Each is measured with the output cache at its default (``"auto"``) and off.
+(a full read: 1.1 x output + 64 MiB; a round trip: 1.3 x the volume).  The goals are set for the
+harness's volumes (128-512 MiB); on asv's 64 MiB volume the fixed per-thread buffers (~40 MiB
+with 2 threads) weigh more, and the round trip's value is above 1 for every layout: it is a
+tracker (lower is better), the goal itself is checked by ``benchmarks/peak_memory.py``.  Each is measured with the output cache at its default (``"auto"``) and off.
 """
 
 import shutil
