@@ -160,3 +160,24 @@ def test_memory_pressure_makes_the_reaper_drop_the_cache(monkeypatch):
     while outbuf.held_bytes() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert outbuf.held_bytes() == 0
+
+
+@pytest.mark.parametrize("min_bytes", [0, 1 << 40])
+def test_large_shards_are_written_one_at_a_time_with_the_same_bytes(tmp_path, monkeypatch, min_bytes):
+    """Shards too large to encode side by side (pipeline/write.py _large_shards) are encoded one
+    at a time, their inner chunks in parallel: the stored bytes are the same either way."""
+    from zarrbolt.pipeline import write as write_mod
+
+    data = np.random.default_rng(4).integers(0, 3000, (32, 256, 256), dtype=np.uint16)
+    kw = dict(shape=data.shape, chunks=(16, 128, 128), shards=(32, 128, 128), dtype="uint16")
+    ref = zarr.create_array(str(tmp_path / "ref"), **kw)
+    with zarr.config.set(threads=1):
+        ref[...] = data
+    monkeypatch.setattr(write_mod, "SHARDS_IN_FLIGHT_MIN", min_bytes)
+    a = zarr.create_array(str(tmp_path / "a"), **kw)
+    with zarr.config.set(threads=2):
+        assert write_mod._large_shards(a._io, 4) is (min_bytes == 0)
+        a[...] = data
+    for k in ("c/0/0/0", "c/0/1/1"):
+        assert (tmp_path / "a" / k).read_bytes() == (tmp_path / "ref" / k).read_bytes()
+    np.testing.assert_array_equal(a[...], data)
