@@ -27,6 +27,9 @@ static void cond_broadcast(zb_cond *c) { WakeAllConditionVariable(c); }
 static long atomic_load_long(volatile long *p) { return InterlockedCompareExchange(p, 0, 0); }
 static void atomic_store_long(volatile long *p, long v) { InterlockedExchange(p, v); }
 static long atomic_add_long(volatile long *p, long v) { return InterlockedExchangeAdd(p, v) + v; }
+static int atomic_cas_long(volatile long *p, long expect, long v) {
+  return InterlockedCompareExchange(p, v, expect) == expect;
+}
 static void cpu_relax(void) { YieldProcessor(); }
 static uint64_t now_ns(void) {
   static LARGE_INTEGER freq;
@@ -51,6 +54,9 @@ static void cond_broadcast(zb_cond *c) { pthread_cond_broadcast(c); }
 static long atomic_load_long(volatile long *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static void atomic_store_long(volatile long *p, long v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 static long atomic_add_long(volatile long *p, long v) { return __atomic_add_fetch(p, v, __ATOMIC_ACQ_REL); }
+static int atomic_cas_long(volatile long *p, long expect, long v) {
+  return __atomic_compare_exchange_n(p, &expect, v, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
 static void cpu_relax(void) {
 #  if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -270,8 +276,31 @@ static void batch_worker(void *arg, int w) {
   if (state != NULL && j->free_state != NULL) j->free_state(j->ctx, state);
 }
 
+/* Calls of zb_pool_batches running now, and the most seen at once (zb_pool_callers_peak). */
+static volatile long g_callers;
+static volatile long g_callers_peak;
+
+long zb_pool_callers_peak(int reset) {
+  long peak = atomic_load_long(&g_callers_peak);
+  if (reset) atomic_store_long(&g_callers_peak, atomic_load_long(&g_callers));
+  return peak;
+}
+
+static zb_status pool_batches(size_t nbatches, int nworkers, zb_batch_fn fn, zb_state_free_fn free_state, void *ctx,
+                              zb_batch_error *err);
+
 zb_status zb_pool_batches(size_t nbatches, int nworkers, zb_batch_fn fn, zb_state_free_fn free_state, void *ctx,
                           zb_batch_error *err) {
+  long now = atomic_add_long(&g_callers, 1);
+  for (long peak = atomic_load_long(&g_callers_peak); peak < now && !atomic_cas_long(&g_callers_peak, peak, now);)
+    peak = atomic_load_long(&g_callers_peak);
+  zb_status st = pool_batches(nbatches, nworkers, fn, free_state, ctx, err);
+  atomic_add_long(&g_callers, -1);
+  return st;
+}
+
+static zb_status pool_batches(size_t nbatches, int nworkers, zb_batch_fn fn, zb_state_free_fn free_state, void *ctx,
+                              zb_batch_error *err) {
   zb_batch_error none = {ZB_OK, 0, 0, 0};
   if (err) *err = none;
   if (nworkers < 1 || !fn || !err) return ZB_EINVAL;

@@ -105,12 +105,19 @@ def test_output_cache_seconds_is_validated(value):
 
 
 def test_default_output_cache_is_bounded_by_memory():
-    from zarrbolt import config
+    from zarrbolt import _memory
 
-    assert 0 < config._default_output_cache_bytes() <= 1 << 30
-    mem = config._physical_memory()
-    if mem:
-        assert config._default_output_cache_bytes() <= mem // 16
+    assert zarr.config.get("output_cache_bytes") == "auto"
+    auto = _memory.auto_cache_bytes()
+    assert 0 < auto <= 1 << 30
+    assert outbuf.limit() == auto  # not a dask worker here
+    for bound in (_memory.physical_memory(), _memory.process_memory_limit()):
+        if bound:
+            assert auto <= bound // 16
+    with zarr.config.set(output_cache_bytes=12345):
+        assert outbuf.limit() == 12345
+    with zarr.config.set(output_cache_bytes="auto"):
+        assert outbuf.limit() == auto
 
 
 def test_a_much_smaller_read_does_not_take_a_large_buffer():
@@ -146,7 +153,10 @@ def test_forked_child_starts_with_an_empty_cache():
 
 @pytest.mark.parametrize("env,expect", [
     ({"ZARRBOLT_OUTPUT_CACHE_SECONDS": "5.5", "ZARRBOLT_OUTPUT_CACHE_BYTES": "0"}, "5.5 0"),
-    ({"ZARRBOLT_OUTPUT_CACHE_SECONDS": "", "ZARRBOLT_NUM_THREADS": "3"}, "30.0"),
+    ({"ZARRBOLT_OUTPUT_CACHE_SECONDS": "", "ZARRBOLT_NUM_THREADS": "3"}, "30.0 auto 3"),
+    ({"ZARRBOLT_OUTPUT_CACHE_BYTES": "AUTO"}, "30.0 auto"),
+    ({"ZARRBOLT_OUTPUT_CACHE_BYTES": "1048576"}, "30.0 1048576"),
+    ({"ZARRBOLT_OUTPUT_CACHE_BYTES": "lots"}, "MetadataError"),
     ({"ZARRBOLT_OUTPUT_CACHE_SECONDS": "-1"}, "MetadataError"),
     ({"ZARRBOLT_OUTPUT_CACHE_SECONDS": "inf"}, "MetadataError"),
     ({"ZARRBOLT_OUTPUT_CACHE_SECONDS": "soon"}, "MetadataError"),

@@ -48,6 +48,7 @@ from .convert import CopyReport, copy, copy_array
 from .array_config import ArrayConfig
 from .group import Group
 from .migrate import migrate
+from ._memory import release_memory
 from .unsupported import UnsupportedArray, UnsupportedNode
 from .storage import LocalStore, MemoryStore, Store
 
@@ -94,6 +95,7 @@ __all__ = [
     "open_array",
     "open_consolidated",
     "open_group",
+    "release_memory",
     "save_array",
     "show_versions",
     "to_dask",

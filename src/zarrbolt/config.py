@@ -18,9 +18,10 @@ zarr-python's option names are accepted too and mean the zarrbolt option they co
 
 ``output_cache_bytes``: how much memory of large read results (16 MiB or more) that the program
 has dropped zarrbolt may keep to serve the next large read, instead of handing it back to the
-operating system (0: never; see ``zarrbolt.pipeline.outbuf``).  Default: 1 GiB, or 1/16 of the
-machine's memory when that is less.  ``output_cache_seconds``: how long such memory is kept
-(default 30).
+operating system (0: never; see ``zarrbolt.pipeline.outbuf`` and docs/memory.md).  Default
+``"auto"``: none inside a dask.distributed worker, else 1 GiB or 1/16 of the machine's memory or
+of the process's memory limit (cgroup, rlimit), whichever is least (``zarrbolt._memory``).
+``output_cache_seconds``: how long such memory is kept (default 30).
 
 Remote stores (``zarrbolt.storage.ObjectStore`` / ``FsspecStore``): ``remote_concurrency``
 (requests in flight per store, default 32, ``ZARRBOLT_REMOTE_CONCURRENCY``),
@@ -69,17 +70,12 @@ def _env_float(name: str, default: float, minimum: float = 0.0) -> float:
     return _env_number(name, default, minimum, float, "a number")
 
 
-def _physical_memory() -> int | None:
-    """Bytes of physical memory (POSIX), or None where unknown."""
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, ValueError, OSError):
-        return None
-
-
-def _default_output_cache_bytes() -> int:
-    mem = _physical_memory()
-    return 1 << 30 if not mem or mem <= 0 else min(1 << 30, mem // 16)
+def _env_cache_bytes(name: str) -> int | str:
+    """``"auto"`` (the default: see zarrbolt._memory) or a number of bytes >= 0."""
+    v = os.environ.get(name)
+    if v is not None and v.strip().lower() == "auto":
+        return "auto"
+    return _env_int(name, "auto", minimum=0)  # type: ignore[arg-type]
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -104,8 +100,9 @@ _DEFAULTS: dict[str, Any] = {
     # decode and encode with the fused C pipeline where the codec chain allows it (off: the
     # per-codec path)
     "fused_pipeline": _env_bool("ZARRBOLT_FUSED_PIPELINE", True),
-    # bytes of dropped large read results kept (briefly) for reuse by the next large read
-    "output_cache_bytes": _env_int("ZARRBOLT_OUTPUT_CACHE_BYTES", _default_output_cache_bytes(), minimum=0),
+    # bytes of dropped large read results kept (briefly) for reuse by the next large read;
+    # "auto": 0 in dask workers, else min(1 GiB, memory / 16, the process's limit / 16)
+    "output_cache_bytes": _env_cache_bytes("ZARRBOLT_OUTPUT_CACHE_BYTES"),
     # ... and for how long (seconds): virtual machines that return freed memory to the host make
     # touching it again cost ~1.4 s per GiB, more than the read itself
     "output_cache_seconds": _env_float("ZARRBOLT_OUTPUT_CACHE_SECONDS", 30.0),
@@ -124,7 +121,7 @@ _VALIDATORS = {
     "order": lambda v: v in ("C", "F"),
     "read_missing_chunks": lambda v: isinstance(v, bool),
     "fused_pipeline": lambda v: isinstance(v, bool),
-    "output_cache_bytes": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+    "output_cache_bytes": lambda v: v == "auto" or (isinstance(v, int) and not isinstance(v, bool) and v >= 0),
     "output_cache_seconds": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < float("inf"),
     "remote_concurrency": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
     "remote_bytes_in_flight": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,

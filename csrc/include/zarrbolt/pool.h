@@ -42,6 +42,11 @@ long zb_pool_load(long *counter);
 /* Threads the pool holds now (testing aid). */
 int zb_pool_threads(void);
 
+/* The most calls of zb_pool_batches that ran at the same time (from different threads) since the
+ * last reset; reset != 0 starts counting again from the calls running now (testing aid: that
+ * independent reads from several threads are inside the GIL-free batch runner at once). */
+long zb_pool_callers_peak(int reset);
+
 /* ------------------------------------------------------------------ the one batch runner
  * Batches on the pool, lowest failing batch wins: the decode, encode and file plans hand
  * their work to zb_pool_batches as nbatches batches that up to nworkers workers take in

@@ -40,6 +40,10 @@ ENC_SKIPPED_ROOM: int
 def pool_threads() -> int:
     """Native threads the read pool holds (testing aid)."""
 
+def pool_callers_peak(reset: bool = False) -> int:
+    """The most native batch runs inside the GIL-free batch runner at once since the last reset
+    (testing aid)."""
+
 @disjoint_base
 class Plan:
     """A compiled decode chain (``bytes->bytes* -> bytes -> array->array*``) for one chunk shape."""

@@ -33,7 +33,7 @@ from fileio cimport zb_file_read, ZB_FILE_CHANGED, ZB_WRITE_CREATE, ZB_WRITE_DAT
 from local_io cimport (zb_worker_bufs, zb_shard_spec, zb_shard_read, zb_chunk_file, zb_plan_read_decode_par,
                       zb_plan_read_shards_par, zb_encode_write_par, ZB_SKIPPED_MISSING, ZB_SKIPPED_TOO_LARGE,
                       ZB_SKIPPED_RETRY, ZB_ENC_PENDING, ZB_ENC_WRITTEN, ZB_ENC_FILL)
-from pool cimport ZB_POOL_MAX, zb_pool_threads, zb_batch_bounds_check
+from pool cimport ZB_POOL_MAX, zb_pool_threads, zb_pool_callers_peak, zb_batch_bounds_check
 
 def _set_fused_convert(on):
     """Testing hook: convert cast_value + scale_offset chains on the way into the output (True,
@@ -44,6 +44,12 @@ def _set_fused_convert(on):
 def pool_threads():
     """Native threads the read pool holds (testing aid)."""
     return zb_pool_threads()
+
+
+def pool_callers_peak(reset=False):
+    """The most native batch runs (reads, writes, encodes) that were inside the GIL-free batch
+    runner at the same time since the last reset; ``reset`` starts counting again (testing aid)."""
+    return zb_pool_callers_peak(1 if reset else 0)
 
 
 POOL_MAX = ZB_POOL_MAX

@@ -10,6 +10,7 @@ cdef extern from "zarrbolt/pool.h" nogil:
     long zb_pool_next(long *counter)
     long zb_pool_load(long *counter)
     int zb_pool_threads()
+    long zb_pool_callers_peak(int reset)
     ctypedef struct zb_batch_error:
         int st
         size_t failed

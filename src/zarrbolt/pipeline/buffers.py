@@ -74,6 +74,16 @@ def helper_buffers(w: int, scratch_bytes: int) -> tuple[memoryview, memoryview |
         return h[0], h[1]
 
 
+def release() -> None:
+    """Drop the calling thread's arena and scratch and the native pool workers' buffers (see
+    zarrbolt.release_memory).  A call running now keeps the ones it holds until it returns; later
+    calls allocate new ones.  Other threads' own buffers stay (they are thread-local)."""
+    for local in (_arenas, _scratches):
+        local.__dict__.pop("buf", None)
+    with _helpers_lock:
+        _helpers.clear()
+
+
 def pool_read_buffers(workers: int, scratch_bytes: int) -> list[tuple[memoryview, memoryview | None]]:
     """``(arena, scratch)`` of the calling thread and of each further worker of a native read."""
     bufs = [(thread_arena(), thread_scratch(scratch_bytes))]

@@ -8,7 +8,10 @@ read 620-830 ms with its memory kept, 1490 ms after it was given back).  So the 
 result the program drops is kept for up to the ``output_cache_seconds`` config option (30 s by
 default; at most ``output_cache_bytes`` in total, oldest dropped first) and handed to the next
 large read of about the same size.  A daemon thread drops what has been kept longer than that, so
-the memory goes back to the system even when no other read follows.  The arrays are ordinary
+the memory goes back to the system even when no other read follows, and drops everything when
+the machine (or the process's cgroup) runs short of memory.  ``output_cache_bytes = "auto"``
+(the default) keeps nothing inside dask.distributed workers and at most 1/16 of the process's
+memory limit (:func:`limit`, ``zarrbolt._memory``); ``zarrbolt.release_memory()`` empties it.  The arrays are ordinary
 writable numpy arrays; their ``base`` is an owner object that returns the memory here when the
 last view of it goes away.  Every element of an array from here is written by the read that gets
 it, so no old values are ever visible.  (The fused shard encode also takes its packing buffer from
@@ -26,10 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import config
+from .. import _memory, config
 
 MIN_BYTES = 16 << 20  # smaller results come from malloc's own free lists anyway
 SLACK = 4  # a cached buffer serves requests down to (1 - 1/SLACK) of its size
+PRESSURE_POLL_SECONDS = 1.0  # while it holds memory, the reaper checks for memory pressure this often
 
 _lock = threading.Lock()
 _cond = threading.Condition(_lock)
@@ -60,14 +64,22 @@ def empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     The caller must write every element."""
     dtype = np.dtype(dtype)
     nbytes = math.prod(shape) * dtype.itemsize
-    limit = config.get("output_cache_bytes")
-    if nbytes < MIN_BYTES or limit < nbytes or dtype.fields is not None or dtype.hasobject or dtype.subdtype:
+    if nbytes < MIN_BYTES or limit() < nbytes or dtype.fields is not None or dtype.hasobject or dtype.subdtype:
         return np.empty(shape, dtype)
     buf = _take(nbytes)
     if buf is None:
         buf = np.empty(nbytes, np.uint8)
     _start_reaper()  # here, never from __del__ (see _give_back)
     return np.asarray(_Owner(buf, tuple(int(s) for s in shape), dtype))
+
+
+def limit() -> int:
+    """The bytes the cache may hold now: ``output_cache_bytes``, with ``"auto"`` resolved (0 in a
+    dask.distributed worker, else ``zarrbolt._memory.auto_cache_bytes()``)."""
+    v = config.get("output_cache_bytes")
+    if v != "auto":
+        return int(v)
+    return 0 if _memory.in_dask_worker() else _memory.auto_cache_bytes()
 
 
 def _keep_seconds() -> float:
@@ -104,15 +116,15 @@ def _give_back(buf: np.ndarray) -> None:
     shuts down never runs, and ``Thread.start`` would wait for it forever), and keeps nothing
     once the interpreter is shutting down or when no reaper runs (after a fork)."""
     global _held
-    limit = config.get("output_cache_bytes")
-    if buf.nbytes > limit or sys.is_finalizing() or _reaper is None or not _lock.acquire(blocking=False):
+    most = limit()
+    if buf.nbytes > most or sys.is_finalizing() or _reaper is None or not _lock.acquire(blocking=False):
         return
     try:
         now = time.monotonic()
         _expire(now)
         _free.append((now, buf))
         _held += buf.nbytes
-        while _held > limit:
+        while _held > most:
             _held -= _free.pop(0)[1].nbytes
         _cond.notify()
     finally:
@@ -133,15 +145,20 @@ def _start_reaper() -> None:
 
 
 def _reap() -> None:
-    with _lock:
-        while True:
-            if not _free:
+    """Drops buffers once they are older than ``output_cache_seconds``, and everything when
+    memory runs short (checked every PRESSURE_POLL_SECONDS while anything is held)."""
+    while True:
+        with _lock:
+            while not _free:
                 _cond.wait()
-                continue
             now = time.monotonic()
             _expire(now)
             if _free:
-                _cond.wait(timeout=max(_keep_seconds() - (now - _free[0][0]), 0.0) + 0.01)
+                wait = max(_keep_seconds() - (now - _free[0][0]), 0.0) + 0.01
+                _cond.wait(timeout=min(wait, PRESSURE_POLL_SECONDS))
+            holding = bool(_free)
+        if holding and _memory.under_pressure():  # reads /proc: outside the lock
+            clear()
 
 
 def clear() -> None:
@@ -160,10 +177,10 @@ def held_bytes() -> int:
 
 
 def _on_config_change() -> None:
-    limit = config.get("output_cache_bytes")
+    most = limit()
     global _held
     with _lock:
-        while _held > limit:
+        while _held > most:
             _held -= _free.pop(0)[1].nbytes
         _expire(time.monotonic())
         _cond.notify()  # the reaper re-reads output_cache_seconds

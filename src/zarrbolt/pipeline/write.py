@@ -57,11 +57,27 @@ def write(io: ArrayIO, indexer: Any, value: Any, *, write_empty: bool | None = N
         if not projections:
             return
     writer = ChunkWriter(io, value, write_empty)
-    if writer.sharding is not None and len(projections) < config.get("threads"):
-        # Fewer shards than threads: one shard at a time, its inner chunks encoded in parallel.
+    if writer.sharding is not None and (len(projections) < config.get("threads")
+                                        or _large_shards(io, len(projections))):
+        # Fewer shards than threads, or large ones: one shard at a time, its inner chunks
+        # encoded in parallel.
         writer.run(projections)
     else:
         run_batches(writer.run, projections, cost=io.bound.spec.nbytes * len(projections))
+
+
+# Each shard being encoded holds its encoded bytes (up to the shard's size) until it is stored:
+# shards are encoded side by side only while that is at most this share of what the write
+# stores (or 64 MiB), so that a write needs little memory on top of its value (docs/memory.md).
+SHARDS_IN_FLIGHT_SHARE = 8
+SHARDS_IN_FLIGHT_MIN = 64 << 20
+
+
+def _large_shards(io: ArrayIO, nshards: int) -> bool:
+    """Whether shards side by side (one per thread) would hold too much memory at once."""
+    threads = config.get("threads")
+    shard = io.bound.spec.nbytes
+    return threads > 1 and threads * shard > max(SHARDS_IN_FLIGHT_MIN, nshards * shard // SHARDS_IN_FLIGHT_SHARE)
 
 
 def _write_remote(io: ArrayIO, projections: list[Any], value: Any, write_empty: bool) -> None:
