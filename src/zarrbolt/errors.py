@@ -31,6 +31,9 @@ __all__ = [
     "StoreUnavailableError",
     "ConflictError",
     "BoundsCheckError",
+    "StoreFullError",
+    "StoreIOError",
+    "SymlinkError",
 ]
 
 
@@ -149,3 +152,19 @@ class InvalidValueError(ZarrboltError, ValueError):
 
 class BoundsCheckError(ZarrboltError, IndexError):
     """An index or selection lies outside the array."""
+
+
+# --- reliability (issue #21): faults while writing, symlink policy -------------------------------
+class StoreFullError(StoreError):
+    """A write failed because the storage is full (``ENOSPC``, or a quota: ``EDQUOT``); the key's
+    earlier value is intact and no temporary file is left."""
+
+
+class StoreIOError(StoreError):
+    """A write (or read) failed with an I/O error of the device (``EIO``); the key's earlier
+    value is intact where the failure came before the final rename."""
+
+
+class SymlinkError(StoreError, PermissionError):
+    """A ``LocalStore`` key is (or is reached through) a symbolic link that the store's
+    ``follow_symlinks`` policy refuses, e.g. a link leaving the store root."""
