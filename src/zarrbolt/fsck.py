@@ -63,8 +63,9 @@ class FsckReport:
         return d
 
     def summary(self) -> str:
-        lines = [f"{self.path}: {len(self.arrays)} arrays, {len(self.groups)} groups, "
-                 f"{self.chunks_checked} chunks checked"]
+        head = (f"{self.path}: {len(self.arrays)} arrays, {len(self.groups)} groups, "
+                f"{self.chunks_checked} chunks checked")
+        lines = [head]
         for k in self.temp_orphans:
             lines.append(f"  orphaned temporary file{' (removed)' if k in self.removed else ''}: {k}")
         for k in self.temp_live:
@@ -182,9 +183,8 @@ def _owner(key: str, nodes: list[str]) -> str | None:
     """The deepest node path among ``nodes`` that ``key`` lies under."""
     best = None
     for n in nodes:
-        if n == "" or key.startswith(n + "/"):
-            if best is None or len(n) > len(best):
-                best = n
+        if (n == "" or key.startswith(n + "/")) and (best is None or len(n) > len(best)):
+            best = n
     return best
 
 

@@ -26,7 +26,6 @@ from urllib.parse import unquote, urlparse
 from .. import config
 from ..errors import InvalidKeyError, StoreError
 from . import _local_safety as safety
-from ._local_safety import TMP_PREFIX, SymlinkGuard
 from ._base import (
     ByteRequest,
     Store,
@@ -38,7 +37,7 @@ from ._base import (
     resolve_range,
     writable_view,
 )
-
+from ._local_safety import TMP_PREFIX, SymlinkGuard
 from .locks import LOCK_NAME, FileLocks
 
 _HAS_PREAD = hasattr(os, "pread")
