@@ -436,7 +436,7 @@ class LocalStore(Store):
         fd, tmp = self._create_tmp(key, os.path.dirname(path))
         try:
             try:
-                _write_all(fd, views)
+                self._write_file(fd, views)
                 if self.fsync:
                     os.fsync(fd)
             finally:
@@ -447,6 +447,10 @@ class LocalStore(Store):
                 raise safety.write_error(key, self, e) from e
             raise
         return tmp
+
+    def _write_file(self, fd: int, views: list[memoryview]) -> None:
+        """Write ``views`` to the new file ``fd`` (a seam for subclasses, e.g. fault injection)."""
+        _write_all(fd, views)
 
     def _sync_dir(self, directory: str) -> None:
         if _WINDOWS or self.fsync_policy != "dir":
