@@ -223,6 +223,7 @@ def fsck(path: str | os.PathLike, clean: bool = False, older_than: float = ORPHA
             report.strays.append(k)
     for a in sorted(arrays):
         _check_array(store, a, by_array[a], report)
+    report.strays.sort()
     return report
 
 
