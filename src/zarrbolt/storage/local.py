@@ -683,33 +683,33 @@ class NativeFiles:
     def paths(self, keys: Iterable[str]) -> list[bytes]:
         """The file-system paths (bytes; UTF-8 on Windows) of the files of ``keys``, for
         reading.  The keys are not checked here (a read of many small chunks would pay for it):
-        pass keys made by a chunk key encoding under a checked node path, never user strings."""
+        pass keys made by a chunk key encoding under a checked node path, never user strings.
+        Under the store's symlink policy (not ``"all"``) each directory is checked (once), the
+        links among its files are listed (once, again when it changes) and a key whose file is
+        a link is replaced by its checked target (or raises SymlinkError)."""
+        keys = keys if isinstance(keys, list) else list(keys)
         prefix = self._prefix
-        if self._store._guard.policy != "all":
-            return self._guarded_paths(keys)
         if os.name == "nt":
-            return [(prefix + k.replace("/", "\\")).encode("utf-8", "surrogatepass") for k in keys]
-        return [os.fsencode(prefix + k) for k in keys]
-
-    def _guarded_paths(self, keys: Iterable[str]) -> list[bytes]:
-        """:meth:`paths` under the store's symlink policy: each directory checked (once), the
-        links among its files listed (once, again when it changes) and a key whose file is a
-        link replaced by its checked target."""
-        guard = self._store._guard
-        sep = "\\" if os.name == "nt" else "/"
-        prefix = self._prefix
-        links: dict[str, frozenset[str]] = {}
-        out = []
-        for k in keys:
-            p = prefix + (k.replace("/", sep) if os.name == "nt" else k)
-            d, _, name = p.rpartition(sep)
-            ln = links.get(d)
-            if ln is None:
-                guard.check_dir(d)
-                ln = links[d] = guard.links_in(d)
-            if ln and name in ln:
-                p = guard.check_link(p)
-            out.append(_fs_bytes(p))
+            out = [(prefix + k.replace("/", "\\")).encode("utf-8", "surrogatepass") for k in keys]
+        else:
+            out = [os.fsencode(prefix + k) for k in keys]
+        store = self._store
+        guard = store._guard
+        if guard.policy == "all":
+            return out
+        linked: dict[str, tuple[str, frozenset[str]]] = {}
+        for rd in {k.rpartition("/")[0] for k in keys}:
+            d = os.path.join(store._root_str, *rd.split("/")) if rd else store._root_str
+            guard.check_dir(d)
+            names = guard.links_in(d)
+            if names:
+                linked[rd] = (d, names)
+        if linked:
+            for i, k in enumerate(keys):
+                rd, _, name = k.rpartition("/")
+                hit = linked.get(rd)
+                if hit is not None and name in hit[1]:
+                    out[i] = _fs_bytes(guard.check_link(os.path.join(hit[0], name)))
         return out
 
     @property
