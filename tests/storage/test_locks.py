@@ -218,3 +218,33 @@ def test_in_process_lock_per_store_location():
         assert not ok.wait(0.2)
     t.join(10)
     assert ok.is_set()
+
+
+def test_fsspec_store_threads_lose_nothing():
+    fsspec = pytest.importorskip("fsspec")
+    import uuid
+
+    from zarrbolt.storage.fsspec_store import FsspecStore
+
+    fs = fsspec.filesystem("memory")
+    root = f"/zb-locks-{uuid.uuid4().hex[:12]}"
+    try:
+        for i in range(3):
+            store = FsspecStore(fs, path=f"{root}/{i}")
+            a = zarrbolt.create_array(store, shape=(ROWS, COLS), dtype="int32", chunks=(INNER, COLS),
+                                      shards=(ROWS, COLS), fill_value=-1)
+            _thread_writes(a)
+            got = zarrbolt.open_array(FsspecStore(fs, path=f"{root}/{i}"), mode="r")[:]
+            assert (got == np.repeat(np.arange(ROWS // INNER), INNER)[:, None]).all()
+    finally:
+        if fs.exists(root):
+            fs.rm(root, recursive=True)
+
+
+def test_two_spellings_of_one_root_share_thread_locks(tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    a = LocalStore(real).write_locks("")
+    b = LocalStore(tmp_path / "link").write_locks("")
+    assert a is b

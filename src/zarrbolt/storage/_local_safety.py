@@ -116,6 +116,9 @@ class Sweeper:
         self._done: set[str] = set()
         self._lock = threading.Lock()
 
+    def __reduce__(self) -> tuple:
+        return (Sweeper, ())  # (a copy sweeps again: its lock cannot travel)
+
     def __call__(self, directory: str) -> None:
         if directory in self._done:
             return

@@ -183,6 +183,7 @@ class LocalStore(Store):
         self._root_str = str(self.root)
         self._guard = SymlinkGuard(self._root_str, follow_symlinks)
         self._sweep = safety.Sweeper()
+        self._locks: dict[str, FileLocks] = {}
         self._native: NativeFiles | None = None
 
     @property
@@ -202,9 +203,15 @@ class LocalStore(Store):
     def write_locks(self, prefix: str = "") -> FileLocks:
         """The write locks of the directory of ``prefix`` (an array's path; ``""``: the
         root): its ``.zb-lock`` file (see :mod:`zarrbolt.storage.locks`)."""
+        hit = self._locks.get(prefix)
+        if hit is not None:
+            return hit
         directory = self._dir_path(prefix if not prefix or prefix.endswith("/") else prefix + "/")
         self._guard.check_dir(directory)
-        return FileLocks.of(os.path.join(directory, LOCK_NAME))
+        # by the real path: stores naming one directory differently share the threads' locks
+        files = FileLocks.of(os.path.join(os.path.realpath(directory), LOCK_NAME))
+        self._locks[prefix] = files
+        return files
 
     # ------------------------------------------------------------------ paths
     def _path(self, key: str) -> str:
@@ -644,6 +651,7 @@ class LocalStore(Store):
         file access is made again on first use."""
         state = dict(self.__dict__)
         state["_native"] = None
+        state["_locks"] = {}
         return state
 
     def _dask_token(self) -> tuple:
