@@ -17,6 +17,9 @@ import numpy as np  # noqa: E402
 import zarrbolt  # noqa: E402
 from zarrbolt.storage import LocalStore  # noqa: E402
 
+# dask's multiprocessing scheduler forks from a process with threads (dask's own, zarrbolt's pool)
+pytestmark = pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+
 SHAPE, SHARDS, INNER, DASK_CHUNKS = (256, 64), (128, 64), (8, 64), (8, 64)  # 16 dask chunks per shard
 
 
