@@ -180,7 +180,7 @@ def test_file_lock_excludes_another_process(tmp_path):
     assert not got.wait(0.3)
     release.set()
     t.join(30)
-    assert got.is_set() and done.is_set()
+    assert got.is_set() and done.wait(30)
     p.join(30)
 
 

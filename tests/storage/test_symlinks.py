@@ -112,6 +112,12 @@ def test_policy_none_refuses_every_link(tree):
         store.get("c/1")
     assert store.get("c/0") is not None
     assert store.with_read_only().follow_symlinks == "none"
+    import pickle
+
+    copy = pickle.loads(pickle.dumps(store))
+    assert copy.follow_symlinks == "none"
+    with pytest.raises(SymlinkError):
+        copy.get("c/1")
 
 
 def test_bad_policy():

@@ -83,7 +83,9 @@ def is_orphan(name: str, mtime: float | None, now: float | None = None, max_age:
     parts = name[len(TMP_PREFIX):].split("-")
     if len(parts) == 3 and parts[0] == HOST and parts[1].isdigit():
         pid = int(parts[1])
-        return pid != os.getpid() and not _pid_alive(pid) or old
+        if pid == os.getpid():
+            return False  # this process's own write, in flight
+        return old or not _pid_alive(pid)
     return old
 
 

@@ -646,13 +646,21 @@ class LocalStore(Store):
 
     # ------------------------------------------------------------------ misc
     def __getstate__(self) -> dict[str, Any]:
-        """A LocalStore pickles as its root, mode and ``fsync``: the unpickled store opens the
-        same directory (the path must mean the same files where it is unpickled).  The native
-        file access is made again on first use."""
-        state = dict(self.__dict__)
-        state["_native"] = None
-        state["_locks"] = {}
+        """A LocalStore pickles as its root, mode, ``fsync`` and ``follow_symlinks``: the
+        unpickled store opens the same directory (the path must mean the same files where it is
+        unpickled).  The native file access, the symlink checks' memory, the write locks and the
+        directories swept are made again on first use."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_native", "_guard", "_sweep", "_locks")}
+        state["_follow"] = self._guard.policy
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        follow = state.pop("_follow", "inside")
+        self.__dict__.update(state)
+        self._native = None
+        self._guard = SymlinkGuard(self._root_str, follow)
+        self._sweep = safety.Sweeper()
+        self._locks = {}
 
     def _dask_token(self) -> tuple:
         return ("LocalStore", self._root_str)

@@ -80,12 +80,18 @@ class FileLocks:
         was deleted or replaced, is the current one)."""
         with self._open_lock:
             if self._fd is None or self._fd == stale:
-                os.makedirs(os.path.dirname(self.path), exist_ok=True)
                 flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
                 if self._fd is not None:
                     # never closed: that would drop the locks other threads hold on it
                     self._stale.append(self._fd)
-                self._fd = os.open(self.path, flags, 0o666)
+                try:
+                    os.makedirs(os.path.dirname(self.path), exist_ok=True)
+                    self._fd = os.open(self.path, flags, 0o666)
+                except OSError as e:
+                    from ..errors import StoreError
+
+                    raise StoreError(f"cannot open the write lock file {self.path!r}: {e} (it must be writable "
+                                     "by every writer; the write_lock option turns the locks off)") from e
             return self._fd
 
     def _current(self, fd: int) -> bool:
