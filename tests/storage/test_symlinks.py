@@ -56,9 +56,8 @@ def test_link_leaving_the_root_is_refused(tree):
         store.getsize("c/1")
     with pytest.raises(SymlinkError):
         zarrbolt.open_array(store, mode="r")[:]  # the C reads
-    with zarrbolt.config.set(fused_pipeline=False):
-        with pytest.raises(SymlinkError):
-            zarrbolt.open_array(LocalStore(root), mode="r")[4:8]
+    with zarrbolt.config.set(fused_pipeline=False), pytest.raises(SymlinkError):
+        zarrbolt.open_array(LocalStore(root), mode="r")[4:8]
     # the other chunks still read
     np.testing.assert_array_equal(zarrbolt.open_array(LocalStore(root), mode="r")[:4], [0, 1, 2, 3])
     # a trusted store may follow it
