@@ -88,10 +88,11 @@ class FileLocks:
                     os.makedirs(os.path.dirname(self.path), exist_ok=True)
                     self._fd = os.open(self.path, flags, 0o666)
                 except OSError as e:
-                    from ..errors import StoreError
+                    from ..errors import StoreError, StoreFullError
 
-                    raise StoreError(f"cannot open the write lock file {self.path!r}: {e} (it must be writable "
-                                     "by every writer; the write_lock option turns the locks off)") from e
+                    cls = StoreFullError if e.errno == errno.ENOSPC else StoreError
+                    raise cls(f"cannot open the write lock file {self.path!r}: {e} (it must be writable "
+                              "by every writer; the write_lock option turns the locks off)") from e
             return self._fd
 
     def _current(self, fd: int) -> bool:
