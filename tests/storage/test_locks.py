@@ -248,3 +248,14 @@ def test_two_spellings_of_one_root_share_thread_locks(tmp_path):
     a = LocalStore(real).write_locks("")
     b = LocalStore(tmp_path / "link").write_locks("")
     assert a is b
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts /proc/self/fd")
+def test_no_lock_file_stays_open(tmp_path):
+    before = len(os.listdir("/proc/self/fd"))
+    for i in range(50):  # many arrays, each deleted and made again at the same path
+        store = LocalStore(tmp_path / f"a{i % 5}")
+        a = zarrbolt.create_array(store, shape=(8,), dtype="int32", chunks=(2,), shards=(8,), overwrite=True)
+        a[1:3] = i
+        assert (a[1:3] == i).all()
+    assert len(os.listdir("/proc/self/fd")) <= before

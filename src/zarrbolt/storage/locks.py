@@ -6,9 +6,9 @@ out and keys naming it are refused).  A key is locked by an advisory record lock
 that file, at an offset derived from a hash of the key (``fcntl.lockf`` / ``F_SETLKW`` on POSIX,
 ``msvcrt.locking`` on Windows): two keys may share a byte, which only makes their updates wait
 for each other.  POSIX record locks belong to the process, so each byte also has a
-``threading.Lock`` that the threads of this process take first; the lock file stays open (one
-descriptor per file per process) because closing any descriptor of a file drops every record
-lock the process holds on it.  ``F_SETLKW`` can fail with ``EDEADLK`` when several processes
+``threading.Lock`` that the threads of this process take first; the lock file is open while a
+thread of the process holds one of its bytes (closing any descriptor of a file drops every
+record lock the process holds on it).  ``F_SETLKW`` can fail with ``EDEADLK`` when several processes
 wait on one file (the kernel's deadlock detection sees process-wide owners, not the single byte
 each writer waits for): that is retried, as a writer here holds one byte at a time.
 
@@ -59,12 +59,15 @@ def _thread_lock(name: str, offset: int) -> threading.Lock:
 
 
 class FileLocks:
-    """The lock file of one directory, opened once per process (:meth:`of`)."""
+    """The lock file of one directory in this process (:meth:`of`).  It is open while a thread
+    of the process holds one of its bytes and closed when the last one lets go: closing a
+    descriptor of the file drops every record lock the process holds on it, so never earlier,
+    and nothing stays open (a process may write to any number of arrays)."""
 
     def __init__(self, path: str):
         self.path = path
         self._fd: int | None = None
-        self._stale: list[int] = []
+        self._users: dict[int, int] = {}
         self._open_lock = threading.Lock()
 
     @classmethod
@@ -75,29 +78,44 @@ class FileLocks:
                 f = _files[path] = cls(path)
             return f
 
-    def _descriptor(self, stale: int | None = None) -> int:
-        """The open lock file (opened again when ``stale``, a descriptor of a lock file that
-        was deleted or replaced, is the current one)."""
-        with self._open_lock:
-            if self._fd is None or self._fd == stale:
-                flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-                if self._fd is not None:
-                    # never closed: that would drop the locks other threads hold on it
-                    self._stale.append(self._fd)
-                try:
-                    os.makedirs(os.path.dirname(self.path), exist_ok=True)
-                    self._fd = os.open(self.path, flags, 0o666)
-                except OSError as e:
-                    from ..errors import StoreError, StoreFullError
+    def _open(self) -> int:
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            return os.open(self.path, flags, 0o666)
+        except OSError as e:
+            from ..errors import StoreError, StoreFullError
 
-                    cls = StoreFullError if e.errno == errno.ENOSPC else StoreError
-                    raise cls(f"cannot open the write lock file {self.path!r}: {e} (it must be writable "
-                              "by every writer; the write_lock option turns the locks off)") from e
-            return self._fd
+            cls = StoreFullError if e.errno == errno.ENOSPC else StoreError
+            raise cls(f"cannot open the write lock file {self.path!r}: {e} (it must be writable "
+                      "by every writer; the write_lock option turns the locks off)") from e
+
+    def _checkout(self, stale: int | None = None) -> int:
+        """The open lock file, counted as used until :meth:`_checkin`; opened afresh when
+        ``stale`` (a descriptor of a lock file deleted or replaced meanwhile) is the current one."""
+        with self._open_lock:
+            if stale is not None and self._fd == stale:
+                self._fd = None  # closed when its last user lets go
+            if self._fd is None:
+                self._fd = self._open()
+            fd = self._fd
+            self._users[fd] = self._users.get(fd, 0) + 1
+            return fd
+
+    def _checkin(self, fd: int) -> None:
+        with self._open_lock:
+            n = self._users[fd] - 1
+            if n:
+                self._users[fd] = n
+                return
+            del self._users[fd]
+            if self._fd == fd:
+                self._fd = None
+            os.close(fd)
 
     def _current(self, fd: int) -> bool:
-        """Whether ``fd`` is still the file at :attr:`path` (an array deleted and made again
-        while this process kept its lock file open has a new one)."""
+        """Whether ``fd`` is still the file at :attr:`path` (the array may have been deleted
+        and made again since another thread of this process opened it)."""
         try:
             a, b = os.fstat(fd), os.stat(self.path)
         except OSError:
@@ -110,17 +128,28 @@ class FileLocks:
         that byte wait."""
         offset = lock_offset(key)
         with _thread_lock(self.path, offset):
-            fd = self._descriptor()
-            while True:
-                _lock_byte(fd, offset)
-                if _WINDOWS or self._current(fd):
-                    break
-                _unlock_byte(fd, offset)
-                fd = self._descriptor(stale=fd)
+            fd = self._checkout()
+            try:
+                while True:
+                    _lock_byte(fd, offset)
+                    if _WINDOWS or self._current(fd):
+                        break
+                    _unlock_byte(fd, offset)
+                    old = fd
+                    try:
+                        fd = self._checkout(stale=old)
+                    finally:
+                        self._checkin(old)
+            except BaseException:
+                self._checkin(fd)
+                raise
             try:
                 yield
             finally:
-                _unlock_byte(fd, offset)
+                try:
+                    _unlock_byte(fd, offset)
+                finally:
+                    self._checkin(fd)
 
 
 if _WINDOWS:  # pragma: no cover - not testable on this platform
