@@ -6,9 +6,9 @@ out and keys naming it are refused).  A key is locked by an advisory record lock
 that file, at an offset derived from a hash of the key (``fcntl.lockf`` / ``F_SETLKW`` on POSIX,
 ``msvcrt.locking`` on Windows): two keys may share a byte, which only makes their updates wait
 for each other.  POSIX record locks belong to the process, so each byte also has a
-``threading.Lock`` that the threads of this process take first; the lock file is open while a
+``threading.Lock`` that the threads of this process take first; the lock file is kept open while a
 thread of the process holds one of its bytes (closing any descriptor of a file drops every
-record lock the process holds on it).  ``F_SETLKW`` can fail with ``EDEADLK`` when several processes
+record lock the process holds on it) and, idle, for the next update (at most MAX_IDLE files).  ``F_SETLKW`` can fail with ``EDEADLK`` when several processes
 wait on one file (the kernel's deadlock detection sees process-wide owners, not the single byte
 each writer waits for): that is retried, as a writer here holds one byte at a time.
 
@@ -19,6 +19,7 @@ conditional writes guard updates with the object's version instead
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import errno
 import hashlib
@@ -39,8 +40,11 @@ if _WINDOWS:  # pragma: no cover - not testable on this platform
 else:
     import fcntl
 
+MAX_IDLE = 16  # lock files kept open with no lock held (per process)
 _registry_lock = threading.Lock()
 _files: dict[str, FileLocks] = {}
+_idle: collections.OrderedDict[FileLocks, None] = collections.OrderedDict()
+_idle_lock = threading.Lock()  # (never held while a FileLocks' own lock is taken)
 _thread_locks: dict[tuple[str, int], threading.Lock] = {}
 
 
@@ -60,9 +64,10 @@ def _thread_lock(name: str, offset: int) -> threading.Lock:
 
 class FileLocks:
     """The lock file of one directory in this process (:meth:`of`).  It is open while a thread
-    of the process holds one of its bytes and closed when the last one lets go: closing a
-    descriptor of the file drops every record lock the process holds on it, so never earlier,
-    and nothing stays open (a process may write to any number of arrays)."""
+    of the process holds one of its bytes (closing a descriptor of the file drops every record
+    lock the process holds on it, so never earlier); when no thread does it stays open for the
+    next update, the :data:`MAX_IDLE` most recently used at most (a process may write to any
+    number of arrays)."""
 
     def __init__(self, path: str):
         self.path = path
@@ -81,8 +86,11 @@ class FileLocks:
     def _open(self) -> int:
         flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
         try:
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            return os.open(self.path, flags, 0o666)
+            try:
+                return os.open(self.path, flags, 0o666)
+            except FileNotFoundError:
+                os.makedirs(os.path.dirname(self.path), exist_ok=True)
+                return os.open(self.path, flags, 0o666)
         except OSError as e:
             from ..errors import StoreError, StoreFullError
 
@@ -100,7 +108,9 @@ class FileLocks:
                 self._fd = self._open()
             fd = self._fd
             self._users[fd] = self._users.get(fd, 0) + 1
-            return fd
+        with _idle_lock:
+            _idle.pop(self, None)
+        return fd
 
     def _checkin(self, fd: int) -> None:
         with self._open_lock:
@@ -109,9 +119,24 @@ class FileLocks:
                 self._users[fd] = n
                 return
             del self._users[fd]
-            if self._fd == fd:
+            if self._fd != fd:  # a replaced lock file
+                os.close(fd)
+                return
+        victims = []
+        with _idle_lock:  # kept open for the next update; the least recently used beyond MAX_IDLE closed
+            _idle[self] = None
+            _idle.move_to_end(self)
+            while len(_idle) > MAX_IDLE:
+                victims.append(_idle.popitem(last=False)[0])
+        for v in victims:
+            v._close_if_idle()
+
+    def _close_if_idle(self) -> None:
+        with self._open_lock:
+            fd = self._fd
+            if fd is not None and not self._users.get(fd):
                 self._fd = None
-            os.close(fd)
+                os.close(fd)
 
     def _current(self, fd: int) -> bool:
         """Whether ``fd`` is still the file at :attr:`path` (the array may have been deleted
@@ -217,10 +242,12 @@ def key_lock(store: Any, key: str, lock_dir_key: str = "") -> Iterator[None]:
 def _after_fork_in_child() -> None:
     # record locks are not inherited; thread locks held by other threads of the parent would
     # never be released: start afresh (the inherited descriptors are left open, unused)
-    global _registry_lock
+    global _registry_lock, _idle_lock
     _registry_lock = threading.Lock()
+    _idle_lock = threading.Lock()
     _files.clear()
     _thread_locks.clear()
+    _idle.clear()
 
 
 if hasattr(os, "register_at_fork"):
