@@ -313,3 +313,18 @@ cli-exit-check: inplace
 .PHONY: ome-bench
 ome-bench: inplace
 	PYTHONPATH=src nice $(VPY) benchmarks/ome_ratio.py
+
+# ------------------------------------------------------------------------------------------ reliability (issue #21)
+# Writers killed with SIGKILL at random moments: 50 kills per layout and kind of write (the main
+# suite runs 4); the concurrent-writer table against zarr-python; what the write locks and the
+# fsync policies cost.
+.PHONY: crash-test writers-table write-costs
+CRASH_KILLS ?= 50
+crash-test: install
+	ZARRBOLT_CRASH_KILLS=$(CRASH_KILLS) $(VPY) -m pytest -q -p no:cacheprovider tests/test_crash.py tests/storage/test_locks.py
+
+writers-table: install refinstall
+	$(VPY) benchmarks/writers_lose_nothing.py --trials 5 --kills 20 --ref-python $(CURDIR)/$(REFPY)
+
+write-costs: install
+	$(VPY) benchmarks/write_locks_cost.py && $(VPY) benchmarks/write_fsync_cost.py

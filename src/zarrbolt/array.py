@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import operator
 import sys
@@ -674,25 +675,35 @@ class Array(Node):
         for coords in to_trim:
             region = grid.chunk_region(coords, old_shape)
             key = self._chunk_key(coords)
-            data = self._store.get(key)
-            if data is None:
-                continue
-            chunk = np.array(self._decode_chunk(data, key), copy=True)
-            mask_sel = []
-            for d, r in enumerate(region):
-                keep = max(0, min(new_shape[d], r.stop) - r.start)
-                mask_sel.append(keep)
-            # reset everything outside [0, keep) along any dimension
-            for d, keep in enumerate(mask_sel):
-                sl = [slice(None)] * self.ndim
-                sl[d] = slice(keep, None)
-                chunk[tuple(sl)] = self._fill
-            if not self._config.value("write_empty_chunks") and self._bound.spec.is_fill(chunk):
-                self._store.erase(key)
-            else:
-                self._store.set(key, self._bound.encode(chunk))
+            with self._write_lock(key):
+                self._trim_chunk(key, region, new_shape)
         self._store.erase_values(to_delete)
         self._save_metadata(new_meta)
+
+    def _write_lock(self, key: str) -> Any:
+        """The write lock of chunk ``key`` for a read-modify-write (``write_lock`` option)."""
+        if not config.get("write_lock"):
+            return contextlib.nullcontext()
+        from .storage.locks import key_lock
+
+        return key_lock(self._store, key, self._key_prefix)
+
+    def _trim_chunk(self, key: str, region: Any, new_shape: tuple[int, ...]) -> None:
+        """Reset the part of boundary chunk ``key`` (at ``region``) outside ``new_shape``."""
+        data = self._store.get(key)
+        if data is None:
+            return
+        chunk = np.array(self._decode_chunk(data, key), copy=True)
+        # reset everything outside [0, keep) along any dimension
+        for d, r in enumerate(region):
+            keep = max(0, min(new_shape[d], r.stop) - r.start)
+            sl = [slice(None)] * self.ndim
+            sl[d] = slice(keep, None)
+            chunk[tuple(sl)] = self._fill
+        if not self._config.value("write_empty_chunks") and self._bound.spec.is_fill(chunk):
+            self._store.erase(key)
+        else:
+            self._store.set(key, self._bound.encode(chunk))
 
     def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
         """Grow along ``axis`` and write ``data`` at the end; returns the new shape.

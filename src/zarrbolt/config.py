@@ -31,6 +31,13 @@ a connection reset or a timeout, default 3, ``ZARRBOLT_REMOTE_RETRIES``), ``remo
 (byte ranges of one object closer than this are fetched by one request, default 1 MiB,
 ``ZARRBOLT_REMOTE_COALESCE_GAP``), ``remote_index_cache`` (shard indexes kept in memory per
 array, default 4096, ``ZARRBOLT_REMOTE_INDEX_CACHE``).  A store reads these when it is made.
+
+Writers (see ``docs/reliability.md``): ``write_lock`` (default True, ``ZARRBOLT_WRITE_LOCK``):
+partial updates of one chunk or shard are serialized (a ``LocalStore``: across processes, by
+``.zb-lock`` record locks; other stores: across threads); False for pipelines with one writer
+per chunk.  ``write_fsync`` (``"none"`` default, ``"file"``, ``"dir"``;
+``ZARRBOLT_WRITE_FSYNC``): what a ``LocalStore`` made without ``fsync=`` flushes to disk before
+a write returns.
 """
 
 from __future__ import annotations
@@ -112,7 +119,14 @@ _DEFAULTS: dict[str, Any] = {
     "remote_retries": _env_int("ZARRBOLT_REMOTE_RETRIES", 3, minimum=0),
     "remote_coalesce_gap": _env_int("ZARRBOLT_REMOTE_COALESCE_GAP", 1 << 20, minimum=0),
     "remote_index_cache": _env_int("ZARRBOLT_REMOTE_INDEX_CACHE", 4096, minimum=0),
+    # partial updates of one chunk / shard serialized across threads and (LocalStore) processes
+    "write_lock": _env_bool("ZARRBOLT_WRITE_LOCK", True),
+    # LocalStore without fsync=: "none", "file" (fsync each file), "dir" (and its directory)
+    "write_fsync": os.environ.get("ZARRBOLT_WRITE_FSYNC", "").strip().lower() or "none",
 }
+if _DEFAULTS["write_fsync"] not in ("none", "file", "dir"):
+    raise MetadataError(f"environment variable ZARRBOLT_WRITE_FSYNC={_DEFAULTS['write_fsync']!r} is not "
+                        "'none', 'file' or 'dir'")
 _values = dict(_DEFAULTS)
 _lock = threading.Lock()
 _VALIDATORS = {
@@ -128,6 +142,8 @@ _VALIDATORS = {
     "remote_retries": lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 100,
     "remote_coalesce_gap": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
     "remote_index_cache": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+    "write_lock": lambda v: isinstance(v, bool),
+    "write_fsync": lambda v: v in ("none", "file", "dir"),
 }
 
 # zarr-python's configuration keys, accepted by set() / override() / get() as the zarrbolt option

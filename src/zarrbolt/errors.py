@@ -33,6 +33,9 @@ __all__ = [
     "StoreUnavailableError",
     "ConflictError",
     "BoundsCheckError",
+    "StoreFullError",
+    "StoreIOError",
+    "SymlinkError",
     # copy / command line
     "DestinationExistsError",
     "DiskFullError",
@@ -157,14 +160,30 @@ class BoundsCheckError(ZarrboltError, IndexError):
     """An index or selection lies outside the array."""
 
 
+# --- reliability (issue #21): faults while writing, symlink policy -------------------------------
+class StoreFullError(StoreError):
+    """A write failed because the storage is full (``ENOSPC``, or a quota: ``EDQUOT``); the key's
+    earlier value is intact and no temporary file is left."""
+
+
+class StoreIOError(StoreError):
+    """A write (or read) failed with an I/O error of the device (``EIO``); the key's earlier
+    value is intact where the failure came before the final rename."""
+
+
+class SymlinkError(StoreError, PermissionError):
+    """A ``LocalStore`` key is (or is reached through) a symbolic link that the store's
+    ``follow_symlinks`` policy refuses, e.g. a link leaving the store root."""
+
+
 # ---------------------------------------------------------------------------- copy / command line (zarrbolt cp)
 class DestinationExistsError(ZarrboltError, FileExistsError):
     """The destination of a copy already holds a node or data (give ``overwrite=True`` /
     ``--overwrite`` to replace it, or ``resume=True`` / ``--resume`` to finish an interrupted copy)."""
 
 
-class DiskFullError(StoreError):
-    """The destination ran out of space (or quota) during a copy.  The shards written so far are
+class DiskFullError(StoreFullError):
+    """The destination ran out of space (or quota) during a copy (a :class:`StoreFullError`).  The shards written so far are
     complete; the unfinished array's metadata is not written, so it is not mistaken for a
     complete one."""
 

@@ -6,7 +6,7 @@ import errno
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import DiskFullError, StoreError
+from ..errors import DiskFullError, StoreError, StoreFullError
 
 _NO_SPACE = (errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC))
 
@@ -101,6 +101,8 @@ def no_space(exc: BaseException) -> bool:
     seen = 0
     e: BaseException | None = exc
     while e is not None and seen < 10:
+        if isinstance(e, StoreFullError):
+            return True
         if isinstance(e, OSError) and e.errno in _NO_SPACE:
             return True
         if isinstance(e, OSError) and "No space left" in str(e):

@@ -13,7 +13,9 @@
   update is never lost silently.  In that mode an update that leaves a chunk all fill stores
   the fill chunk (a shard: an index with every entry empty) instead of deleting it, since a
   delete cannot be made conditional.  Stores without conditional writes (HTTP is read-only;
-  fsspec filesystems) read, modify and write unguarded: the last writer wins.
+  fsspec filesystems) read, modify and write under a lock of this process
+  (:func:`zarrbolt.storage.locks.key_lock`) and send the update at once: the threads of one
+  process lose nothing, but several processes writing into one object can.
 
 Every shard written or erased here is dropped from the shard index cache
 (:data:`~.staging.INDEX_CACHE`).
@@ -128,6 +130,22 @@ class RemoteWriteStore(Store):
     def erase_values(self, keys: Iterable[str]) -> None:
         for k in keys:
             self.erase(k)
+
+    def send_now(self, key: str) -> None:
+        """Send the collected write of ``key`` (if any) at once, through the base store."""
+        with self._lock:
+            value = self._pending.pop(key, None)
+            if value is not None and value is not _DELETED:
+                self._bytes -= len(value)
+        if value is None:
+            return
+        try:
+            if value is _DELETED:
+                self.base.erase(key)
+            else:
+                self.base.set(key, value)
+        finally:
+            INDEX_CACHE.invalidate(self.token, key)
 
     def flush(self) -> None:
         """Send what is collected, concurrently; every operation is attempted, then the first

@@ -4,10 +4,16 @@ Whole chunks of a store with native file access are gathered, encoded and writte
 rename) by C on the native pool (:func:`write_native`); the rest goes chunk by chunk
 (:class:`ChunkWriter`): rows of complete chunks gathered in one pass (:class:`WriteRows`),
 partial chunks read, modified and written again, shards written directly encoded whole (their
-inner chunks by one C call, :func:`inner_encoder`) or updated in place."""
+inner chunks by one C call, :func:`inner_encoder`) or updated in place.
+
+A partial update (read, modify, write) holds the key's write lock (:mod:`zarrbolt.storage.locks`:
+across processes on a LocalStore, across threads elsewhere) unless the ``write_lock`` option is
+off; remote stores with conditional writes guard it by the object's version instead.  Writes
+of whole chunks and shards take no lock."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 from collections.abc import Callable, Sequence
@@ -22,6 +28,7 @@ from .._threads import batch_bounds, parallel_workers, run_batches
 from ..errors import (CodecError, InvalidValueError, MetadataError, ReadOnlyError, ValueOverflowError,
                       ZarrboltError)
 from ..indexing import ChunkProjection, check_value_shape
+from ..storage.locks import key_lock
 from .context import ArrayIO
 
 
@@ -124,6 +131,12 @@ class ChunkWriter:
         self.inner_encoder = inner_encoder(io, write_empty) if self.sharding is not None else None
         # partial updates guarded by the object's version (remote stores: pipeline/remote_write.py)
         self.conditional = getattr(io.store, "supports_conditional_writes", False) is True
+        # partial updates serialized per key (see the module doc)
+        self.locking = not self.conditional and bool(config.get("write_lock"))
+        # a remote write collects whole values to send them together (RemoteWriteStore): a
+        # partial update is sent at once, while its lock is held
+        self.send_now = getattr(io.store, "send_now", None)
+        self.lock_store = getattr(io.store, "base", io.store) if self.send_now is not None else io.store
 
     def run(self, batch: Sequence[ChunkProjection]) -> None:
         rows = self.rows
@@ -134,11 +147,21 @@ class ChunkWriter:
             if n in runs and rows is not None:  # the first of a row of complete chunks: gather the row (see WriteRows)
                 gathered = rows.gather(batch, n, runs[n])
             chunk = gathered.pop(n, None)
-            if chunk is None:
+            if chunk is not None:
+                self._put(key, chunk)
+                continue
+            with self._lock(p, key):
                 chunk = self._chunk(p, key)
-                if chunk is None:  # a shard updated in place
-                    continue
-            self._put(key, chunk)
+                if chunk is not None:  # (None: a shard updated in place)
+                    self._put(key, chunk)
+                if self.send_now is not None and not p.is_complete_chunk:
+                    self.send_now(key)
+
+    def _lock(self, p: ChunkProjection, key: str) -> Any:
+        """The write lock of ``key`` for a partial update (a null context otherwise)."""
+        if not self.locking or p.is_complete_chunk:
+            return contextlib.nullcontext()
+        return key_lock(self.lock_store, key, self.io.key_prefix)
 
     def _chunk(self, p: ChunkProjection, key: str) -> np.ndarray | None:
         """The new contents of chunk ``key`` (None when a shard was updated in place)."""

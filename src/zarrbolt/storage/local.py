@@ -3,8 +3,10 @@
 Writes go to a temporary file in the destination directory followed by ``os.replace``, so a
 crash or an error never leaves a torn value and readers see the old or the new value whole.
 Byte-range reads use ``pread`` (one syscall, no seek state) where the platform has it, and
-never read more of a file than was asked for.  Temporary files are named ``.zb-tmp-…`` and
-are never listed; keys with a segment starting with that prefix are refused.
+never read more of a file than was asked for.  Temporary files are named
+``.zb-tmp-<host>-<pid>-<random>``; the write locks' file is ``.zb-lock`` (see :mod:`.locks`).
+Neither is ever listed, keys naming them are refused, and the orphaned temporary files of
+writers that died are removed by the next write to their directory (see :mod:`._local_safety`).
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ import shutil
 import stat
 import threading
 import time
-import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from .. import config
 from ..errors import InvalidKeyError, StoreError
+from . import _local_safety as safety
 from ._base import (
     ByteRequest,
     Store,
@@ -34,8 +37,9 @@ from ._base import (
     resolve_range,
     writable_view,
 )
+from ._local_safety import TMP_PREFIX, SymlinkGuard
+from .locks import LOCK_NAME, FileLocks
 
-TMP_PREFIX = ".zb-tmp-"
 _HAS_PREAD = hasattr(os, "pread")
 _HAS_PREADV = hasattr(os, "preadv")
 _HAS_WRITEV = hasattr(os, "writev")
@@ -47,6 +51,14 @@ _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _WINDOWS = os.name == "nt"
 _MISSING = (errno.ENOENT, errno.ENOTDIR)
+# a symbolic link as the last component of a path opened with O_NOFOLLOW (FreeBSD: EMLINK)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_LINK_ERRNOS = (errno.ELOOP, errno.EMLINK)
+
+
+def _reserved(name: str) -> bool:
+    """Names of LocalStore's own files: temporary files and the write locks' file."""
+    return name.startswith(TMP_PREFIX) or name == LOCK_NAME
 
 
 def path_from_uri(root: str | os.PathLike[str]) -> Path:
@@ -148,9 +160,9 @@ def _readinto(fd: int, mv: memoryview, offset: int) -> int:
 class LocalStore(Store):
     """Keys as files under ``root`` (a path or a ``file://`` URI), created on the first write.
 
-    ``fsync=True`` flushes each written file (and its directory, on POSIX) to disk before the
-    write returns.  Safe for concurrent use from threads: writers of the same key race with
-    last-writer-wins and readers always see one whole value.
+    Safe for concurrent use from threads and processes: writers of the same key race with
+    last-writer-wins, readers always see one whole value, and partial updates of one chunk or
+    shard by zarrbolt's arrays are serialized by :meth:`write_locks`.
 
     Parameters
     ----------
@@ -159,23 +171,64 @@ class LocalStore(Store):
     read_only
         Refuse writes (:class:`~zarrbolt.errors.ReadOnlyError`).
     fsync
-        Flush each written file (and its directory) to disk before the write returns.
+        What is on disk when a write returns: ``"none"`` (the operating system writes it back
+        later), ``"file"`` (each file flushed before its rename), ``"dir"`` (also its directory
+        after the rename, on POSIX: the new value survives a power cut); ``True`` is ``"dir"``,
+        ``False`` ``"none"``, None the ``write_fsync`` config option at each write.
+    follow_symlinks
+        ``"inside"`` (default) follows symbolic links that resolve inside the root and refuses
+        the others with :class:`~zarrbolt.errors.SymlinkError`; ``"none"`` refuses every link;
+        ``"all"`` follows every link (trusted stores only).  Writes replace a link at a key's own
+        path (never write through it) and refuse directories reached through a refused link.
     """
 
-    def __init__(self, root: str | os.PathLike[str], *, read_only: bool = False, fsync: bool = False):
+    def __init__(self, root: str | os.PathLike[str], *, read_only: bool = False,
+                 fsync: bool | str | None = None, follow_symlinks: str = "inside"):
         super().__init__(read_only=read_only)
         self.root = path_from_uri(root).absolute()
-        self.fsync = bool(fsync)
+        self._fsync = None if fsync is None else safety.parse_fsync(fsync)
         self._root_str = str(self.root)
+        self._guard = SymlinkGuard(self._root_str, follow_symlinks)
+        self._sweep = safety.Sweeper()
+        self._locks: dict[str, FileLocks] = {}
         self._native: NativeFiles | None = None
+
+    @property
+    def fsync_policy(self) -> str:
+        """``"none"``, ``"file"`` or ``"dir"`` (see the class doc)."""
+        return self._fsync if self._fsync is not None else safety.parse_fsync(config.get("write_fsync"))
+
+    @property
+    def fsync(self) -> bool:
+        """Whether written files are flushed to disk before their rename."""
+        return self.fsync_policy != "none"
+
+    @property
+    def follow_symlinks(self) -> str:
+        """The symbolic link policy: ``"inside"``, ``"none"`` or ``"all"`` (see the class doc)."""
+        return self._guard.policy
+
+    def write_locks(self, prefix: str = "") -> FileLocks:
+        """The write locks of the directory of ``prefix`` (an array's path; ``""``: the
+        root): its ``.zb-lock`` file (see :mod:`zarrbolt.storage.locks`)."""
+        hit = self._locks.get(prefix)
+        if hit is not None:
+            return hit
+        directory = self._dir_path(prefix if not prefix or prefix.endswith("/") else prefix + "/")
+        self._guard.check_dir(directory)
+        # by the real path: stores naming one directory differently share the threads' locks
+        files = FileLocks.of(os.path.join(os.path.realpath(directory), LOCK_NAME))
+        self._locks[prefix] = files
+        return files
 
     # ------------------------------------------------------------------ paths
     def _path(self, key: str) -> str:
         check_key(key)
         segs = key.split("/")
         for seg in segs:
-            if seg.startswith(TMP_PREFIX):
-                raise InvalidKeyError(f"invalid store key {key!r}: {TMP_PREFIX!r} names LocalStore temporary files")
+            if _reserved(seg):
+                raise InvalidKeyError(f"invalid store key {key!r}: {TMP_PREFIX!r} and {LOCK_NAME!r} name "
+                                      "LocalStore's temporary and lock files")
         return os.path.join(self._root_str, *segs)
 
     def _dir_path(self, prefix: str) -> str:
@@ -187,9 +240,23 @@ class LocalStore(Store):
     def _open_value(self, key: str) -> tuple[int, int] | None:
         """``(fd, size)`` of the regular file holding ``key``, or None when there is none."""
         path = self._path(key)
+        guard = self._guard
+        flags = os.O_RDONLY | _O_BINARY | _O_CLOEXEC | _O_NONBLOCK
         try:
-            fd = os.open(path, os.O_RDONLY | _O_BINARY | _O_CLOEXEC | _O_NONBLOCK)
+            if guard.policy != "all":
+                guard.check_dir(os.path.dirname(path))
+                if _WINDOWS and os.path.islink(path):  # (no O_NOFOLLOW)
+                    path = guard.check_link(path)
+                flags |= _O_NOFOLLOW
+            try:
+                fd = os.open(path, flags)
+            except OSError as e:
+                if guard.policy == "all" or e.errno not in _LINK_ERRNOS or not os.path.islink(path):
+                    raise
+                fd = os.open(guard.check_link(path), flags)
         except OSError as e:
+            if isinstance(e, StoreError):
+                raise
             if e.errno in _MISSING or isinstance(e, (FileNotFoundError, NotADirectoryError, IsADirectoryError)):
                 return None
             if isinstance(e, PermissionError) and os.path.isdir(path):
@@ -308,10 +375,18 @@ class LocalStore(Store):
         return self._native
 
     def exists(self, key: str) -> bool:
-        return os.path.isfile(self._path(key))
+        opened = self._open_value(key)
+        if opened is None:
+            return False
+        os.close(opened[0])
+        return True
 
     def getsize(self, key: str) -> int:
         path = self._path(key)
+        if self._guard.policy != "all":
+            self._guard.check_dir(os.path.dirname(path))
+            if os.path.islink(path):
+                path = self._guard.check_link(path)
         try:
             st = os.stat(path)
         except OSError as e:
@@ -323,12 +398,16 @@ class LocalStore(Store):
     # ------------------------------------------------------------------ writing
     def _create_tmp(self, key: str, directory: str) -> tuple[int, str]:
         """Create (exclusively) a temporary file in ``directory``, making the directory as
-        needed; retries when a concurrent erase prunes the directory in between."""
+        needed; retries when a concurrent erase prunes the directory in between.  The first
+        write to a directory removes the orphaned temporary files there (dead writers')."""
+        self._guard.check_dir(directory)
         last: OSError | None = None
         for _ in range(64):
-            tmp = os.path.join(directory, f"{TMP_PREFIX}{uuid.uuid4().hex}")
+            tmp = os.path.join(directory, safety.tmp_name())
             try:
-                return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_CLOEXEC, 0o666), tmp
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_CLOEXEC, 0o666)
+                self._sweep(directory)
+                return fd, tmp
             except FileNotFoundError as e:
                 last = e
             except NotADirectoryError as e:
@@ -337,7 +416,7 @@ class LocalStore(Store):
                 last = e
                 continue
             except OSError as e:
-                raise StoreError(f"cannot write {key!r} to {self}: {e}") from e
+                raise safety.write_error(key, self, e) from e
             try:
                 os.makedirs(directory, exist_ok=True)
             except FileNotFoundError as e:  # an ancestor was pruned while we made it: retry
@@ -349,7 +428,7 @@ class LocalStore(Store):
                     raise StoreError(f"cannot write {key!r} to {self}: a parent path component is a file") from e
                 last = e
             except OSError as e:
-                raise StoreError(f"cannot write {key!r} to {self}: {e}") from e
+                raise safety.write_error(key, self, e) from e
         raise StoreError(f"cannot write {key!r} to {self}: its directory keeps disappearing ({last})")
 
     def _file_in_path(self, directory: str) -> bool:
@@ -372,7 +451,7 @@ class LocalStore(Store):
         fd, tmp = self._create_tmp(key, os.path.dirname(path))
         try:
             try:
-                _write_all(fd, views)
+                self._write_file(fd, views)
                 if self.fsync:
                     os.fsync(fd)
             finally:
@@ -380,12 +459,16 @@ class LocalStore(Store):
         except BaseException as e:
             _unlink_quietly(tmp)
             if isinstance(e, OSError) and not isinstance(e, StoreError):
-                raise StoreError(f"cannot write {key!r} to {self}: {e}") from e
+                raise safety.write_error(key, self, e) from e
             raise
         return tmp
 
+    def _write_file(self, fd: int, views: list[memoryview]) -> None:
+        """Write ``views`` to the new file ``fd`` (a seam for subclasses, e.g. fault injection)."""
+        _write_all(fd, views)
+
     def _sync_dir(self, directory: str) -> None:
-        if not self.fsync or _WINDOWS:
+        if _WINDOWS or self.fsync_policy != "dir":
             return
         try:
             fd = os.open(directory, os.O_RDONLY)
@@ -416,7 +499,7 @@ class LocalStore(Store):
             if isinstance(e, OSError) and not isinstance(e, StoreError):
                 if os.path.isdir(path):
                     raise StoreError(f"cannot write {key!r} to {self}: a directory exists at that key") from e
-                raise StoreError(f"cannot write {key!r} to {self}: {e}") from e
+                raise safety.write_error(key, self, e) from e
             raise
         self._sync_dir(os.path.dirname(path))
 
@@ -440,7 +523,7 @@ class LocalStore(Store):
                     if not os.path.lexists(path):
                         _replace(tmp, path)
         except OSError as e:
-            raise StoreError(f"cannot write {key!r} to {self}: {e}") from e
+            raise safety.write_error(key, self, e) from e
         finally:
             _unlink_quietly(tmp)
         self._sync_dir(os.path.dirname(path))
@@ -448,6 +531,7 @@ class LocalStore(Store):
     def erase(self, key: str) -> None:
         self._check_writable()
         path = self._path(key)
+        self._guard.check_dir(os.path.dirname(path))
         try:
             os.unlink(path)
         except (FileNotFoundError, NotADirectoryError):
@@ -486,6 +570,7 @@ class LocalStore(Store):
         check_prefix(prefix)
         if prefix == "" or prefix.endswith("/"):
             base = self._dir_path(prefix)
+            self._guard.check_dir(os.path.dirname(base) if prefix else base)
             if prefix and os.path.isdir(base) and not os.path.islink(base):
                 self._remove_entry(base)
                 self._prune(os.path.dirname(base))
@@ -503,12 +588,13 @@ class LocalStore(Store):
         parent, _, stem = prefix.rpartition("/")
         self._path(prefix)  # refuses temp-file names
         pdir = self._dir_path(parent + "/" if parent else "")
+        self._guard.check_dir(pdir)
         try:
             names = os.listdir(pdir)
         except (FileNotFoundError, NotADirectoryError):
             return
         for name in names:
-            if name.startswith(stem) and not name.startswith(TMP_PREFIX):
+            if name.startswith(stem) and not _reserved(name):
                 self._remove_entry(os.path.join(pdir, name))
         self._prune(pdir)
 
@@ -517,7 +603,7 @@ class LocalStore(Store):
         base = os.path.join(self._root_str, *rel_dir.split("/")) if rel_dir else self._root_str
         try:
             with os.scandir(base) as it:
-                return [e for e in it if not e.name.startswith(TMP_PREFIX)]
+                return [e for e in it if not _reserved(e.name)]
         except (FileNotFoundError, NotADirectoryError):
             return []
         except OSError as e:
@@ -568,18 +654,27 @@ class LocalStore(Store):
 
     # ------------------------------------------------------------------ misc
     def __getstate__(self) -> dict[str, Any]:
-        """A LocalStore pickles as its root, mode and ``fsync``: the unpickled store opens the
-        same directory (the path must mean the same files where it is unpickled).  The native
-        file access is made again on first use."""
-        state = dict(self.__dict__)
-        state["_native"] = None
+        """A LocalStore pickles as its root, mode, ``fsync`` and ``follow_symlinks``: the
+        unpickled store opens the same directory (the path must mean the same files where it is
+        unpickled).  The native file access, the symlink checks' memory, the write locks and the
+        directories swept are made again on first use."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_native", "_guard", "_sweep", "_locks")}
+        state["_follow"] = self._guard.policy
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        follow = state.pop("_follow", "inside")
+        self.__dict__.update(state)
+        self._native = None
+        self._guard = SymlinkGuard(self._root_str, follow)
+        self._sweep = safety.Sweeper()
+        self._locks = {}
 
     def _dask_token(self) -> tuple[Any, ...]:
         return ("LocalStore", self._root_str)
 
     def with_read_only(self, read_only: bool = True) -> LocalStore:
-        return LocalStore(self.root, read_only=read_only, fsync=self.fsync)
+        return LocalStore(self.root, read_only=read_only, fsync=self._fsync, follow_symlinks=self.follow_symlinks)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, LocalStore) and other.root == self.root and other.read_only == self.read_only
@@ -603,7 +698,6 @@ class NativeFiles:
 
     def __init__(self, store: LocalStore):
         self._store = store
-        self.fsync = store.fsync
         root = store._root_str
         if os.name == "nt":
             self._prefix = root + "\\"
@@ -613,11 +707,39 @@ class NativeFiles:
     def paths(self, keys: Iterable[str]) -> list[bytes]:
         """The file-system paths (bytes; UTF-8 on Windows) of the files of ``keys``, for
         reading.  The keys are not checked here (a read of many small chunks would pay for it):
-        pass keys made by a chunk key encoding under a checked node path, never user strings."""
+        pass keys made by a chunk key encoding under a checked node path, never user strings.
+        Under the store's symlink policy (not ``"all"``) each directory is checked (once), the
+        links among its files are listed (once, again when it changes) and a key whose file is
+        a link is replaced by its checked target (or raises SymlinkError)."""
+        keys = keys if isinstance(keys, list) else list(keys)
         prefix = self._prefix
         if os.name == "nt":
-            return [(prefix + k.replace("/", "\\")).encode("utf-8", "surrogatepass") for k in keys]
-        return [os.fsencode(prefix + k) for k in keys]
+            out = [(prefix + k.replace("/", "\\")).encode("utf-8", "surrogatepass") for k in keys]
+        else:
+            out = [os.fsencode(prefix + k) for k in keys]
+        store = self._store
+        guard = store._guard
+        if guard.policy == "all":
+            return out
+        linked: dict[str, tuple[str, frozenset[str]]] = {}
+        for rd in {k.rpartition("/")[0] for k in keys}:
+            d = os.path.join(store._root_str, *rd.split("/")) if rd else store._root_str
+            guard.check_dir(d)
+            names = guard.links_in(d)
+            if names:
+                linked[rd] = (d, names)
+        if linked:
+            for i, k in enumerate(keys):
+                rd, _, name = k.rpartition("/")
+                hit = linked.get(rd)
+                if hit is not None and name in hit[1]:
+                    out[i] = _fs_bytes(guard.check_link(os.path.join(hit[0], name)))
+        return out
+
+    @property
+    def fsync(self) -> bool:
+        """Whether written files are flushed before their rename (the store's policy)."""
+        return self._store.fsync
 
     def write_paths(self, keys: list[str]) -> tuple[list[bytes], list[bytes]]:
         """For writing ``keys`` (checked, as every LocalStore key): their files' paths and a
@@ -626,15 +748,17 @@ class NativeFiles:
         store = self._store
         paths = [store._path(k) for k in keys]
         for d in {os.path.dirname(q) for q in paths}:
+            store._guard.check_dir(d)
             os.makedirs(d, exist_ok=True)
-        rnd = os.urandom(16 * len(paths)).hex()
-        tmps = [os.path.join(os.path.dirname(q), f"{TMP_PREFIX}{rnd[32 * i: 32 * i + 32]}")
-                for i, q in enumerate(paths)]
+            store._sweep(d)
+        names = safety.tmp_names(len(paths))
+        tmps = [os.path.join(os.path.dirname(q), names[i]) for i, q in enumerate(paths)]
         return [_fs_bytes(q) for q in paths], [_fs_bytes(t) for t in tmps]
 
     def sync_dirs(self, keys: Iterable[str]) -> None:
-        """Flush the directories of ``keys`` to disk (once each) when the store is ``fsync``."""
-        if not self.fsync:
+        """Flush the directories of ``keys`` to disk (once each) when the store's fsync policy
+        is ``"dir"``."""
+        if self._store.fsync_policy != "dir":
             return
         store = self._store
         for d in {os.path.dirname(store._path(k)) for k in keys}:

@@ -1,0 +1,253 @@
+"""``zarrbolt fsck``: check a local Zarr hierarchy for what crashed or concurrent writers and
+damaged disks leave behind, and optionally clean it.
+
+:func:`fsck` reports
+
+- temporary files (``.zb-tmp-…``): orphans of writers that are gone (a dead process of this
+  host, or older than ``older_than`` seconds) and those of writers still running;
+- stray keys: files inside an array that are neither metadata nor a chunk key of its grid, and
+  files outside every array and group document;
+- torn or undecodable chunks (the chunk's codecs fail on its bytes);
+- shards whose index is malformed (sizes, bounds, overlaps, checksum).
+
+``clean=True`` removes the orphaned temporary files (never chunks or strays: those may be
+someone's data; the report names them).  The command line face (``add_parser`` / ``run``)
+follows the ``zarrbolt`` command's convention: ``zarrbolt fsck PATH [--clean] [--older-than S]
+[--json]``; exit status 0 when nothing is wrong, 1 when something is, 2 when the path cannot
+be checked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .errors import CodecError, MetadataError, StoreError, ZarrboltError
+from .storage._local_safety import ORPHAN_AGE, TMP_PREFIX, is_orphan
+from .storage.locks import LOCK_NAME
+
+__all__ = ["FsckReport", "add_parser", "fsck", "run"]
+
+_META_NAMES = {"zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata"}
+
+
+@dataclass
+class FsckReport:
+    """What :func:`fsck` found under ``path`` (keys are store keys; temporary files are paths
+    relative to ``path``)."""
+
+    path: str
+    arrays: list[str] = field(default_factory=list)
+    groups: list[str] = field(default_factory=list)
+    chunks_checked: int = 0
+    temp_orphans: list[str] = field(default_factory=list)
+    temp_live: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    strays: list[str] = field(default_factory=list)
+    torn: list[tuple[str, str]] = field(default_factory=list)
+    bad_shards: list[tuple[str, str]] = field(default_factory=list)
+    unreadable: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Nothing wrong: no orphaned temporary file left, no stray, torn chunk, bad shard or
+        unreadable node (temporary files of running writers are fine)."""
+        left = set(self.temp_orphans) - set(self.removed)
+        return not (left or self.strays or self.torn or self.bad_shards or self.unreadable)
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["ok"] = self.ok
+        return d
+
+    def summary(self) -> str:
+        head = (f"{self.path}: {len(self.arrays)} arrays, {len(self.groups)} groups, "
+                f"{self.chunks_checked} chunks checked")
+        lines = [head]
+        for k in self.temp_orphans:
+            lines.append(f"  orphaned temporary file{' (removed)' if k in self.removed else ''}: {k}")
+        for k in self.temp_live:
+            lines.append(f"  temporary file of a running writer: {k}")
+        lines += [f"  stray key: {k}" for k in self.strays]
+        lines += [f"  torn or undecodable chunk {k}: {why}" for k, why in self.torn]
+        lines += [f"  bad shard index {k}: {why}" for k, why in self.bad_shards]
+        lines += [f"  unreadable node {k}: {why}" for k, why in self.unreadable]
+        lines.append("ok" if self.ok else "PROBLEMS FOUND")
+        return "\n".join(lines)
+
+
+def _temp_files(root: str, report: FsckReport, clean: bool, older_than: float) -> None:
+    for d, dirs, files in os.walk(root):  # (does not follow links to directories)
+        dirs[:] = [x for x in dirs if not x.startswith(TMP_PREFIX)]
+        for name in files:
+            if not name.startswith(TMP_PREFIX):
+                continue
+            full = os.path.join(d, name)
+            rel = os.path.relpath(full, root).replace(os.sep, "/")
+            try:
+                mtime = os.lstat(full).st_mtime
+            except OSError:
+                continue  # renamed meanwhile: its writer finished
+            if not is_orphan(name, mtime, max_age=older_than):
+                report.temp_live.append(rel)
+                continue
+            report.temp_orphans.append(rel)
+            if clean:
+                try:
+                    os.unlink(full)
+                    report.removed.append(rel)
+                except FileNotFoundError:
+                    report.removed.append(rel)
+                except OSError:
+                    pass
+
+
+def _nodes(keys: list[str]) -> tuple[dict[str, int], set[str]]:
+    """({array path: zarr format}, {group paths}) from the metadata documents among ``keys``."""
+    arrays: dict[str, int] = {}
+    groups: set[str] = set()
+    for k in keys:
+        d, _, name = k.rpartition("/")
+        if name == ".zarray":
+            arrays[d] = 2
+        elif name == ".zgroup":
+            groups.add(d)
+    return arrays, groups
+
+
+def _v3_node_kind(store: Any, key: str) -> str | None:
+    try:
+        doc = json.loads(bytes(store.get(key) or b"{}"))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    kind = doc.get("node_type") if isinstance(doc, dict) else None
+    return kind if kind in ("array", "group") else None
+
+
+def _check_chunk(arr: Any, key: str, data: Any, report: FsckReport) -> None:
+    from .codecs.sharding import ShardingCodec
+
+    md = arr.metadata
+    bound = md.bound_codecs
+    ab = bound.chain.ab
+    if isinstance(ab, ShardingCodec) and not bound.chain.bb:
+        try:
+            ab.split_shard(data, ab.layout(bound.ab_spec), key)
+        except (CodecError, ValueError) as e:
+            report.bad_shards.append((key, str(e)))
+            return
+    try:
+        bound.decode(data)
+    except (ZarrboltError, ValueError, TypeError, OverflowError) as e:
+        report.torn.append((key, str(e)))
+
+
+def _check_array(store: Any, path: str, keys: list[str], report: FsckReport) -> None:
+    import zarrbolt
+
+    try:
+        arr = zarrbolt.open_array(store, path=path, mode="r")
+    except (ZarrboltError, ValueError, KeyError) as e:
+        report.unreadable.append((path or "/", str(e)))
+        return
+    report.arrays.append(path or "/")
+    prefix = f"{path}/" if path else ""
+    enc = arr.metadata.chunk_key_encoding
+    grid_shape = tuple(arr.cdata_shape) if hasattr(arr, "cdata_shape") else None
+    for k in keys:
+        rel = k[len(prefix):]
+        if rel in _META_NAMES:
+            continue
+        try:
+            coords = enc.decode_chunk_key(rel)
+        except (MetadataError, ValueError):
+            coords = None
+        if coords is None or len(coords) != arr.ndim or (
+                grid_shape is not None and any(c < 0 or c >= n for c, n in zip(coords, grid_shape))):
+            report.strays.append(k)
+            continue
+        try:
+            data = store.get(k)
+        except StoreError as e:
+            report.torn.append((k, str(e)))
+            continue
+        if data is None:
+            continue  # erased meanwhile
+        report.chunks_checked += 1
+        _check_chunk(arr, k, data, report)
+
+
+def _owner(key: str, nodes: list[str]) -> str | None:
+    """The deepest node path among ``nodes`` that ``key`` lies under."""
+    best = None
+    for n in nodes:
+        if (n == "" or key.startswith(n + "/")) and (best is None or len(n) > len(best)):
+            best = n
+    return best
+
+
+def fsck(path: str | os.PathLike, clean: bool = False, older_than: float = ORPHAN_AGE) -> FsckReport:
+    """Check the Zarr hierarchy in directory ``path`` (see the module doc); ``clean``: remove
+    the orphaned temporary files.  Raises StoreError when ``path`` is not a directory."""
+    from .storage import LocalStore
+
+    root = os.path.abspath(os.fspath(path))
+    if not os.path.isdir(root):
+        raise StoreError(f"fsck: {root!r} is not a directory")
+    report = FsckReport(path=root)
+    _temp_files(root, report, clean, older_than)
+    store = LocalStore(root, read_only=True, follow_symlinks="inside")
+    keys = sorted(store.list())
+    arrays, groups = _nodes(keys)
+    for k in keys:
+        d, _, name = k.rpartition("/")
+        if name == "zarr.json":
+            kind = _v3_node_kind(store, k)
+            if kind == "array":
+                arrays[d] = 3
+            elif kind == "group":
+                groups.add(d)
+            else:
+                report.unreadable.append((k, "not a Zarr v3 node document"))
+    report.groups = sorted(g or "/" for g in groups)
+    nodes = sorted(set(arrays) | groups)
+    by_array: dict[str, list[str]] = {a: [] for a in arrays}
+    for k in keys:
+        d, _, name = k.rpartition("/")
+        owner = _owner(k, nodes)
+        if owner is not None and owner in arrays:
+            by_array[owner].append(k)
+        elif name not in _META_NAMES and name != LOCK_NAME:
+            report.strays.append(k)
+    for a in sorted(arrays):
+        _check_array(store, a, by_array[a], report)
+    report.strays.sort()
+    return report
+
+
+# ---------------------------------------------------------------------------- command line
+def add_parser(subparsers: Any) -> None:
+    """Add ``fsck`` to the ``zarrbolt`` command's subparsers."""
+    p = subparsers.add_parser("fsck", help="check a local Zarr hierarchy (strays, temporary files, torn chunks)",
+                              description=__doc__.split("\n\n")[0])
+    p.add_argument("path", help="the directory of the hierarchy (a local store root)")
+    p.add_argument("--clean", action="store_true", help="remove orphaned temporary files of dead writers")
+    p.add_argument("--older-than", type=float, default=ORPHAN_AGE, metavar="SECONDS",
+                   help="temporary files of other hosts (or unknown writers) older than this are orphans "
+                        f"(default {ORPHAN_AGE:.0f})")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: Any) -> int:
+    """Run ``zarrbolt fsck``: 0 when nothing is wrong, 1 when something is, 2 when the path
+    cannot be checked."""
+    try:
+        report = fsck(args.path, clean=args.clean, older_than=args.older_than)
+    except (StoreError, OSError) as e:
+        print(f"zarrbolt fsck: {e}")
+        return 2
+    print(json.dumps(report.to_json(), indent=2) if args.json else report.summary())
+    return 0 if report.ok else 1
