@@ -106,6 +106,12 @@ class ChunkWriter:
         self.sharding = io.sharding if io.shard_direct else None  # shards written directly
         self.rows = WriteRows(io, value) if self.sharding is None else None
         self.inner_encoder = inner_encoder(io, write_empty) if self.sharding is not None else None
+        # partial shard updates appended to the shard file (shard_update="append"), or None
+        self.appender = None
+        if self.sharding is not None:
+            from .write_append import shard_appender
+
+            self.appender = shard_appender(io, self.inner_is_fill, self.inner_encoder)
         # partial updates guarded by the object's version (remote stores: pipeline/remote_write.py)
         self.conditional = getattr(io.store, "supports_conditional_writes", False) is True
 
@@ -125,7 +131,7 @@ class ChunkWriter:
             self._put(key, chunk)
 
     def _chunk(self, p: ChunkProjection, key: str) -> np.ndarray | None:
-        """The new contents of chunk ``key`` (None when a shard was updated in place)."""
+        """The new contents of chunk ``key`` (None when a shard was written or updated here)."""
         io = self.io
         value = self.value
         src = value[p.out_selection] if value.ndim else value
@@ -133,19 +139,25 @@ class ChunkWriter:
             src = src[()]
         if p.is_complete_chunk:
             region = io.grid.chunk_region(p.chunk_coords, io.shape)
-            full = all(r.stop - r.start == c for r, c in zip(region, io.chunk_shape))
-            if full and self.sharding is not None and isinstance(src, np.ndarray) \
-                    and src.shape == io.chunk_shape and src.dtype == io.dtype:
-                return src  # encode_shard copies each inner chunk out of the view
-            if full:
+            inside = tuple(r.stop - r.start for r in region)
+            if self.sharding is not None:
+                part = self._shard_source(src, inside)
+                if part is not None:
+                    if part.shape == io.chunk_shape:
+                        return part  # encode_shard copies each inner chunk out of the view
+                    # an edge shard: its inner chunks inside the array encoded from the value
+                    # itself (those cut by the edge padded one by one); none beyond the edge
+                    self._put_shard(key, part)
+                    return None
+            if inside == tuple(io.chunk_shape):
                 chunk = np.empty(io.chunk_shape, dtype=io.dtype)
                 chunk[...] = src
                 return chunk
-            inside = tuple(slice(0, r.stop - r.start) for r in region)
+            sel = tuple(slice(0, n) for n in inside)
             chunk = np.full(io.chunk_shape, io.fill, dtype=io.dtype)
-            chunk[inside] = src
+            chunk[sel] = src
             if self.sharding is not None:  # an edge shard: no inner chunk beyond the edge is stored
-                self._put_shard(key, chunk, inside)
+                self._put_shard(key, chunk[sel])
                 return None
             return chunk
         if self.conditional:
@@ -153,26 +165,44 @@ class ChunkWriter:
 
             conditional_update(self, p, key, src)
             return None
-        store = io.store
-        data = store.get(key)
-        if data is not None and self.sharding is not None:
-            enc = self.sharding.update_shard(data, io.bound.ab_spec, p.chunk_selection, src, key, self.inner_is_fill,
-                                             parts=True, encoder=self.inner_encoder)
-            if enc is None:
-                store.erase(key)
-            else:
-                store.set_parts(key, enc)
+        if self.sharding is not None:
+            self._update_shard(key, p, src)
             return None
+        data = io.store.get(key)
         if data is None:
             chunk = np.full(io.chunk_shape, io.fill, dtype=io.dtype)
-            if self.sharding is not None:  # a new shard written in part: only the touched inner chunks
-                chunk[p.chunk_selection] = src
-                self._put_shard(key, chunk, p.chunk_selection)
-                return None
         else:
             chunk = np.array(io.decode_chunk(data, key), copy=True)
         chunk[p.chunk_selection] = src
         return chunk
+
+    def _shard_source(self, src: Any, inside: tuple[int, ...]) -> np.ndarray | None:
+        """``src`` as an array of the shape of the shard's part inside the array (a view: a
+        single value is broadcast, not copied), or None when it cannot be used as it is."""
+        dtype = self.io.dtype
+        if dtype.hasobject:
+            return None
+        if isinstance(src, np.ndarray) and src.shape == inside and src.dtype == dtype:
+            return src
+        arr = np.asarray(src)
+        if arr.dtype != dtype or arr.ndim != 0:
+            return None
+        return np.broadcast_to(arr, inside)
+
+    def _update_shard(self, key: str, p: ChunkProjection, src: Any) -> None:
+        """Write ``src`` into part of shard ``key``: the one read-modify-write of a shard (read
+        what exists, merge, store), in the ``shard_update`` mode (see :mod:`.write_append`)."""
+        if self.appender is not None and self.appender.update(key, p.chunk_selection, src):
+            return
+        store = self.io.store
+        data = store.get(key)
+        enc = self.sharding.update_shard(data, self.io.bound.ab_spec, p.chunk_selection, src, key,
+                                         self.inner_is_fill, parts=True, encoder=self.inner_encoder)
+        if enc is None:
+            if data is not None:
+                store.erase(key)
+        else:
+            store.set_parts(key, enc)  # the pieces go to the store unjoined
 
     def _put(self, key: str, chunk: np.ndarray) -> None:
         """Encode and store ``chunk`` (erase it when it is all fill and empty chunks are not
@@ -186,16 +216,12 @@ class ChunkWriter:
             return
         store.set(key, self.io.bound.encode(chunk))
 
-    def _put_shard(self, key: str, chunk: np.ndarray, selection: Any = None) -> None:
-        """Encode and store shard ``key``; with ``selection`` (the part of the shard a write
-        sets), only the inner chunks it touches are stored, as zarr-python does (the others
-        stay empty even when empty chunks are written)."""
+    def _put_shard(self, key: str, chunk: np.ndarray) -> None:
+        """Encode and store shard ``key`` from ``chunk`` (the shard, or of an edge shard the
+        part inside the array: no inner chunk beyond the array's edge is stored)."""
         store = self.io.store
-        touched = None
-        if selection is not None:
-            touched = self.sharding.touched_inner_chunks(self.io.layout, selection)
         enc = self.sharding.encode_shard(chunk, self.io.bound.ab_spec, is_fill=self.inner_is_fill, parts=True,
-                                         encoder=self.inner_encoder, touched=touched)
+                                         encoder=self.inner_encoder)
         if enc is None:
             store.erase(key)
         else:
