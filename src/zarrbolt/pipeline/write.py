@@ -106,12 +106,12 @@ class ChunkWriter:
         self.sharding = io.sharding if io.shard_direct else None  # shards written directly
         self.rows = WriteRows(io, value) if self.sharding is None else None
         self.inner_encoder = inner_encoder(io, write_empty) if self.sharding is not None else None
-        # partial shard updates appended to the shard file (shard_update="append"), or None
-        self.appender = None
+        # partial updates of existing local shard files (see .write_shard), or None
+        self.updater = None
         if self.sharding is not None:
-            from .write_append import shard_appender
+            from .write_shard import local_shard_updater
 
-            self.appender = shard_appender(io, self.inner_is_fill, self.inner_encoder)
+            self.updater = local_shard_updater(io, self.inner_is_fill, self.inner_encoder)
         # partial updates guarded by the object's version (remote stores: pipeline/remote_write.py)
         self.conditional = getattr(io.store, "supports_conditional_writes", False) is True
 
@@ -191,8 +191,10 @@ class ChunkWriter:
 
     def _update_shard(self, key: str, p: ChunkProjection, src: Any) -> None:
         """Write ``src`` into part of shard ``key``: the one read-modify-write of a shard (read
-        what exists, merge, store), in the ``shard_update`` mode (see :mod:`.write_append`)."""
-        if self.appender is not None and self.appender.update(key, p.chunk_selection, src):
+        what exists, merge, store).  Existing local shard files: by :mod:`.write_shard` (only
+        the index and the touched inner chunks read; rewritten or appended to, as the
+        ``shard_update`` option says); else the shard is read whole and stored again."""
+        if self.updater is not None and self.updater.update(key, p.chunk_selection, src):
             return
         store = self.io.store
         data = store.get(key)
