@@ -202,3 +202,23 @@ def test_rewrite_mode_goes_through_a_temporary_file(tmp_path):
     ino = f.stat().st_ino
     a[1:3, 1:3] = 4
     assert f.stat().st_ino != ino  # replaced by rename, never modified in place
+
+
+@pytest.mark.parametrize("mode", ["rewrite", "append"])
+@pytest.mark.parametrize("fused", [True, False])
+@pytest.mark.parametrize("local", [True, False])
+def test_partial_write_over_a_corrupt_inner_chunk_names_it(tmp_path, mode, fused, local):
+    store = LocalStore(str(tmp_path / "a")) if local else MemoryStore()
+    a = zarr.create_array(store, shape=(32, 32), dtype="uint16", chunks=(32, 32), codecs=[sharding((8, 8))])
+    a[...] = vol((32, 32))
+    raw = bytearray(store.get("c/0/0"))
+    idx = index_of(bytes(raw), 16)
+    o, n = int(idx[5, 0]), int(idx[5, 1])
+    raw[o: o + n] = b"\x07" * n  # inner chunk 5: rows 8-15, columns 8-15
+    store.set("c/0/0", bytes(raw))
+    with zarr.config.set(shard_update=mode, fused_pipeline=fused), pytest.raises(CorruptChunkError) as e:
+        a[9:10, 9:10] = 1
+    assert "c/0/0" in str(e.value) and "inner chunk 5" in str(e.value)
+    with zarr.config.set(shard_update=mode, fused_pipeline=fused):
+        a[8:16, 8:16] = 2  # wholly overwritten: not read, the shard is whole again
+    assert (a[8:16, 8:16] == 2).all()

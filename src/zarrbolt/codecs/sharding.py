@@ -418,28 +418,45 @@ class ShardingCodec(ArrayToBytesCodec):
         return plan_update(lay, selection, self.touched_inner_chunks(lay, selection))
 
     def merge_update(self, spec: ChunkSpec, upd: ShardUpdate, value: Any, existing: Sequence[Any],
-                     key: str = "") -> np.ndarray:
+                     key: str = "", decoder: Callable[[np.ndarray, list, list], None] | None = None) -> np.ndarray:
         """The box of ``upd`` holding the touched inner chunks after the write: each one not
         wholly overwritten decoded from ``existing`` (its encoded bytes, in the order of
-        ``upd.touched[~upd.covered]``; None: empty), then ``value`` put at the selection."""
+        ``upd.touched[~upd.covered]``; None: empty), then ``value`` put at the selection.
+        ``decoder(box, regions, datas)``, when given, decodes the inner chunks ``datas`` into
+        ``regions`` of the box in one call (the fused C decode); it may raise a CodecError
+        with the failing chunk's position as ``task_index``."""
         lay = self._layout(spec)
         box = np.empty(upd.box_shape, dtype=spec.dtype.numpy_dtype)
         partial = upd.touched[~upd.covered].tolist()
+        todo: list[tuple[int, tuple[slice, ...], Any]] = []
         for i, data in zip(partial, existing):
             reg = tuple(slice(r.start - o, r.stop - o) for r, o in zip(self.inner_region(lay, i), upd.origin))
             if data is None:
                 box[reg] = spec.fill_value
-                continue
-            try:
-                box[reg] = lay.inner.decode(data)
-            except (CodecError, MetadataError) as e:
-                raise type(e)(f"shard {key!r}, inner chunk {i}: {e}") from e
+            else:
+                todo.append((i, reg, data))
+        try:
+            if decoder is not None and todo:
+                try:
+                    decoder(box, [t[1] for t in todo], [t[2] for t in todo])
+                    todo = []
+                except CodecError as e:
+                    k = getattr(e, "task_index", None)
+                    i = todo[k][0] if isinstance(k, int) and 0 <= k < len(todo) else "?"
+                    raise type(e)(f"shard {key!r}, inner chunk {i}: {e}") from e
+            for i, reg, data in todo:
+                try:
+                    box[reg] = lay.inner.decode(data)
+                except (CodecError, MetadataError) as e:
+                    raise type(e)(f"shard {key!r}, inner chunk {i}: {e}") from e
+        except (ValueError, TypeError) as e:
+            raise CorruptChunkError(f"shard {key!r}: {e}") from e
         box[upd.local] = value
         return box
 
     def update_shard(
         self, data: Any, spec: ChunkSpec, selection: Any, value: Any, key: str, is_fill: Callable[[np.ndarray], bool],
-        parts: bool = False, encoder: Any = None,
+        parts: bool = False, encoder: Any = None, decoder: Any = None,
     ) -> Any:
         """Read-modify-write of part of an existing shard (``data``; None: a new shard): decode
         only the touched inner chunks that the write does not wholly cover, apply ``value`` at
@@ -453,7 +470,7 @@ class ShardingCodec(ArrayToBytesCodec):
             mv, offs, nb = self.split_shard(data, lay, key)
             existing = [None if int(offs[i]) == EMPTY else mv[int(offs[i]): int(offs[i]) + int(nb[i])]
                         for i in upd.touched[~upd.covered].tolist()]
-        box = self.merge_update(spec, upd, value, existing, key)
+        box = self.merge_update(spec, upd, value, existing, key, decoder)
         encoded = self.encode_inner(box, spec, upd.touched, is_fill=is_fill, encoder=encoder, origin=upd.origin)
         if mv is not None:
             keep = np.ones(lay.n, dtype=bool)

@@ -106,12 +106,13 @@ class ChunkWriter:
         self.sharding = io.sharding if io.shard_direct else None  # shards written directly
         self.rows = WriteRows(io, value) if self.sharding is None else None
         self.inner_encoder = inner_encoder(io, write_empty) if self.sharding is not None else None
+        self.inner_decoder = inner_decoder(io) if self.sharding is not None else None
         # partial updates of existing local shard files (see .write_shard), or None
         self.updater = None
         if self.sharding is not None:
             from .write_shard import local_shard_updater
 
-            self.updater = local_shard_updater(io, self.inner_is_fill, self.inner_encoder)
+            self.updater = local_shard_updater(io, self.inner_is_fill, self.inner_encoder, self.inner_decoder)
         # partial updates guarded by the object's version (remote stores: pipeline/remote_write.py)
         self.conditional = getattr(io.store, "supports_conditional_writes", False) is True
 
@@ -199,7 +200,8 @@ class ChunkWriter:
         store = self.io.store
         data = store.get(key)
         enc = self.sharding.update_shard(data, self.io.bound.ab_spec, p.chunk_selection, src, key,
-                                         self.inner_is_fill, parts=True, encoder=self.inner_encoder)
+                                         self.inner_is_fill, parts=True, encoder=self.inner_encoder,
+                                         decoder=self.inner_decoder)
         if enc is None:
             if data is not None:
                 store.erase(key)
@@ -334,6 +336,42 @@ def inner_encoder(io: ArrayIO, keep_empty: bool = False
             return out, np.full((n, 2), -2, np.int64)
 
     return encode
+
+
+def inner_decoder(io: ArrayIO) -> Callable[[np.ndarray, list, list], None] | None:
+    """For partial shard writes: decode the existing inner chunks that a write merges with, by
+    the fused C decode on the pool (see ShardingCodec.merge_update), or None when the inner
+    chain has no decode plan."""
+    plan = io.plan if io.shard_direct and config.get("fused_pipeline") else None
+    if plan is None:
+        return None
+    chunk_shape = tuple(io.layout.chunk_shape)
+    nd = len(chunk_shape)
+
+    def decode(box: np.ndarray, regions: list, datas: list) -> None:
+        n = len(datas)
+        starts = np.zeros((n, nd), dtype=np.int64)
+        shapes = np.tile(np.asarray(chunk_shape, dtype=np.int64), (n, 1))
+        firsts = np.array([[r.start for r in reg] for reg in regions], dtype=np.int64).reshape(n, nd)
+        offs = np.ascontiguousarray(firsts @ np.asarray(box.strides, dtype=np.int64))
+        nslots = buffers.group_slots(plan, box)
+        scratch = plan.scratch_bytes(nslots)
+        stream = buffers.stream_output(box)
+
+        def work(batch: Sequence[int]) -> None:
+            ii = np.asarray(batch, dtype=np.intp)
+            try:
+                plan.decode([datas[i] for i in batch], starts[ii], shapes[ii], np.ascontiguousarray(offs[ii]), box,
+                            stream, buffers.thread_scratch(scratch), nslots)
+            except CodecError as e:
+                k = getattr(e, "task_index", None)
+                if isinstance(k, int) and 0 <= k < len(batch):
+                    e.task_index = int(batch[k])
+                raise
+
+        run_batches(work, range(n), cost=io.layout.inner.spec.nbytes * n)
+
+    return decode
 
 
 def write_native(io: ArrayIO, projections: list, value: np.ndarray, write_empty: bool) -> list:

@@ -44,11 +44,13 @@ _SLACK = 1 << 20
 _COPY_MAX = 1 << 30  # bytes per copy_file_range call
 
 
-def local_shard_updater(io: ArrayIO, is_fill: Callable[[np.ndarray], bool], encoder: Any) -> LocalShardUpdater | None:
-    """The updater of ``io``'s partial shard writes when its store has native files (POSIX), else None."""
+def local_shard_updater(io: ArrayIO, is_fill: Callable[[np.ndarray], bool], encoder: Any,
+                        decoder: Any = None) -> LocalShardUpdater | None:
+    """The updater of ``io``'s partial shard writes when its store has native files (POSIX),
+    else None.  ``encoder`` / ``decoder``: the fused inner chunk encode / decode, or None."""
     if io.files is None or io.sharding is None or os.name != "posix":
         return None
-    return LocalShardUpdater(io, is_fill, encoder)
+    return LocalShardUpdater(io, is_fill, encoder, decoder)
 
 
 def _pread(fd: int, n: int, offset: int, key: str) -> bytes:
@@ -89,8 +91,9 @@ def _copy_range(src: int, dst: int, begin: int, n: int, at: int, key: str) -> No
 class LocalShardUpdater:
     """Writes part of an existing local shard file (see the module doc)."""
 
-    def __init__(self, io: ArrayIO, is_fill: Callable[[np.ndarray], bool], encoder: Any):
+    def __init__(self, io: ArrayIO, is_fill: Callable[[np.ndarray], bool], encoder: Any, decoder: Any = None):
         self.io = io
+        self.decoder = decoder
         self.files = io.files
         self.codec = io.sharding
         self.lay = io.layout
@@ -125,7 +128,7 @@ class LocalShardUpdater:
         for i in upd.touched[~upd.covered].tolist():
             o = int(offs[i])
             existing.append(None if o == EMPTY else _pread(fd, int(nb[i]), o, key))
-        box = codec.merge_update(self.spec, upd, value, existing, key)
+        box = codec.merge_update(self.spec, upd, value, existing, key, self.decoder)
         encoded = codec.encode_inner(box, self.spec, upd.touched, is_fill=self.is_fill, encoder=self.encoder,
                                      origin=upd.origin)
         keep = offs != EMPTY
