@@ -64,13 +64,43 @@ def _pread(fd: int, n: int, offset: int, key: str) -> bytes:
 
 
 def _pwrite_all(fd: int, views: Sequence[Any], offset: int) -> int:
-    for v in views:
-        mv = memoryview(v).cast("B")
-        while len(mv):
-            n = os.pwrite(fd, mv, offset)
-            offset += n
-            mv = mv[n:]
+    """Write ``views`` one after another at ``offset`` (``pwritev``, up to 512 at a time);
+    return the offset after them."""
+    mvs = [memoryview(v).cast("B") for v in views]
+    mvs = [m for m in mvs if len(m)]
+    pwritev = getattr(os, "pwritev", None)
+    i = 0
+    while i < len(mvs):
+        if pwritev is not None:
+            n = pwritev(fd, mvs[i: i + 512], offset)
+        else:
+            n = os.pwrite(fd, mvs[i], offset)
+        offset += n
+        while i < len(mvs) and n >= len(mvs[i]):
+            n -= len(mvs[i])
+            i += 1
+        if n:
+            mvs[i] = mvs[i][n:]
     return offset
+
+
+def _read_entries(fd: int, key: str, offs: np.ndarray, nb: np.ndarray, flats: np.ndarray) -> list[Any]:
+    """The stored bytes of inner chunks ``flats`` (None: empty), neighbours read together."""
+    from .. import kernels
+    from .shard_io import COALESCE_GAP
+
+    order, read_of, begins, ends = kernels.coalesce_ranges(offs, nb, flats, max_gap=COALESCE_GAP, max_read=64 << 20)
+    blobs = [memoryview(_pread(fd, int(e) - int(b), int(b), key)) for b, e in zip(begins.tolist(), ends.tolist())]
+    where = dict(zip(order.tolist(), read_of.tolist()))
+    out: list[Any] = []
+    for f in flats.tolist():
+        r = where.get(f)
+        if r is None:
+            out.append(None)
+            continue
+        o = int(offs[f]) - int(begins[r])
+        out.append(blobs[r][o: o + int(nb[f])])
+    return out
 
 
 def _copy_range(src: int, dst: int, begin: int, n: int, at: int, key: str) -> None:
@@ -124,10 +154,7 @@ class LocalShardUpdater:
         at = size - lay.index_nbytes if codec.index_location == "end" else 0
         offs, nb = codec.decode_index(_pread(fd, lay.index_nbytes, at, key), lay, size, key)
         upd = codec.plan_update(lay, selection)
-        existing = []
-        for i in upd.touched[~upd.covered].tolist():
-            o = int(offs[i])
-            existing.append(None if o == EMPTY else _pread(fd, int(nb[i]), o, key))
+        existing = _read_entries(fd, key, offs, nb, upd.touched[~upd.covered])
         box = codec.merge_update(self.spec, upd, value, existing, key, self.decoder)
         encoded = codec.encode_inner(box, self.spec, upd.touched, is_fill=self.is_fill, encoder=self.encoder,
                                      origin=upd.origin)
@@ -197,11 +224,24 @@ class LocalShardUpdater:
         dst = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
         try:
             try:
+                run: list[Any] = []  # consecutive pieces from memory, written together
+                run_at = run_end = 0
                 for at, piece in plan:
                     if isinstance(piece, tuple):
+                        if run:
+                            _pwrite_all(dst, run, run_at)
+                            run = []
                         _copy_range(src, dst, piece[0], piece[1], at, key)
-                    else:
-                        _pwrite_all(dst, [piece], at)
+                        continue
+                    if run and at != run_end:
+                        _pwrite_all(dst, run, run_at)
+                        run = []
+                    if not run:
+                        run_at = run_end = at
+                    run.append(piece)
+                    run_end += len(memoryview(piece).cast("B"))
+                if run:
+                    _pwrite_all(dst, run, run_at)
                 if self.files.fsync:
                     os.fsync(dst)
             finally:
