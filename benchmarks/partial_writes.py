@@ -14,7 +14,9 @@ each system works on its own copy.  Workloads (times per call):
   from 8 planes up to 64 (the time is per step).
 
 Besides the time, the bytes each call wrote to the store are measured from the shard files
-(a file replaced by rename counts whole, a file extended in place by its growth).
+(a file replaced by rename counts whole, a file extended in place by its growth), and the raw
+codec work of one call (numcodecs Blosc, same threads: the floor no system can beat) is timed
+for the write efficiency = floor / time.
 "zarrbolt" is the default ``shard_update="rewrite"``, "zarrbolt-append" the ``"append"`` mode.
 Prints per workload the median per call, bytes written per call, and fastest reference / zarrbolt
 (goal >= 1.5)."""
@@ -244,11 +246,49 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def codec_floor(shape: tuple[int, ...], threads: int, rounds: int) -> dict[str, float]:
+    """Per workload, the raw codec work of one call (numcodecs Blosc, ``threads`` threads, one
+    inner chunk per task, no zarr machinery): ``inner`` encodes one 64^3 chunk; ``slab`` and
+    ``append`` decode and encode every inner chunk of one 64-deep layer of the volume."""
+    try:
+        import numcodecs
+        from numcodecs import Blosc
+    except ImportError:
+        return {}
+    from concurrent.futures import ThreadPoolExecutor
+
+    numcodecs.blosc.use_threads = False
+    codec = Blosc(cname="zstd", clevel=3, shuffle=Blosc.BITSHUFFLE, typesize=2)
+    layer = volume((64,) + shape[1:], 3)
+    chunks = [np.ascontiguousarray(layer[:, y:y + 64, x:x + 64])
+              for y in range(0, shape[1], 64) for x in range(0, shape[2], 64)]
+    stored = [codec.encode(c) for c in chunks]
+
+    def rmw(i: int) -> None:
+        codec.decode(stored[i])
+        codec.encode(chunks[i])
+
+    out: dict[str, list] = {"inner": [], "slab": []}
+    with ThreadPoolExecutor(threads) as ex:
+        for _ in range(max(rounds, 3)):
+            t = time.perf_counter()
+            codec.encode(chunks[0])
+            out["inner"].append(time.perf_counter() - t)
+            t = time.perf_counter()
+            list(ex.map(rmw, range(len(chunks))))
+            out["slab"].append(time.perf_counter() - t)
+    med = {k: statistics.median(v) for k, v in out.items()}
+    med["append"] = med["slab"]
+    return med
+
+
 def report(res: dict, workloads: list, names: list, shape: tuple, args: argparse.Namespace) -> None:
     print(f"\npartial writes, layout b, volume {'x'.join(map(str, shape))} uint16, {args.threads} threads, "
           f"{args.rounds} interleaved rounds; median per call (bytes written per call)\n")
-    print("| workload | " + " | ".join(names) + " | fastest ref / zarrbolt | fastest ref / zarrbolt-append |")
-    print("|---|" + "---|" * (len(names) + 2))
+    floor = codec_floor(shape, args.threads, args.rounds)
+    print("| workload | " + " | ".join(names) + " | fastest ref / zarrbolt | fastest ref / zarrbolt-append "
+          "| codec floor (efficiency: zarrbolt, -append, fastest ref) |")
+    print("|---|" + "---|" * (len(names) + 3))
     for wl in workloads:
         med = {}
         cells = []
@@ -263,7 +303,13 @@ def report(res: dict, workloads: list, names: list, shape: tuple, args: argparse
         ratios = []
         for mine in ("zarrbolt", "zarrbolt-append"):
             ratios.append(f"{min(refs) / med[mine]:.2f}" if refs and mine in med else "-")
-        print(f"| {wl} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+        eff = "-"
+        if wl in floor:
+            f = floor[wl]
+            effs = [f"{f / med[k]:.2f}" if k in med else "-" for k in ("zarrbolt", "zarrbolt-append")]
+            effs.append(f"{f / min(refs):.2f}" if refs else "-")
+            eff = f"{f * 1e3:.1f} ms ({', '.join(effs)})"
+        print(f"| {wl} | " + " | ".join(cells) + " | " + " | ".join(ratios) + f" | {eff} |")
 
 
 if __name__ == "__main__":
