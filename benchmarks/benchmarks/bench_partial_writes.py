@@ -16,7 +16,7 @@ import numpy as np
 
 import zarrbolt as zb
 
-from ._layouts import LAYOUTS, SHAPE, volume
+from ._layouts import LAYOUTS, SHAPE, data_root, volume
 
 _MODES = ["rewrite", "append"]
 
@@ -29,15 +29,20 @@ class PartialWrites:
     repeat = (1, 5, 4.0)
     number = 1
 
-    def setup(self, mode):
+    def setup_cache(self):
+        root = data_root("pw")
+        zb.create_array(f"{root}/b.zarr", shape=SHAPE, **LAYOUTS["b"])[...] = volume(SHAPE)
+        return root
+
+    def setup(self, root, mode):
         try:
             zb.config.get("shard_update")
         except KeyError:
             raise NotImplementedError("the shard_update option is missing in this commit") from None
         self.root = tempfile.mkdtemp(prefix="zb-asv-pw-")
-        self.u16 = volume(SHAPE)
-        self.arr = zb.create_array(f"{self.root}/b.zarr", shape=SHAPE, **LAYOUTS["b"])
-        self.arr[...] = self.u16
+        shutil.copytree(f"{root}/b.zarr", f"{self.root}/b.zarr")
+        self.arr = zb.open_array(f"{self.root}/b.zarr", mode="r+")
+        self.u16 = self.arr[:64]
         self._cfg = zb.config.set(shard_update=mode)
         self._cfg.__enter__()
         self.rng = np.random.default_rng(0)
@@ -47,19 +52,19 @@ class PartialWrites:
         self.grow = zb.create_array(f"{self.root}/grow.zarr", shape=(8,) + SHAPE[1:], **LAYOUTS["b"])
         self.grow[...] = self.slab
 
-    def teardown(self, mode):
+    def teardown(self, root, mode):
         self._cfg.__exit__(None, None, None)
         shutil.rmtree(self.root, ignore_errors=True)
 
-    def time_inner_chunk(self, mode):
+    def time_inner_chunk(self, root, mode):
         z, y, x = (int(self.rng.integers(0, s // 64)) * 64 for s in SHAPE)
         self.arr[z:z + 64, y:y + 64, x:x + 64] = self.block
 
-    def time_slab_8(self, mode):
+    def time_slab_8(self, root, mode):
         z = int(self.rng.integers(0, SHAPE[0] // 64)) * 64 + 8 * int(self.rng.integers(1, 7))
         self.arr[z:z + 8] = self.slab
 
-    def time_append_8_planes(self, mode):
+    def time_append_8_planes(self, root, mode):
         if self.depth + 8 > SHAPE[0]:  # start a new stack (asv repeats the call)
             self.grow.resize((8,) + SHAPE[1:])
             self.depth = 8
@@ -67,7 +72,7 @@ class PartialWrites:
         self.grow[self.depth:self.depth + 8] = self.slab
         self.depth += 8
 
-    def track_inner_chunk_bytes_written(self, mode):
+    def track_inner_chunk_bytes_written(self, root, mode):
         """Bytes one 64^3 inner chunk write stores (the shard rewritten, or what is appended)."""
         shard = os.path.join(self.root, "b.zarr", "c", "0", "0", "0")
         st = os.stat(shard)
