@@ -7,6 +7,8 @@ manager).  Environment variables override the defaults at import: ``ZARRBOLT_NUM
 
 ``order`` (``"C"``/``"F"``): the memory order of the arrays reads return; ``read_missing_chunks``
 (default True): False makes a read of a chunk that is not stored raise ``ChunkNotFoundError``.
+``shard_update`` (``"rewrite"``, default, or ``"append"``; ``ZARRBOLT_SHARD_UPDATE``): how a write
+into part of an existing shard is stored (see docs/sharding.md).
 An array's own ``config=`` (``create_array``/``open_array``) overrides these and
 ``write_empty_chunks`` for that array.
 
@@ -96,6 +98,15 @@ def _env_bool(name: str, default: bool) -> bool:
     raise MetadataError(f"environment variable {name}={v!r} is not a boolean")
 
 
+def _env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    v = os.environ.get(name)
+    if v is None or v.strip() == "":
+        return default
+    if v.strip() not in choices:
+        raise MetadataError(f"environment variable {name}={v!r} is not one of {list(choices)}")
+    return v.strip()
+
+
 _DEFAULTS: dict[str, Any] = {
     "threads": _env_int("ZARRBOLT_NUM_THREADS", os.cpu_count() or 1),
     "write_empty_chunks": _env_bool("ZARRBOLT_WRITE_EMPTY_CHUNKS", False),
@@ -104,6 +115,9 @@ _DEFAULTS: dict[str, Any] = {
     # False: reading a chunk that is not stored raises ChunkNotFoundError instead of giving the
     # fill value (zarr-python's ``array.read_missing_chunks``)
     "read_missing_chunks": True,
+    # how a write into part of an existing shard stores it: "rewrite" (the whole shard, atomic)
+    # or "append" (the touched inner chunks and a new index appended; see pipeline/write_shard.py)
+    "shard_update": _env_choice("ZARRBOLT_SHARD_UPDATE", "rewrite", ("rewrite", "append")),
     # decode and encode with the fused C pipeline where the codec chain allows it (off: the
     # per-codec path)
     "fused_pipeline": _env_bool("ZARRBOLT_FUSED_PIPELINE", True),
@@ -134,6 +148,7 @@ _VALIDATORS = {
     "write_empty_chunks": lambda v: isinstance(v, bool),
     "order": lambda v: v in ("C", "F"),
     "read_missing_chunks": lambda v: isinstance(v, bool),
+    "shard_update": lambda v: v in ("rewrite", "append"),
     "fused_pipeline": lambda v: isinstance(v, bool),
     "output_cache_bytes": lambda v: v == "auto" or (isinstance(v, int) and not isinstance(v, bool) and v >= 0),
     "output_cache_seconds": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < float("inf"),

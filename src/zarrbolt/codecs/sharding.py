@@ -288,6 +288,10 @@ class ShardingCodec(ArrayToBytesCodec):
         returns None when all of them are empty (the caller deletes the shard).  ``parts=True``
         returns the shard's pieces in order (for ``Store.set_parts``) instead of joined bytes.
 
+        ``array`` may be smaller than the shard (an edge shard: the part of it inside the
+        array, from the shard's origin): the inner chunks that lie wholly outside it are left
+        out of the shard (empty), those it cuts are padded with the fill value.
+
         With a boolean ``touched`` mask (flat, one per inner chunk) only the touched inner chunks
         are encoded; the untouched ones copy their existing encoded bytes from
         ``reuse=(shard_bytes, offsets, nbytes)`` (partial writes), or stay empty without
@@ -295,96 +299,268 @@ class ShardingCodec(ArrayToBytesCodec):
         it does not touch, even where empty chunks are written).
 
         ``encoder(array, regions)``, when given, encodes the inner chunks at ``regions`` of
-        ``array`` in one call (the fused C encode): it returns ``(buffer, where)``, each
-        chunk's ``(offset, size)`` in the buffer, or offset -1 (all fill, by ``is_fill``'s rule:
-        bit for bit against the fill value) or -2 (not done: encoded here)."""
+        ``array`` in one call (the fused C encode; a region cut by the array's edge is padded
+        with the fill value): it returns ``(buffer, where)``, each chunk's ``(offset, size)`` in
+        the buffer, or offset -1 (all fill, by ``is_fill``'s rule: bit for bit against the fill
+        value) or -2 (not done: encoded here)."""
+        lay = self._layout(spec)
+        flats = self.inner_within(lay, array.shape)
+        if touched is not None:
+            flats = flats[np.asarray(touched, dtype=bool)[flats]]
+        encoded = self.encode_inner(array, spec, flats, is_fill=is_fill, encoder=encoder)
+        if reuse is not None and touched is not None:
+            mv, offs, nb = reuse
+            for i in np.flatnonzero(~np.asarray(touched, dtype=bool)).tolist():
+                o = int(offs[i])
+                if o != EMPTY:
+                    encoded[i] = mv[o: o + int(nb[i])]
+        return self.assemble(lay, encoded, parts)
+
+    def inner_within(self, lay: ShardLayout, extent: Sequence[int]) -> np.ndarray:
+        """Flat numbers (C order) of the inner chunks that overlap ``[0, extent)`` of a shard."""
+        counts = [min(n, -(-int(e) // c)) for n, c, e in zip(lay.chunks_per_shard, lay.chunk_shape, extent)]
+        if counts == list(lay.chunks_per_shard):
+            return np.arange(lay.n, dtype=np.int64)
+        if any(k <= 0 for k in counts):
+            return np.zeros(0, dtype=np.int64)
+        grids = np.meshgrid(*[np.arange(k) for k in counts], indexing="ij")
+        return np.ravel_multi_index(tuple(g.reshape(-1) for g in grids), lay.chunks_per_shard).astype(np.int64)
+
+    def encode_inner(
+        self, array: np.ndarray, spec: ChunkSpec, flats: Any, *, is_fill: Callable[[np.ndarray], bool] | None = None,
+        encoder: Callable[[np.ndarray, list], tuple[np.ndarray, np.ndarray]] | None = None,
+        origin: Sequence[int] | None = None,
+    ) -> dict[int, Any]:
+        """``{flat: encoded bytes}`` of inner chunks ``flats`` of a shard whose part
+        ``[origin, origin + array.shape)`` is ``array`` (origin: zeros by default); chunks equal
+        to the fill value (by ``is_fill``) are left out.  A chunk cut by ``array``'s edge is
+        padded with the fill value."""
         lay = self._layout(spec)
         inner = lay.inner
         if is_fill is None:
             is_fill = spec.is_fill
-        encoded: list[Any] = [None] * lay.n  # None: empty inner chunk
+        org = tuple(origin) if origin is not None else (0,) * len(lay.chunk_shape)
+        flats = [int(i) for i in flats]
+        encoded: dict[int, Any] = {}
 
-        def encode_batch(flats: Sequence[int]) -> None:
-            for i in flats:
-                if touched is not None and not touched[i]:
-                    o = EMPTY if reuse is None else int(reuse[1][i])
-                    if o != EMPTY and reuse is not None:
-                        encoded[i] = reuse[0][o: o + int(reuse[2][i])]
-                    continue
-                chunk = np.ascontiguousarray(array[self.inner_region(lay, i)])
+        def region(k: int) -> tuple[slice, ...]:
+            reg = self.inner_region(lay, flats[k])
+            return tuple(slice(r.start - o, min(r.stop - o, e)) for r, o, e in zip(reg, org, array.shape))
+
+        def encode_batch(todo: Sequence[int]) -> None:
+            for k in todo:
+                reg = region(k)
+                part = array[reg]
+                if part.shape == lay.chunk_shape:
+                    chunk = np.ascontiguousarray(part)
+                else:  # cut by the array's edge: padded with the fill value
+                    chunk = np.full(lay.chunk_shape, spec.fill_value, dtype=array.dtype)
+                    chunk[tuple(slice(0, n) for n in part.shape)] = part
                 if not is_fill(chunk):
-                    encoded[i] = inner.encode(chunk)
+                    encoded[flats[k]] = inner.encode(chunk)
 
-        if encoder is not None:
-            todo = [i for i in range(lay.n) if touched is None or touched[i]]
-            if reuse is not None and touched is not None:
-                encode_batch([i for i in range(lay.n) if not touched[i]])
-            buf, where = encoder(array, [self.inner_region(lay, i) for i in todo])
+        if encoder is not None and flats:
+            buf, where = encoder(array, [region(k) for k in range(len(flats))])
             mv = memoryview(buf)
-            for i, (o, n) in zip(todo, where.tolist()):
+            redo = []
+            for k, (o, n) in enumerate(where.tolist()):
                 if o >= 0:
-                    encoded[i] = mv[o: o + n]
+                    encoded[flats[k]] = mv[o: o + n]
                 elif o == -2:
-                    encode_batch([i])
+                    redo.append(k)
+            encode_batch(redo)
         else:
             # Inner chunks are encoded on the shared pool (the codecs release the GIL).  When this
             # shard is itself one task of a parallel write, the nested call runs inline.
-            run_batches(encode_batch, range(lay.n), cost=spec.nbytes)
+            run_batches(encode_batch, range(len(flats)), cost=spec.nbytes)
+        return encoded
+
+    def assemble(self, lay: ShardLayout, encoded: dict[int, Any], parts: bool = False) -> Any:
+        """The shard holding the inner chunks ``{flat: encoded bytes}`` (the others empty), laid
+        out in ``write_order``, as pieces (``parts``) or joined bytes; None when none is given."""
+        if not encoded:
+            return None
         pieces: list[Any] = []
         offsets = np.full(lay.n, EMPTY, dtype=np.uint64)
         nbytes = np.full(lay.n, EMPTY, dtype=np.uint64)
         pos = lay.index_nbytes if self.index_location == "start" else 0
         order = storage_order(lay.chunks_per_shard, self.write_order)
-        for i in range(lay.n) if order is None else order:
-            enc = encoded[i]
+        for i in sorted(encoded) if order is None else order:
+            enc = encoded.get(i)
             if enc is None:
                 continue
-            size = len(enc) if isinstance(enc, (bytes, bytearray)) else len(memoryview(enc).cast("B"))
+            size = _nbytes(enc)
             offsets[i] = pos
             nbytes[i] = size
             pos += size
             pieces.append(enc)
-        if not pieces:
-            return None
-        index = np.stack([offsets, nbytes], axis=1).reshape(lay.chunks_per_shard + (2,))
-        raw_index = lay.index.encode(index)
+        raw_index = self.encode_index(lay, offsets, nbytes)
         if self.index_location == "start":
             pieces.insert(0, raw_index)
         else:
             pieces.append(raw_index)
         return pieces if parts else b"".join(pieces)
 
+    def encode_index(self, lay: ShardLayout, offsets: np.ndarray, nbytes: np.ndarray) -> Any:
+        """The encoded index of flat ``(offsets, nbytes)`` uint64 arrays."""
+        index = np.stack([np.asarray(offsets, np.uint64), np.asarray(nbytes, np.uint64)], axis=1)
+        return lay.index.encode(index.reshape(lay.chunks_per_shard + (2,)))
+
     def touched_inner_chunks(self, lay: ShardLayout, selection: Any) -> np.ndarray:
         """Flat boolean mask of the inner chunks that ``selection`` (within the shard) touches."""
+        axes = _touched_axes(lay, selection)
+        if axes is not None:
+            mask = np.zeros(lay.chunks_per_shard, dtype=bool)
+            mask[np.ix_(*axes)] = True
+            return mask.reshape(-1)
         mask = np.zeros(lay.shard_shape, dtype=bool)
         mask[selection] = True
         shp: list[int] = []
         for n, c in zip(lay.chunks_per_shard, lay.chunk_shape):
             shp += [n, c]
-        axes = tuple(range(1, 2 * len(lay.chunk_shape), 2))
-        return mask.reshape(shp).any(axis=axes).reshape(-1) if axes else mask.reshape(1)
+        axes2 = tuple(range(1, 2 * len(lay.chunk_shape), 2))
+        return mask.reshape(shp).any(axis=axes2).reshape(-1) if axes2 else mask.reshape(1)
+
+    def plan_update(self, lay: ShardLayout, selection: Any) -> ShardUpdate:
+        """What writing at ``selection`` (within the shard) changes: see :class:`ShardUpdate`."""
+        return plan_update(lay, selection, self.touched_inner_chunks(lay, selection))
+
+    def merge_update(self, spec: ChunkSpec, upd: ShardUpdate, value: Any, existing: Sequence[Any],
+                     key: str = "", decoder: Callable[[np.ndarray, list, list], None] | None = None) -> np.ndarray:
+        """The box of ``upd`` holding the touched inner chunks after the write: each one not
+        wholly overwritten decoded from ``existing`` (its encoded bytes, in the order of
+        ``upd.touched[~upd.covered]``; None: empty), then ``value`` put at the selection.
+        ``decoder(box, regions, datas)``, when given, decodes the inner chunks ``datas`` into
+        ``regions`` of the box in one call (the fused C decode); it may raise a CodecError
+        with the failing chunk's position as ``task_index``."""
+        lay = self._layout(spec)
+        box = np.empty(upd.box_shape, dtype=spec.dtype.numpy_dtype)
+        partial = upd.touched[~upd.covered].tolist()
+        todo: list[tuple[int, tuple[slice, ...], Any]] = []
+        for i, data in zip(partial, existing):
+            reg = tuple(slice(r.start - o, r.stop - o) for r, o in zip(self.inner_region(lay, i), upd.origin))
+            if data is None:
+                box[reg] = spec.fill_value
+            else:
+                todo.append((i, reg, data))
+        try:
+            if decoder is not None and todo:
+                try:
+                    decoder(box, [t[1] for t in todo], [t[2] for t in todo])
+                    todo = []
+                except CodecError as e:
+                    k = getattr(e, "task_index", None)
+                    i = todo[k][0] if isinstance(k, int) and 0 <= k < len(todo) else "?"
+                    raise type(e)(f"shard {key!r}, inner chunk {i}: {e}") from e
+            for i, reg, data in todo:
+                try:
+                    box[reg] = lay.inner.decode(data)
+                except (CodecError, MetadataError) as e:
+                    raise type(e)(f"shard {key!r}, inner chunk {i}: {e}") from e
+        except (ValueError, TypeError) as e:
+            raise CorruptChunkError(f"shard {key!r}: {e}") from e
+        box[upd.local] = value
+        return box
 
     def update_shard(
         self, data: Any, spec: ChunkSpec, selection: Any, value: Any, key: str, is_fill: Callable[[np.ndarray], bool],
-        parts: bool = False, encoder: Any = None,
+        parts: bool = False, encoder: Any = None, decoder: Any = None,
     ) -> Any:
-        """Read-modify-write of part of an existing shard: decode only the touched inner chunks,
-        apply ``value`` at ``selection``, re-encode them, and copy the untouched ones' bytes."""
+        """Read-modify-write of part of an existing shard (``data``; None: a new shard): decode
+        only the touched inner chunks that the write does not wholly cover, apply ``value`` at
+        ``selection``, re-encode the touched chunks, and copy the untouched ones' bytes."""
         lay = self._layout(spec)
-        mv, offs, nb = self.split_shard(data, lay, key)
-        touched = self.touched_inner_chunks(lay, selection)
-        shard = np.empty(lay.shard_shape, dtype=spec.dtype.numpy_dtype)
-        for i in np.flatnonzero(touched):
-            region = self.inner_region(lay, int(i))
-            o = int(offs[i])
-            if o == EMPTY:
-                shard[region] = spec.fill_value
-            else:
-                try:
-                    shard[region] = lay.inner.decode(mv[o: o + int(nb[i])])
-                except (CodecError, MetadataError) as e:
-                    raise type(e)(f"shard {key!r}, inner chunk {int(i)}: {e}") from e
-        shard[selection] = value
-        return self.encode_shard(shard, spec, reuse=(mv, offs, nb), touched=touched, is_fill=is_fill, parts=parts,
-                                 encoder=encoder)
+        upd = self.plan_update(lay, selection)
+        if data is None:
+            mv, offs, nb = None, None, None
+            existing: list[Any] = [None] * int((~upd.covered).sum())
+        else:
+            mv, offs, nb = self.split_shard(data, lay, key)
+            existing = [None if int(offs[i]) == EMPTY else mv[int(offs[i]): int(offs[i]) + int(nb[i])]
+                        for i in upd.touched[~upd.covered].tolist()]
+        box = self.merge_update(spec, upd, value, existing, key, decoder)
+        encoded = self.encode_inner(box, spec, upd.touched, is_fill=is_fill, encoder=encoder, origin=upd.origin)
+        if mv is not None:
+            keep = np.ones(lay.n, dtype=bool)
+            keep[upd.touched] = False
+            for i in np.flatnonzero(keep & (offs != EMPTY)).tolist():
+                encoded[i] = mv[int(offs[i]): int(offs[i]) + int(nb[i])]
+        return self.assemble(lay, encoded, parts)
 
+
+def _nbytes(enc: Any) -> int:
+    return len(enc) if isinstance(enc, (bytes, bytearray)) else len(memoryview(enc).cast("B"))
+
+
+@dataclass(frozen=True)
+class ShardUpdate:
+    """A write into part of a shard: the inner chunks it ``touched`` (flat numbers, sorted),
+    which of them it ``covered`` wholly (no need to read them), and the ``box`` (``origin``,
+    ``box_shape``: the inner-chunk-aligned bounding box of the touched chunks, in shard
+    coordinates) that the merge works in, with the write's selection ``local`` to it."""
+
+    touched: np.ndarray
+    covered: np.ndarray
+    origin: tuple[int, ...]
+    box_shape: tuple[int, ...]
+    local: tuple
+
+
+def _touched_axes(lay: ShardLayout, selection: Any) -> list[np.ndarray] | None:
+    """Per axis, the inner-chunk indices that an orthogonal ``selection`` of ints and slices
+    touches (None: another kind of selection)."""
+    if not isinstance(selection, tuple) or len(selection) != len(lay.chunk_shape):
+        return None
+    axes = []
+    for s, c, n in zip(selection, lay.chunk_shape, lay.shard_shape):
+        if isinstance(s, slice):
+            r = range(*s.indices(n))
+            if len(r) == 0:
+                axes.append(np.zeros(0, dtype=np.int64))
+            elif abs(r.step) < c:  # every inner chunk from the first to the last is touched
+                lo, hi = sorted((r[0] // c, r[-1] // c))
+                axes.append(np.arange(lo, hi + 1, dtype=np.int64))
+            else:  # as many elements as the value has along this axis
+                axes.append(np.unique(np.arange(r.start, r.stop, r.step, dtype=np.int64) // c))
+        elif isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_)):
+            axes.append(np.array([int(s) % n // c]))
+        else:
+            return None
+    return axes
+
+
+def plan_update(lay: ShardLayout, selection: Any, touched_mask: np.ndarray) -> ShardUpdate:
+    touched = np.flatnonzero(touched_mask).astype(np.int64)
+    nd = len(lay.chunk_shape)
+    coords = np.array(np.unravel_index(touched, lay.chunks_per_shard)).T.reshape(-1, nd) if nd else np.zeros((1, 0))
+    lo = coords.min(axis=0) if len(touched) else np.zeros(nd, np.int64)
+    hi = coords.max(axis=0) + 1 if len(touched) else np.zeros(nd, np.int64)
+    origin = tuple(int(k) * c for k, c in zip(lo, lay.chunk_shape))
+    box_shape = tuple(int(h - k) * c for k, h, c in zip(lo, hi, lay.chunk_shape))
+    covered = np.zeros(len(touched), dtype=bool)
+    simple = isinstance(selection, tuple) and len(selection) == nd
+    local: list[Any] = []
+    for d in range(nd) if simple else ():
+        s, o = selection[d], origin[d]
+        if isinstance(s, slice):
+            start, stop, step = s.indices(lay.shard_shape[d])
+            if step < 0:
+                simple = False
+                break
+            local.append(slice(start - o, stop - o, step))
+        elif isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_)):
+            local.append(int(s) % lay.shard_shape[d] - o)
+        else:
+            simple = False
+            break
+    if not simple:  # another kind of selection: the box is the whole shard
+        return ShardUpdate(touched, covered, (0,) * nd, tuple(lay.shard_shape), selection)
+    full = np.ones(len(touched), dtype=bool)
+    for d, s in enumerate(local):
+        c = lay.chunk_shape[d]
+        if isinstance(s, int) or s.step != 1:
+            full &= c == 1 if isinstance(s, int) else False
+            continue
+        k0 = coords[:, d] * c - origin[d]
+        full &= (s.start <= k0) & (s.stop >= k0 + c)
+    return ShardUpdate(touched, full, origin, box_shape, tuple(local))

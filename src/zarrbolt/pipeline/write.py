@@ -129,6 +129,13 @@ class ChunkWriter:
         self.sharding = io.sharding if io.shard_direct else None  # shards written directly
         self.rows = WriteRows(io, value) if self.sharding is None else None
         self.inner_encoder = inner_encoder(io, write_empty) if self.sharding is not None else None
+        self.inner_decoder = inner_decoder(io) if self.sharding is not None else None
+        # partial updates of existing local shard files (see .write_shard), or None
+        self.updater = None
+        if self.sharding is not None:
+            from .write_shard import local_shard_updater
+
+            self.updater = local_shard_updater(io, self.inner_is_fill, self.inner_encoder, self.inner_decoder)
         # partial updates guarded by the object's version (remote stores: pipeline/remote_write.py)
         self.conditional = getattr(io.store, "supports_conditional_writes", False) is True
         # partial updates serialized per key (see the module doc)
@@ -164,7 +171,7 @@ class ChunkWriter:
         return key_lock(self.lock_store, key, self.io.key_prefix)
 
     def _chunk(self, p: ChunkProjection, key: str) -> np.ndarray | None:
-        """The new contents of chunk ``key`` (None when a shard was updated in place)."""
+        """The new contents of chunk ``key`` (None when a shard was written or updated here)."""
         io = self.io
         value = self.value
         src = value[p.out_selection] if value.ndim else value
@@ -172,19 +179,25 @@ class ChunkWriter:
             src = src[()]
         if p.is_complete_chunk:
             region = io.grid.chunk_region(p.chunk_coords, io.shape)
-            full = all(r.stop - r.start == c for r, c in zip(region, io.chunk_shape))
-            if full and self.sharding is not None and isinstance(src, np.ndarray) \
-                    and src.shape == io.chunk_shape and src.dtype == io.dtype:
-                return src  # encode_shard copies each inner chunk out of the view
-            if full:
+            inside = tuple(r.stop - r.start for r in region)
+            if self.sharding is not None:
+                part = self._shard_source(src, inside)
+                if part is not None:
+                    if part.shape == io.chunk_shape:
+                        return part  # encode_shard copies each inner chunk out of the view
+                    # an edge shard: its inner chunks inside the array encoded from the value
+                    # itself (those cut by the edge padded one by one); none beyond the edge
+                    self._put_shard(key, part)
+                    return None
+            if inside == tuple(io.chunk_shape):
                 chunk = np.empty(io.chunk_shape, dtype=io.dtype)
                 chunk[...] = src
                 return chunk
-            inside = tuple(slice(0, r.stop - r.start) for r in region)
+            sel = tuple(slice(0, n) for n in inside)
             chunk = np.full(io.chunk_shape, io.fill, dtype=io.dtype)
-            chunk[inside] = src
+            chunk[sel] = src
             if self.sharding is not None:  # an edge shard: no inner chunk beyond the edge is stored
-                self._put_shard(key, chunk, inside)
+                self._put_shard(key, chunk[sel])
                 return None
             return chunk
         if self.conditional:
@@ -192,26 +205,47 @@ class ChunkWriter:
 
             conditional_update(self, p, key, src)
             return None
-        store = io.store
-        data = store.get(key)
-        if data is not None and self.sharding is not None:
-            enc = self.sharding.update_shard(data, io.bound.ab_spec, p.chunk_selection, src, key, self.inner_is_fill,
-                                             parts=True, encoder=self.inner_encoder)
-            if enc is None:
-                store.erase(key)
-            else:
-                store.set_parts(key, enc)
+        if self.sharding is not None:
+            self._update_shard(key, p, src)
             return None
+        data = io.store.get(key)
         if data is None:
             chunk = np.full(io.chunk_shape, io.fill, dtype=io.dtype)
-            if self.sharding is not None:  # a new shard written in part: only the touched inner chunks
-                chunk[p.chunk_selection] = src
-                self._put_shard(key, chunk, p.chunk_selection)
-                return None
         else:
             chunk = np.array(io.decode_chunk(data, key), copy=True)
         chunk[p.chunk_selection] = src
         return chunk
+
+    def _shard_source(self, src: Any, inside: tuple[int, ...]) -> np.ndarray | None:
+        """``src`` as an array of the shape of the shard's part inside the array (a view: a
+        single value is broadcast, not copied), or None when it cannot be used as it is."""
+        dtype = self.io.dtype
+        if dtype.hasobject:
+            return None
+        if isinstance(src, np.ndarray) and src.shape == inside and src.dtype == dtype:
+            return src
+        arr = np.asarray(src)
+        if arr.dtype != dtype or arr.ndim != 0:
+            return None
+        return np.broadcast_to(arr, inside)
+
+    def _update_shard(self, key: str, p: ChunkProjection, src: Any) -> None:
+        """Write ``src`` into part of shard ``key``: the one read-modify-write of a shard (read
+        what exists, merge, store).  Existing local shard files: by :mod:`.write_shard` (only
+        the index and the touched inner chunks read; rewritten or appended to, as the
+        ``shard_update`` option says); else the shard is read whole and stored again."""
+        if self.updater is not None and self.updater.update(key, p.chunk_selection, src):
+            return
+        store = self.io.store
+        data = store.get(key)
+        enc = self.sharding.update_shard(data, self.io.bound.ab_spec, p.chunk_selection, src, key,
+                                         self.inner_is_fill, parts=True, encoder=self.inner_encoder,
+                                         decoder=self.inner_decoder)
+        if enc is None:
+            if data is not None:
+                store.erase(key)
+        else:
+            store.set_parts(key, enc)  # the pieces go to the store unjoined
 
     def _put(self, key: str, chunk: np.ndarray) -> None:
         """Encode and store ``chunk`` (erase it when it is all fill and empty chunks are not
@@ -225,17 +259,13 @@ class ChunkWriter:
             return
         store.set(key, self.io.bound.encode(chunk))
 
-    def _put_shard(self, key: str, chunk: np.ndarray, selection: Any = None) -> None:
-        """Encode and store shard ``key``; with ``selection`` (the part of the shard a write
-        sets), only the inner chunks it touches are stored, as zarr-python does (the others
-        stay empty even when empty chunks are written)."""
+    def _put_shard(self, key: str, chunk: np.ndarray) -> None:
+        """Encode and store shard ``key`` from ``chunk`` (the shard, or of an edge shard the
+        part inside the array: no inner chunk beyond the array's edge is stored)."""
         store = self.io.store
-        assert self.sharding is not None and self.io.layout is not None
-        touched = None
-        if selection is not None:
-            touched = self.sharding.touched_inner_chunks(self.io.layout, selection)
+        assert self.sharding is not None
         enc = self.sharding.encode_shard(chunk, self.io.bound.ab_spec, is_fill=self.inner_is_fill, parts=True,
-                                         encoder=self.inner_encoder, touched=touched)
+                                         encoder=self.inner_encoder)
         if enc is None:
             store.erase(key)
         else:
@@ -347,6 +377,42 @@ def inner_encoder(io: ArrayIO, keep_empty: bool = False
             return out, np.full((n, 2), -2, np.int64)
 
     return encode
+
+
+def inner_decoder(io: ArrayIO) -> Callable[[np.ndarray, list, list], None] | None:
+    """For partial shard writes: decode the existing inner chunks that a write merges with, by
+    the fused C decode on the pool (see ShardingCodec.merge_update), or None when the inner
+    chain has no decode plan."""
+    plan = io.plan if io.shard_direct and config.get("fused_pipeline") else None
+    if plan is None:
+        return None
+    chunk_shape = tuple(io.layout.chunk_shape)
+    nd = len(chunk_shape)
+
+    def decode(box: np.ndarray, regions: list, datas: list) -> None:
+        n = len(datas)
+        starts = np.zeros((n, nd), dtype=np.int64)
+        shapes = np.tile(np.asarray(chunk_shape, dtype=np.int64), (n, 1))
+        firsts = np.array([[r.start for r in reg] for reg in regions], dtype=np.int64).reshape(n, nd)
+        offs = np.ascontiguousarray(firsts @ np.asarray(box.strides, dtype=np.int64))
+        nslots = buffers.group_slots(plan, box)
+        scratch = plan.scratch_bytes(nslots)
+        stream = buffers.stream_output(box)
+
+        def work(batch: Sequence[int]) -> None:
+            ii = np.asarray(batch, dtype=np.intp)
+            try:
+                plan.decode([datas[i] for i in batch], starts[ii], shapes[ii], np.ascontiguousarray(offs[ii]), box,
+                            stream, buffers.thread_scratch(scratch), nslots)
+            except CodecError as e:
+                k = getattr(e, "task_index", None)
+                if isinstance(k, int) and 0 <= k < len(batch):
+                    e.task_index = int(batch[k])
+                raise
+
+        run_batches(work, range(n), cost=io.layout.inner.spec.nbytes * n)
+
+    return decode
 
 
 def write_native(io: ArrayIO, projections: list[Any], value: np.ndarray, write_empty: bool) -> list[Any]:

@@ -1,0 +1,258 @@
+"""Partial writes of local shard files (:class:`LocalShardUpdater`), in the ``shard_update``
+mode of ``zarrbolt.config``.
+
+A write into part of an existing shard reads the shard's index and only the touched inner chunks
+that the write does not wholly cover, decodes and merges those, and encodes the touched inner
+chunks again.  Then:
+
+* ``"rewrite"`` (the default) writes a new shard file next to the old one and renames it over
+  it, so the update is atomic and the shard stays compact: the untouched inner chunks' bytes are
+  copied from the old file by the kernel (``copy_file_range``, in runs of neighbouring chunks),
+  never through this process's memory.  A 64^3 inner chunk written into a 60 MB shard still
+  rewrites 60 MB, but reads only the index.
+* ``"append"`` extends the shard's file instead: the touched inner chunks' new bytes and then a
+  new index are written at its end (the sharding spec's "append-only" write strategy).  The old
+  index and the replaced inner chunks' bytes stay in the file as unused space, which every reader
+  skips (the index says where each inner chunk is).  When the unused space would exceed the live
+  inner chunks' bytes (plus 1 MiB) the shard is rewritten compactly instead, so a shard stays
+  under about twice its compact size.  Appending needs ``index_location="end"`` (else: rewrite).
+  An append is not atomic: a reader of the shard during the append, or a crash in it, can see a
+  shard whose end is not a valid index (``CorruptChunkError``); ``"rewrite"`` never shows a
+  torn shard.
+
+New shards and shards of other stores are written by :class:`~.write.ChunkWriter` itself (read
+whole, merged, stored with ``set_parts``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import config
+from ..codecs.sharding import EMPTY, storage_order
+from ..errors import CorruptChunkError, StoreError
+from .context import ArrayIO
+
+__all__ = ["SHARD_UPDATE_MODES", "LocalShardUpdater", "local_shard_updater"]
+
+SHARD_UPDATE_MODES = ("rewrite", "append")
+# unused bytes tolerated in an appended shard besides as many as it has live bytes
+_SLACK = 1 << 20
+_COPY_MAX = 1 << 30  # bytes per copy_file_range call
+
+
+def local_shard_updater(io: ArrayIO, is_fill: Callable[[np.ndarray], bool], encoder: Any,
+                        decoder: Any = None) -> LocalShardUpdater | None:
+    """The updater of ``io``'s partial shard writes when its store has native files (POSIX),
+    else None.  ``encoder`` / ``decoder``: the fused inner chunk encode / decode, or None."""
+    if io.files is None or io.sharding is None or os.name != "posix":
+        return None
+    return LocalShardUpdater(io, is_fill, encoder, decoder)
+
+
+def _pread(fd: int, n: int, offset: int, key: str) -> bytes:
+    data = os.pread(fd, n, offset)
+    while len(data) < n:
+        more = os.pread(fd, n - len(data), offset + len(data))
+        if not more:
+            raise CorruptChunkError(f"shard {key!r} changed or was truncated while being updated")
+        data += more
+    return data
+
+
+def _pwrite_all(fd: int, views: Sequence[Any], offset: int) -> int:
+    """Write ``views`` one after another at ``offset`` (``pwritev``, up to 512 at a time);
+    return the offset after them."""
+    mvs = [memoryview(v).cast("B") for v in views]
+    mvs = [m for m in mvs if len(m)]
+    pwritev = getattr(os, "pwritev", None)
+    i = 0
+    while i < len(mvs):
+        if pwritev is not None:
+            n = pwritev(fd, mvs[i: i + 512], offset)
+        else:
+            n = os.pwrite(fd, mvs[i], offset)
+        offset += n
+        while i < len(mvs) and n >= len(mvs[i]):
+            n -= len(mvs[i])
+            i += 1
+        if n:
+            mvs[i] = mvs[i][n:]
+    return offset
+
+
+def _read_entries(fd: int, key: str, offs: np.ndarray, nb: np.ndarray, flats: np.ndarray) -> list[Any]:
+    """The stored bytes of inner chunks ``flats`` (None: empty), neighbours read together."""
+    from .. import kernels
+    from .shard_io import COALESCE_GAP
+
+    order, read_of, begins, ends = kernels.coalesce_ranges(offs, nb, flats, max_gap=COALESCE_GAP, max_read=64 << 20)
+    blobs = [memoryview(_pread(fd, int(e) - int(b), int(b), key)) for b, e in zip(begins.tolist(), ends.tolist())]
+    where = dict(zip(order.tolist(), read_of.tolist()))
+    out: list[Any] = []
+    for f in flats.tolist():
+        r = where.get(f)
+        if r is None:
+            out.append(None)
+            continue
+        o = int(offs[f]) - int(begins[r])
+        out.append(blobs[r][o: o + int(nb[f])])
+    return out
+
+
+def _copy_range(src: int, dst: int, begin: int, n: int, at: int, key: str) -> None:
+    """Copy bytes ``[begin, begin + n)`` of file ``src`` to offset ``at`` of ``dst`` (in the
+    kernel where it can)."""
+    while n > 0:
+        step = min(n, _COPY_MAX)
+        try:
+            got = os.copy_file_range(src, dst, step, begin, at)
+        except (AttributeError, OSError):  # not on this system / file system: through memory
+            got = min(step, 16 << 20)
+            _pwrite_all(dst, [_pread(src, got, begin, key)], at)
+        if got <= 0:
+            raise CorruptChunkError(f"shard {key!r} changed or was truncated while being updated")
+        begin, at, n = begin + got, at + got, n - got
+
+
+class LocalShardUpdater:
+    """Writes part of an existing local shard file (see the module doc)."""
+
+    def __init__(self, io: ArrayIO, is_fill: Callable[[np.ndarray], bool], encoder: Any, decoder: Any = None):
+        self.io = io
+        self.decoder = decoder
+        self.files = io.files
+        self.codec = io.sharding
+        self.lay = io.layout
+        self.spec = io.bound.ab_spec
+        self.is_fill = is_fill
+        self.encoder = encoder
+
+    def update(self, key: str, selection: Any, value: Any) -> bool:
+        """Write ``value`` at ``selection`` of shard ``key``; False (nothing done) when the
+        shard does not exist."""
+        path = self.files.paths([key])[0]
+        try:
+            fd = os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        except IsADirectoryError as e:
+            raise StoreError(f"cannot write {key!r}: a directory exists at that key") from e
+        try:
+            return self._update(fd, key, selection, value)
+        finally:
+            os.close(fd)
+
+    def _update(self, fd: int, key: str, selection: Any, value: Any) -> bool:
+        codec, lay = self.codec, self.lay
+        size = os.fstat(fd).st_size
+        if size < lay.index_nbytes:
+            raise CorruptChunkError(f"shard {key!r}: {size} bytes is smaller than its {lay.index_nbytes}-byte index")
+        at = size - lay.index_nbytes if codec.index_location == "end" else 0
+        offs, nb = codec.decode_index(_pread(fd, lay.index_nbytes, at, key), lay, size, key)
+        upd = codec.plan_update(lay, selection)
+        existing = _read_entries(fd, key, offs, nb, upd.touched[~upd.covered])
+        box = codec.merge_update(self.spec, upd, value, existing, key, self.decoder)
+        encoded = codec.encode_inner(box, self.spec, upd.touched, is_fill=self.is_fill, encoder=self.encoder,
+                                     origin=upd.origin)
+        keep = offs != EMPTY
+        keep[upd.touched] = False
+        if not keep.any() and not encoded:  # nothing left in the shard
+            self.io.store.erase(key)
+            return True
+        if (config.get("shard_update") == "append" and codec.index_location == "end"
+                and self._append(fd, size, offs, nb, upd.touched, encoded, keep)):
+            return True
+        self._rewrite(fd, key, offs, nb, encoded, keep)
+        return True
+
+    def _append(self, fd: int, size: int, offs: np.ndarray, nb: np.ndarray, touched: np.ndarray,
+                encoded: dict[int, Any], keep: np.ndarray) -> bool:
+        """Append ``encoded`` and a new index; False when the shard is to be compacted instead."""
+        lay = self.lay
+        live = int(nb[keep].sum())
+        new = sum(len(memoryview(e).cast("B")) for e in encoded.values())
+        if size + new + lay.index_nbytes - (live + new) > live + new + _SLACK:
+            return False
+        new_offs = np.where(keep, offs, np.uint64(EMPTY)).astype(np.uint64)
+        new_nb = np.where(keep, nb, np.uint64(EMPTY)).astype(np.uint64)
+        pieces: list[Any] = []
+        pos = size
+        for i in sorted(encoded):
+            n = len(memoryview(encoded[i]).cast("B"))
+            new_offs[i], new_nb[i] = pos, n
+            pos += n
+            pieces.append(encoded[i])
+        pieces.append(self.codec.encode_index(lay, new_offs, new_nb))
+        _pwrite_all(fd, pieces, size)
+        if self.files.fsync:
+            os.fsync(fd)
+        return True
+
+    def _rewrite(self, src: int, key: str, offs: np.ndarray, nb: np.ndarray, encoded: dict[int, Any],
+                 keep: np.ndarray) -> None:
+        """A compact new shard in a temporary file renamed over the old one: the kept inner
+        chunks copied from ``src`` in runs, ``encoded`` from memory, in the write order."""
+        codec, lay = self.codec, self.lay
+        order = storage_order(lay.chunks_per_shard, codec.write_order)
+        flats = range(lay.n) if order is None else order
+        new_offs = np.full(lay.n, EMPTY, dtype=np.uint64)
+        new_nb = np.full(lay.n, EMPTY, dtype=np.uint64)
+        pos = lay.index_nbytes if codec.index_location == "start" else 0
+        plan: list[tuple[int, Any]] = []  # (position, memory piece) or (position, (begin, n)) of src
+        for i in flats:
+            if keep[i]:
+                o, n = int(offs[i]), int(nb[i])
+                last = plan[-1] if plan else None
+                if last is not None and isinstance(last[1], tuple) and last[1][0] + last[1][1] == o:
+                    plan[-1] = (last[0], (last[1][0], last[1][1] + n))
+                else:
+                    plan.append((pos, (o, n)))
+            elif i in encoded:
+                n = len(memoryview(encoded[i]).cast("B"))
+                plan.append((pos, encoded[i]))
+            else:
+                continue
+            new_offs[i], new_nb[i] = pos, n
+            pos += n
+        index = self.codec.encode_index(lay, new_offs, new_nb)
+        plan.append((0 if codec.index_location == "start" else pos, index))
+        (path,), (tmp,) = self.files.write_paths([key])
+        dst = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+        try:
+            try:
+                run: list[Any] = []  # consecutive pieces from memory, written together
+                run_at = run_end = 0
+                for at, piece in plan:
+                    if isinstance(piece, tuple):
+                        if run:
+                            _pwrite_all(dst, run, run_at)
+                            run = []
+                        _copy_range(src, dst, piece[0], piece[1], at, key)
+                        continue
+                    if run and at != run_end:
+                        _pwrite_all(dst, run, run_at)
+                        run = []
+                    if not run:
+                        run_at = run_end = at
+                    run.append(piece)
+                    run_end += len(memoryview(piece).cast("B"))
+                if run:
+                    _pwrite_all(dst, run, run_at)
+                if self.files.fsync:
+                    os.fsync(dst)
+            finally:
+                os.close(dst)
+            os.replace(tmp, path)
+        except BaseException as e:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            if isinstance(e, OSError) and not isinstance(e, StoreError):
+                raise StoreError(f"cannot write {key!r}: {e}") from e
+            raise
+        self.files.sync_dirs([key])
