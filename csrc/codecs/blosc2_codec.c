@@ -29,6 +29,10 @@
 #define HDR_FLAGS_SHUFFLE 0x01
 #define HDR_FLAGS_MEMCPYED 0x02
 #define HDR_FLAGS_BITSHUFFLE 0x04
+/* c-blosc2 reads bit 3 of a 1.x header as its delta filter (BLOSC_DODELTA: bytes XORed with the
+ * first block's, undone after the shuffle); zarrbolt's fast paths do not implement it, so such
+ * chunks go to c-blosc2 whole (found by fuzz/fuzz_blosc.py: the bit-shuffle path ignored it). */
+#define HDR_FLAGS_DELTA 0x08
 #define HDR_MAX_COMPFORMAT 4 /* blosclz, lz4(hc), snappy, zlib, zstd */
 
 static int32_t rd_i32le(const unsigned char *p) {
@@ -165,7 +169,9 @@ int zb_blosc2_set_fast_bitshuffle(int on) {
 
 static int fast_bitshuffle_ok(const hdr_t *h) {
   if (!g_fast_bitshuffle) return 0;
-  if ((h->flags & (HDR_FLAGS_SHUFFLE | HDR_FLAGS_BITSHUFFLE | HDR_FLAGS_MEMCPYED)) != HDR_FLAGS_BITSHUFFLE) return 0;
+  if ((h->flags & (HDR_FLAGS_SHUFFLE | HDR_FLAGS_BITSHUFFLE | HDR_FLAGS_MEMCPYED | HDR_FLAGS_DELTA)) !=
+      HDR_FLAGS_BITSHUFFLE)
+    return 0;
   size_t ts = (size_t)h->typesize;
   if (ts == 0 || h->blocksize <= 0 || h->nbytes <= 0 || (size_t)h->nbytes > FAST_BITSHUFFLE_MAX) return 0;
   if ((size_t)h->blocksize % (8 * ts) != 0) return 0;
@@ -271,7 +277,6 @@ zb_status zb_blosc2_decompress(const void *src, size_t n, void *dst, size_t cap,
  * typesize > 16, blocksize / typesize < 128, or it is the last, shorter block.  Streams here are
  * decoded only up to the last wanted element; the bytes after it are not read (nor checked). */
 #define HDR_FLAGS_DONT_SPLIT 0x10
-#define HDR_FLAGS_RESERVED 0x08
 #define LZ4_FORMAT 1
 #define SPLIT_MAX_TYPESIZE 16
 #define SPLIT_MIN_ELEMENTS 128
@@ -302,7 +307,7 @@ int zb_blosc2_set_fast_lz4(int on) {
 static int fast_lz4_ok(const hdr_t *h, const unsigned char *p) {
   if (!g_fast_lz4 || p[0] != 2 || (h->flags >> 5) != LZ4_FORMAT) return 0;
   if ((size_t)h->blocksize > SCRATCH_BLOCK_MAX) return 0;
-  if (h->flags & (HDR_FLAGS_BITSHUFFLE | HDR_FLAGS_MEMCPYED | HDR_FLAGS_RESERVED)) return 0;
+  if (h->flags & (HDR_FLAGS_BITSHUFFLE | HDR_FLAGS_MEMCPYED | HDR_FLAGS_DELTA)) return 0;
   size_t ts = (size_t)h->typesize;
   if (ts == 0 || h->blocksize <= 0 || h->nbytes <= 0) return 0;
   if ((h->flags & HDR_FLAGS_SHUFFLE) && ts > 1)
