@@ -280,12 +280,15 @@ FUZZ_STAMP := $(VENV)/.zarrbolt-fuzz-deps-1
 FUZZ_CC ?= $(shell for c in clang clang-19 clang-18 clang-17 clang-16 clang-15 clang-14; do command -v $$c >/dev/null && { echo $$c; break; }; done)
 
 # $(call SAN_BUILD,name,cmake options[,C compiler]): configure, build, install into build/name/site
+# (replaced by a rename: processes still running on the previous one keep their files)
 SAN_BUILD = mkdir -p build/$(1) && flock build/.lock-$(1) sh -c '$(if $(3),CC=$(3)) $(VENV)/bin/cmake -S . -B build/$(1) -G Ninja $(2) \
 	  -DPython_EXECUTABLE=$(CURDIR)/$(VPY) -DCMAKE_MAKE_PROGRAM=$(CURDIR)/$(VENV)/bin/ninja >/dev/null \
 	  && nice $(VENV)/bin/cmake --build build/$(1) \
-	  && rm -rf build/$(1)/site && mkdir -p build/$(1)/site && cp -r src/zarrbolt build/$(1)/site/ \
-	  && rm -f build/$(1)/site/zarrbolt/_ext/*.so build/$(1)/site/zarrbolt/_ext/*.c \
-	  && $(VENV)/bin/cmake --install build/$(1) --prefix build/$(1)/site >/dev/null'
+	  && rm -rf build/$(1)/site.new && mkdir -p build/$(1)/site.new && cp -r src/zarrbolt build/$(1)/site.new/ \
+	  && rm -f build/$(1)/site.new/zarrbolt/_ext/*.so build/$(1)/site.new/zarrbolt/_ext/*.c \
+	  && $(VENV)/bin/cmake --install build/$(1) --prefix build/$(1)/site.new >/dev/null \
+	  && rm -rf build/$(1)/site.old && { [ ! -d build/$(1)/site ] || mv build/$(1)/site build/$(1)/site.old; } \
+	  && mv build/$(1)/site.new build/$(1)/site'
 
 $(FUZZ_STAMP): | $(VPY)
 	$(VPY) -m pip install -q $(FUZZ_DEPS)
