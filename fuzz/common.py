@@ -28,7 +28,9 @@ import atheris
 
 # zarrbolt's own Python modules are imported here, instrumented (coverage of the parsers and of
 # the codec glue); the optional integrations that import third-party packages are left out.
-_SKIP = ("zarrbolt.dask", "zarrbolt.codec_pipeline", "zarrbolt.storage.object_store", "zarrbolt.storage.fsspec_store", "zarrbolt.__main__")
+# Harnesses import common before zarrbolt, so that every zarrbolt module is instrumented.
+_SKIP = ("zarrbolt.dask", "zarrbolt.codec_pipeline", "zarrbolt.storage.object_store",
+         "zarrbolt.storage.fsspec_store", "zarrbolt.__main__")
 with atheris.instrument_imports(include=["zarrbolt"]):
     import importlib
     import pkgutil

@@ -39,23 +39,26 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(np.all(a == b))
 
 
+def _read(store, key: str, chunk: bytes, sel: bytes, name: str) -> np.ndarray | None:
+    """The whole array after storing ``chunk`` at ``key`` (None: a typed error), and a region."""
+    store.set(key, chunk)
+    arr = zarrbolt.open_array(store, mode="r")
+    whole = common.accept(lambda: arr[...])
+    s0 = slice(sel[0] % arr.shape[0], sel[0] % arr.shape[0] + 1 + sel[1] % arr.shape[0])
+    s1 = slice(sel[2] % arr.shape[1], sel[2] % arr.shape[1] + 1 + sel[3] % arr.shape[1])
+    part = common.accept(lambda: arr[s0, s1])
+    if whole is not None and part is not None:
+        common.check(_same(part, whole[s0, s1]), f"{name}: region differs from the whole read")
+    return whole
+
+
 def one_input(data: bytes) -> None:
     if len(data) < 5:
         return
     name = NAMES[data[0] % len(NAMES)]
     key, mem, local = STORES[name]
     chunk = data[5:]
-    results = []
-    for store in (local, mem):
-        store.set(key, chunk)
-        arr = zarrbolt.open_array(store, mode="r")
-        whole = common.accept(lambda: arr[...])
-        s0 = slice(data[1] % arr.shape[0], data[1] % arr.shape[0] + 1 + data[2] % arr.shape[0])
-        s1 = slice(data[3] % arr.shape[1], data[3] % arr.shape[1] + 1 + data[4] % arr.shape[1])
-        part = common.accept(lambda: arr[s0, s1])
-        if whole is not None and part is not None:
-            common.check(_same(part, whole[s0, s1]), f"{name}: region differs from the whole read")
-        results.append(whole)
+    results = [_read(store, key, chunk, data[1:5], name) for store in (local, mem)]
     if results[0] is not None and results[1] is not None:
         common.check(_same(results[0], results[1]), f"{name}: LocalStore and MemoryStore reads differ")
 
