@@ -327,10 +327,12 @@ asan-test: asan
 # shard reads, encode) built with -fsanitize=thread and run with no Python at all; (2) the threaded
 # tests against a TSan build of the extension modules, libtsan preloaded into the uninstrumented
 # Python; suppressions (fuzz/tsan.supp) only for CPython/numpy internals.
-# (deselected: a forked child of a multi-threaded process cannot start threads under TSan, which
-# does not support that; the fork path runs in asan-test and make test)
+# (deselected: the two fork tests; a forked child of a multi-threaded process cannot start threads
+# under TSan, which does not support that and kills the child; the fork paths run in make test and
+# asan-test)
 TSAN_TESTS ?= tests/test_native_pool.py tests/test_native_encode.py tests/kernels/test_gil.py tests/test_fused.py \
-  tests/test_read_planner.py tests/test_outbuf.py --deselect tests/test_native_pool.py::test_a_forked_child_reads_on_a_new_pool
+  tests/test_read_planner.py tests/test_outbuf.py --deselect tests/test_native_pool.py::test_a_forked_child_reads_on_a_new_pool \
+  --deselect tests/test_outbuf.py::test_forked_child_starts_with_an_empty_cache
 tsan: sysdeps venv
 	@$(call SAN_BUILD,tsan,-DZB_TSAN=ON)
 
