@@ -9,11 +9,11 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 REFVENV := .venv-ref
 BUILD_DEPS := "scikit-build-core>=0.10" "cython>=3.0.10" "numpy>=2.0" "blosc2>=2.7" "blosc>=1.11.3" cmake ninja
-TEST_DEPS := "pytest>=7" "hypothesis>=6" pytest-timeout mypy cibuildwheel tqdm
+TEST_DEPS := "pytest>=7" "hypothesis>=6" pytest-timeout mypy cibuildwheel tqdm "atheris>=2.3"
 # Remote-store tests: obstore and fsspec (zarrbolt's optional extras) and a real S3 API server
 # (moto_server) on loopback.  Bump TEST_STAMP when these change: an existing venv is upgraded.
 REMOTE_TEST_DEPS := "obstore>=0.6" "fsspec>=2023.10" aiohttp "moto[server]>=5" s3fs
-TEST_STAMP := $(VENV)/.zarrbolt-test-deps-5
+TEST_STAMP := $(VENV)/.zarrbolt-test-deps-6
 # Reference venv: the reference implementations, the ecosystem (dask, xarray, ome-zarr-py), what
 # zarr-python's own test suite needs (its `test` dependency group, less coverage/benchmark tooling
 # it does not use here) and zarrbolt's build deps (zarrbolt is installed there non-editable).
@@ -107,11 +107,10 @@ ZARR_SUITE_RUN = if [ ! -f $(REF_STAMP) ]; then echo "no reference venv: zarr-su
 zarr-suite: refinstall
 	@$(ZARR_SUITE_RUN); fi
 
+# ASan+UBSan build (GCC) into build/asan/site (an importable copy of the package; the source
+# tree keeps its normal build): see the sanitizer block at the end of this file.
 asan: sysdeps venv
-	mkdir -p build
-	$(VENV)/bin/cmake -S . -B build/asan -G Ninja -DZB_INPLACE=ON -DZB_SANITIZE=ON \
-	  -DPython_EXECUTABLE=$(CURDIR)/$(VPY) -DCMAKE_MAKE_PROGRAM=$(CURDIR)/$(VENV)/bin/ninja
-	$(VENV)/bin/cmake --build build/asan
+	@$(call SAN_BUILD,asan,-DZB_SANITIZE=ON)
 
 # Compile-check every C source for Windows with MinGW-w64 (Debian: gcc-mingw-w64-x86-64-posix; `make
 # crosscheck` goes further: zig cc for Windows and macOS, linked, with the Cython output),
@@ -328,3 +327,88 @@ writers-table: install refinstall
 
 write-costs: install
 	$(VPY) benchmarks/write_locks_cost.py && $(VPY) benchmarks/write_fsync_cost.py
+
+# ------------------------------------------------------------------------------------------ fuzzing, sanitizers
+# fuzz/README.md.  Sanitizer builds are installed into build/<name>/site: a copy of src/zarrbolt
+# with the instrumented extension modules, imported through PYTHONPATH by an uninstrumented Python
+# that LD_PRELOADs the sanitizer runtime.
+#   make fuzz [FUZZ_SECONDS=60 FUZZ_JOBS=1 FUZZ_ONLY=blosc,zstd]  every atheris harness N seconds,
+#               against the Clang ASan+UBSan+libFuzzer build; prints executions and coverage
+#   make fuzz-ci    each harness FUZZ_CI_SECONDS (20) from the generated seeds (a fresh work dir)
+#   make asan-test  the main test suite against the GCC ASan+UBSan build
+#   make tsan-test  the threaded tests against a ThreadSanitizer build, and tests/c/selftest.c
+#                   (the C pool) built with -fsanitize=thread
+.PHONY: fuzz fuzz-ci fuzz-build fuzz-deps asan-test tsan tsan-test
+FUZZ_SECONDS ?= 60
+FUZZ_CI_SECONDS ?= 20
+FUZZ_JOBS ?= 1
+FUZZ_ONLY ?=
+FUZZ_DEPS := "atheris>=2.3"
+FUZZ_STAMP := $(VENV)/.zarrbolt-fuzz-deps-1
+FUZZ_CC ?= $(shell for c in clang clang-19 clang-18 clang-17 clang-16 clang-15 clang-14; do command -v $$c >/dev/null && { echo $$c; break; }; done)
+
+# $(call SAN_BUILD,name,cmake options[,C compiler]): configure, build, install into build/name/site
+# (replaced by a rename: processes still running on the previous one keep their files)
+SAN_BUILD = mkdir -p build/$(1) && flock build/.lock-$(1) sh -c '$(if $(3),CC=$(3)) $(VENV)/bin/cmake -S . -B build/$(1) -G Ninja $(2) \
+	  -DPython_EXECUTABLE=$(CURDIR)/$(VPY) -DCMAKE_MAKE_PROGRAM=$(CURDIR)/$(VENV)/bin/ninja >/dev/null \
+	  && nice $(VENV)/bin/cmake --build build/$(1) \
+	  && rm -rf build/$(1)/site.new && mkdir -p build/$(1)/site.new && cp -r src/zarrbolt build/$(1)/site.new/ \
+	  && rm -f build/$(1)/site.new/zarrbolt/_ext/*.so build/$(1)/site.new/zarrbolt/_ext/*.c \
+	  && $(VENV)/bin/cmake --install build/$(1) --prefix build/$(1)/site.new >/dev/null \
+	  && rm -rf build/$(1)/site.old && { [ ! -d build/$(1)/site ] || mv build/$(1)/site build/$(1)/site.old; } \
+	  && mv build/$(1)/site.new build/$(1)/site'
+
+$(FUZZ_STAMP): | $(VPY)
+	$(VPY) -m pip install -q $(FUZZ_DEPS)
+	rm -f $(VENV)/.zarrbolt-fuzz-deps-*; touch $@
+
+# Clang (with compiler-rt's ASan and libFuzzer archives) for the fuzz build
+fuzz-deps: $(FUZZ_STAMP)
+	@if [ -z "$(FUZZ_CC)" ] || [ ! -f "$$($(FUZZ_CC) -print-resource-dir)/lib/linux/libclang_rt.fuzzer_no_main-$$(uname -m).a" ]; then \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get install -y -qq clang >/dev/null 2>&1 || { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq clang >/dev/null; }; fi
+
+fuzz-build: sysdeps venv fuzz-deps
+	@$(MAKE) --no-print-directory fuzz-build-inner FUZZ_CC=$$(for c in $(FUZZ_CC) clang clang-19 clang-18 clang-17 clang-16 clang-15 clang-14; do command -v $$c >/dev/null && { echo $$c; break; }; done)
+fuzz-build-inner:
+	@$(call SAN_BUILD,fuzz,-DZB_SANITIZE=ON -DZB_FUZZ=ON,$(FUZZ_CC))
+	@[ build/fuzz/rt/asan_with_fuzzer.so -nt fuzz/asan_with_fuzzer.sh ] || fuzz/asan_with_fuzzer.sh $(FUZZ_CC) build/fuzz/rt
+
+fuzz: fuzz-build
+	nice $(VPY) fuzz/run.py --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS) $(if $(FUZZ_ONLY),--only $(FUZZ_ONLY))
+
+fuzz-ci: fuzz-build
+	rm -rf build/fuzz/ci
+	nice $(VPY) fuzz/run.py --seconds $(FUZZ_CI_SECONDS) --jobs $(FUZZ_JOBS) --work build/fuzz/ci
+
+# ASan+UBSan (GCC): the main suite (tests/, the ecosystem and zarr-python suites run under the
+# reference venv and are not part of it) with the runtimes preloaded into the uninstrumented Python.
+ASAN_TEST_ARGS ?=
+SAN_ENV = PYTHONPATH=$(CURDIR)/build/$(1)/site ZARRBOLT_REF_PYTHON=$(CURDIR)/$(REFPY)
+asan-test: asan
+	@t0=$$(date +%s); $(call SAN_ENV,asan) LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
+	  ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  ZARRBOLT_SANITIZER=asan nice $(VPY) -m pytest -q -p no:cacheprovider $(ASAN_TEST_ARGS) tests \
+	  && echo "asan-test: $$(( $$(date +%s) - t0 )) s"
+
+# ThreadSanitizer (GCC): the C pool and the threaded paths.  (1) tests/c/selftest.c (pool, batches,
+# shard reads, encode) built with -fsanitize=thread and run with no Python at all; (2) the threaded
+# tests against a TSan build of the extension modules, libtsan preloaded into the uninstrumented
+# Python; suppressions (fuzz/tsan.supp) only for CPython/numpy internals.
+# (deselected: the two fork tests; a forked child of a multi-threaded process cannot start threads
+# under TSan, which does not support that and kills the child; the fork paths run in make test and
+# asan-test)
+TSAN_TESTS ?= tests/test_native_pool.py tests/test_native_encode.py tests/kernels/test_gil.py tests/test_fused.py \
+  tests/test_read_planner.py tests/test_outbuf.py --deselect tests/test_native_pool.py::test_a_forked_child_reads_on_a_new_pool \
+  --deselect tests/test_outbuf.py::test_forked_child_starts_with_an_empty_cache
+tsan: sysdeps venv
+	@$(call SAN_BUILD,tsan,-DZB_TSAN=ON)
+
+tsan-test: tsan
+	mkdir -p build/tsan
+	gcc -std=gnu11 -O1 -g -fsanitize=thread -Wall -Icsrc/include csrc/*.c tests/c/selftest.c -o build/tsan/selftest -lpthread -lm
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build/tsan/selftest
+	@t0=$$(date +%s); $(call SAN_ENV,tsan) LD_PRELOAD="$$(gcc -print-file-name=libtsan.so)" \
+	  TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/fuzz/tsan.supp" ZARRBOLT_NUM_THREADS=4 \
+	  ZARRBOLT_SANITIZER=tsan nice $(VPY) -m pytest -q -p no:cacheprovider $(TSAN_TESTS) \
+	  && echo "tsan-test: $$(( $$(date +%s) - t0 )) s"

@@ -21,6 +21,7 @@
 
 #include "zarrbolt/bitshuffle.h"
 #include "zarrbolt/codecs.h"
+#include "zarrbolt/lz4_check.h"
 #include "zarrbolt/thread.h"
 #if defined(__SSE2__) || defined(_M_X64)
 #  include <emmintrin.h>
@@ -29,6 +30,11 @@
 #define HDR_FLAGS_SHUFFLE 0x01
 #define HDR_FLAGS_MEMCPYED 0x02
 #define HDR_FLAGS_BITSHUFFLE 0x04
+/* Bit 3 of the flags: c-blosc2 reads it as its delta filter (BLOSC_DODELTA, bytes XORed with the
+ * first block's); c-blosc 1.x, whose format the Zarr blosc codec stores, refuses such chunks.  So
+ * does zarrbolt (found by fuzz/fuzz_blosc.py: the bit-shuffle fast path ignored the flag, and
+ * c-blosc2's own getitem disagrees with its decompress on such chunks). */
+#define HDR_FLAGS_DELTA 0x08
 #define HDR_MAX_COMPFORMAT 4 /* blosclz, lz4(hc), snappy, zlib, zstd */
 
 static int32_t rd_i32le(const unsigned char *p) {
@@ -55,6 +61,7 @@ static zb_status parse_header(const void *src, size_t n, hdr_t *h) {
   if ((h->flags & (HDR_FLAGS_SHUFFLE | HDR_FLAGS_BITSHUFFLE)) == (HDR_FLAGS_SHUFFLE | HDR_FLAGS_BITSHUFFLE))
     return ZB_EUNSUPPORTED; /* c-blosc2 extended header: not the Zarr blosc format */
   if ((h->flags >> 5) > HDR_MAX_COMPFORMAT) return ZB_ECORRUPT;
+  if (h->flags & HDR_FLAGS_DELTA) return ZB_ECORRUPT;
   if (h->nbytes < 0 || h->blocksize < 0 || h->cbytes < ZB_BLOSC_HEADER) return ZB_ECORRUPT;
   if (h->nbytes > INT_MAX - BLOSC2_MAX_OVERHEAD) return ZB_ECORRUPT;
   if ((size_t)h->cbytes > n) return ZB_ETOOSMALL;
@@ -165,7 +172,9 @@ int zb_blosc2_set_fast_bitshuffle(int on) {
 
 static int fast_bitshuffle_ok(const hdr_t *h) {
   if (!g_fast_bitshuffle) return 0;
-  if ((h->flags & (HDR_FLAGS_SHUFFLE | HDR_FLAGS_BITSHUFFLE | HDR_FLAGS_MEMCPYED)) != HDR_FLAGS_BITSHUFFLE) return 0;
+  if ((h->flags & (HDR_FLAGS_SHUFFLE | HDR_FLAGS_BITSHUFFLE | HDR_FLAGS_MEMCPYED | HDR_FLAGS_DELTA)) !=
+      HDR_FLAGS_BITSHUFFLE)
+    return 0;
   size_t ts = (size_t)h->typesize;
   if (ts == 0 || h->blocksize <= 0 || h->nbytes <= 0 || (size_t)h->nbytes > FAST_BITSHUFFLE_MAX) return 0;
   if ((size_t)h->blocksize % (8 * ts) != 0) return 0;
@@ -219,6 +228,7 @@ static zb_status getitem_bitshuffled(tls_state *t, const void *src, const hdr_t 
 }
 
 static int fast_lz4_ok(const hdr_t *h, const unsigned char *p);
+static zb_status lz4_streams_check(const unsigned char *src, const hdr_t *h, size_t first, size_t end);
 static zb_status getitem_lz4(const unsigned char *src, const hdr_t *h, size_t first, size_t end, uint8_t *dst,
                              uint8_t *tmp);
 
@@ -232,6 +242,9 @@ zb_status zb_blosc2_decompress(const void *src, size_t n, void *dst, size_t cap,
   if ((size_t)h.cbytes != n) return ZB_ECORRUPT;
   if ((size_t)h.nbytes > cap) return ZB_ETOOSMALL;
   if (h.nbytes == 0) return ZB_OK;
+  if (!fast_lz4_ok(&h, (const unsigned char *)src) &&
+      lz4_streams_check((const unsigned char *)src, &h, 0, (size_t)h.nbytes) != ZB_OK)
+    return ZB_ECORRUPT;
   tls_state *t = acquire_state();
   if (t == NULL) return ZB_ENOMEM;
   if (fast_bitshuffle_ok(&h)) {
@@ -271,7 +284,6 @@ zb_status zb_blosc2_decompress(const void *src, size_t n, void *dst, size_t cap,
  * typesize > 16, blocksize / typesize < 128, or it is the last, shorter block.  Streams here are
  * decoded only up to the last wanted element; the bytes after it are not read (nor checked). */
 #define HDR_FLAGS_DONT_SPLIT 0x10
-#define HDR_FLAGS_RESERVED 0x08
 #define LZ4_FORMAT 1
 #define SPLIT_MAX_TYPESIZE 16
 #define SPLIT_MIN_ELEMENTS 128
@@ -302,7 +314,7 @@ int zb_blosc2_set_fast_lz4(int on) {
 static int fast_lz4_ok(const hdr_t *h, const unsigned char *p) {
   if (!g_fast_lz4 || p[0] != 2 || (h->flags >> 5) != LZ4_FORMAT) return 0;
   if ((size_t)h->blocksize > SCRATCH_BLOCK_MAX) return 0;
-  if (h->flags & (HDR_FLAGS_BITSHUFFLE | HDR_FLAGS_MEMCPYED | HDR_FLAGS_RESERVED)) return 0;
+  if (h->flags & (HDR_FLAGS_BITSHUFFLE | HDR_FLAGS_MEMCPYED | HDR_FLAGS_DELTA)) return 0;
   size_t ts = (size_t)h->typesize;
   if (ts == 0 || h->blocksize <= 0 || h->nbytes <= 0) return 0;
   if ((h->flags & HDR_FLAGS_SHUFFLE) && ts > 1)
@@ -360,6 +372,7 @@ static zb_status stream_prefix(const unsigned char *src, int32_t cs, size_t nebl
       memcpy(o, src, want);
     return ZB_OK;
   }
+  if (zb_lz4_check_offsets(src, (size_t)cs, want) != ZB_OK) return ZB_ECORRUPT;
   int r = want == neblock ? LZ4_decompress_safe((const char *)src, (char *)o, cs, (int)neblock)
                           : LZ4_decompress_safe_partial((const char *)src, (char *)o, cs, (int)want, (int)neblock);
   if (r < 0 || (size_t)r < want || (want == neblock && (size_t)r != neblock)) return ZB_ECORRUPT;
@@ -431,6 +444,37 @@ static zb_status getitem_lz4(const unsigned char *src, const hdr_t *h, size_t fi
 #endif
 }
 
+/* The c-blosc2 route for LZ4 chunks in the c-blosc 1.x layout (version 2, as getitem_lz4 reads
+ * it): every LZ4 stream of the blocks holding bytes [first, end) checked for offset-0 matches
+ * (zarrbolt/lz4_check.h) before c-blosc2 decodes them.  A layout defect ends the walk with
+ * ZB_OK: c-blosc2 reports it. */
+static zb_status lz4_streams_check(const unsigned char *src, const hdr_t *h, size_t first, size_t end) {
+  if (src[0] != 2 || (h->flags >> 5) != LZ4_FORMAT || (h->flags & HDR_FLAGS_MEMCPYED)) return ZB_OK;
+  size_t ts = (size_t)h->typesize, bs = (size_t)h->blocksize, nb = (size_t)h->nbytes, cb = (size_t)h->cbytes;
+  if (ts == 0 || bs == 0 || nb == 0) return ZB_OK;
+  size_t nblocks = nb / bs + (nb % bs != 0);
+  if (nblocks > (cb - ZB_BLOSC_HEADER) / 4) return ZB_OK;
+  int dont_split = (h->flags & HDR_FLAGS_DONT_SPLIT) != 0;
+  for (size_t j = first / bs; j < nblocks && j * bs < end; j++) {
+    int leftover = (j == nblocks - 1) && (nb % bs != 0);
+    size_t bsize = leftover ? nb % bs : bs;
+    size_t nsplits = (!dont_split && ts <= SPLIT_MAX_TYPESIZE && bsize / ts >= SPLIT_MIN_ELEMENTS && !leftover) ? ts : 1;
+    size_t neblock = bsize / nsplits;
+    int32_t bstart = rd_i32le(src + ZB_BLOSC_HEADER + 4 * j);
+    if (bstart < 0 || (size_t)bstart > cb) return ZB_OK;
+    size_t off = (size_t)bstart;
+    for (size_t s = 0; s < nsplits; s++) {
+      if (cb - off < 4) return ZB_OK;
+      int32_t cs = rd_i32le(src + off);
+      off += 4;
+      if (cs < 0 || (size_t)cs > cb - off) return ZB_OK;
+      if ((size_t)cs != neblock && zb_lz4_check_offsets(src + off, (size_t)cs, neblock) != ZB_OK) return ZB_ECORRUPT;
+      off += (size_t)cs;
+    }
+  }
+  return ZB_OK;
+}
+
 zb_status zb_blosc2_partial_sizes(const void *src, size_t n, size_t *nbytes, size_t *cbytes, size_t *blocksize,
                                   size_t *typesize, int *in_block) {
   if (in_block == NULL) return ZB_EINVAL;
@@ -456,6 +500,10 @@ zb_status zb_blosc2_getitem(const void *src, size_t n, int64_t start, int64_t ni
   size_t need = (size_t)nitems * (size_t)h.typesize;
   if (cap < need) return ZB_EINVAL;
   if (nitems == 0) return ZB_OK;
+  size_t ts = (size_t)h.typesize, first = (size_t)start * ts, end = first + need;
+  if (!fast_lz4_ok(&h, (const unsigned char *)src) &&
+      lz4_streams_check((const unsigned char *)src, &h, first, end) != ZB_OK)
+    return ZB_ECORRUPT;
   tls_state *t = acquire_state();
   if (t == NULL) return ZB_ENOMEM;
   if (fast_lz4_ok(&h, (const unsigned char *)src)) {
@@ -479,8 +527,7 @@ zb_status zb_blosc2_getitem(const void *src, size_t n, int64_t start, int64_t ni
    * exactly one block's items starting at a block's last item (tests/codecs/
    * test_blosc_lz4_partial.py shows it for lz4, zstd and blosclz chunks).  So it is only asked
    * for whole blocks, and the wanted bytes are copied out of them. */
-  size_t ts = (size_t)h.typesize, bs = (size_t)h.blocksize, nb = (size_t)h.nbytes;
-  size_t first = (size_t)start * ts, end = first + need;
+  size_t bs = (size_t)h.blocksize, nb = (size_t)h.nbytes;
   size_t off0 = first / bs * bs, off1 = ((end - 1) / bs + 1) * bs;
   if (off1 > nb) off1 = nb;
   uint8_t *whole = (uint8_t *)dst;

@@ -18,6 +18,7 @@ const char *LZ4_versionString(void);
 #define ZB_LZ4_PARTIAL (LZ4_VERSION_NUMBER >= 10900)
 #endif
 
+#include "zarrbolt/lz4_check.h"
 #include "zarrbolt/lz4_codec.h"
 
 typedef char zb_lz4_params_fit_a_step[sizeof(zb_lz4_params) <= 64 ? 1 : -1];
@@ -72,6 +73,7 @@ static zb_status check_header(const void *src, size_t n, size_t cap, size_t *siz
   if (*size > (size_t)LZ4_MAX_INPUT_SIZE) return ZB_ECORRUPT; /* no LZ4 writer makes these */
   if (*size > cap) return ZB_ETOOSMALL;
   if (n - ZB_LZ4_HEADER > (size_t)INT_MAX) return ZB_ECORRUPT; /* longer than any valid block */
+  if (*size > ZB_LZ4_MAX_RATIO * (n - ZB_LZ4_HEADER) + 64) return ZB_ECORRUPT; /* lz4_codec.h */
   return ZB_OK;
 }
 
@@ -81,6 +83,7 @@ zb_status zb_lz4_decompress(const void *src, size_t n, void *dst, size_t cap, si
   size_t size = 0;
   zb_status st = check_header(src, n, cap, &size);
   if (st != ZB_OK) return st;
+  if (zb_lz4_check_offsets((const char *)src + ZB_LZ4_HEADER, n - ZB_LZ4_HEADER, size) != ZB_OK) return ZB_ECORRUPT;
   char dummy = 0;
   /* LZ4_decompress_safe never writes past its capacity and fails unless the block ends exactly at
    * the end of its input (trailing bytes are an error). */
@@ -106,6 +109,7 @@ zb_status zb_lz4_decompress_prefix(const void *src, size_t n, void *dst, size_t 
     }
     return st;
   }
+  if (zb_lz4_check_offsets((const char *)src + ZB_LZ4_HEADER, n - ZB_LZ4_HEADER, want) != ZB_OK) return ZB_ECORRUPT;
   int r = LZ4_decompress_safe_partial((const char *)src + ZB_LZ4_HEADER, (char *)dst, (int)(n - ZB_LZ4_HEADER),
                                       (int)want, (int)cap);
   if (r < 0 || (size_t)r < want) return ZB_ECORRUPT; /* malformed, or shorter than the header says */

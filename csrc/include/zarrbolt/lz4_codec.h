@@ -37,6 +37,10 @@ size_t zb_lz4_compress_bound(size_t n);
 /* Header + LZ4 block of src.  ZB_ETOOSMALL when cap is below what this input needs (always
  * enough: zb_lz4_compress_bound(n)). */
 zb_status zb_lz4_compress(const void *src, size_t n, void *dst, size_t cap, int acceleration, size_t *out_n);
+/* An LZ4 block decodes to at most this many bytes per input byte (a match length's continuation
+ * bytes), plus a few: a header claiming more is corrupt, refused before anything is allocated
+ * (the claim, up to the caller's limit, used to be allocated first). */
+#define ZB_LZ4_MAX_RATIO 255
 /* The decoded size the header of src claims (ZB_ECORRUPT when src is shorter than the header). */
 zb_status zb_lz4_decoded_size(const void *src, size_t n, size_t *size);
 /* Decode src into dst: exactly the header's size, which must fit in cap (ZB_ETOOSMALL). */

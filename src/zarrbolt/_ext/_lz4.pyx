@@ -71,6 +71,10 @@ def decompress(data, max_size):
         if size > <size_t>cap:
             raise _zb_errors.CorruptChunkError(
                 f"lz4_decompress: the header claims {size} decoded bytes, at most {cap} expected")
+        if size > ZB_LZ4_MAX_RATIO * (<size_t>view.len - 4) + 64:
+            raise _zb_errors.CorruptChunkError(
+                f"lz4_decompress: the header claims {size} decoded bytes, more than an LZ4 block of "
+                f"{view.len - 4} bytes decodes to")
         raw = _zb_bytes_new(NULL, <Py_ssize_t>size)
         with nogil:
             st = zb_lz4_decompress(view.buf, <size_t>view.len, _zb_bytes_ptr(raw), size, &written)

@@ -51,11 +51,23 @@ def decompress(data, max_size):
     cdef PyObject *raw = NULL
     cdef size_t written = 0
     cdef int st
+    cdef Py_ssize_t size = cap
     _get_in(data, &view, "zlib_decompress")
+    # A guess first, x4 while the output does not fit, up to cap (as _codecs' gzip/zstd): a large
+    # limit (a variable-length chunk's 2 GiB) is never reserved unless the data decode that large
+    # (fuzz/fuzz_chunk_read.py: every vlen chunk used to allocate its 2 GiB limit).
+    if view.len < cap // 16:
+        size = min(cap, max(<Py_ssize_t>(1 << 20), view.len * 16))
     try:
-        raw = _zb_bytes_new(NULL, cap)
-        with nogil:
-            st = zb_zlib_decompress(view.buf, <size_t>view.len, _zb_bytes_ptr(raw), <size_t>cap, &written)
+        while True:
+            raw = _zb_bytes_new(NULL, size)
+            with nogil:
+                st = zb_zlib_decompress(view.buf, <size_t>view.len, _zb_bytes_ptr(raw), <size_t>size, &written)
+            if st != ZB_ETOOSMALL or size >= cap:
+                break
+            Py_XDECREF(raw)
+            raw = NULL
+            size = min(cap, size * 4)
         if st == ZB_ETOOSMALL:
             raise _zb_errors.CorruptChunkError(f"zlib_decompress: data decodes to more than {cap} bytes")
         zb_raise(st, "zlib_decompress")

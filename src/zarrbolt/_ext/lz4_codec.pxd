@@ -5,6 +5,7 @@ cdef extern from "zarrbolt/status.h" nogil:
     ctypedef int zb_status_t "zb_status"
 
 cdef extern from "zarrbolt/lz4_codec.h" nogil:
+    size_t ZB_LZ4_MAX_RATIO
     enum:
         ZB_LZ4_HEADER
     ctypedef struct zb_lz4_params:
