@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from . import config
 from .array_config import ArrayConfig
 from .codecs.abc import ChunkSpec
 from .errors import (
