@@ -65,7 +65,7 @@ def test_two_arrays_fetch_at_the_same_time(sharded, threads):
     barrier = threading.Barrier(2, timeout=BARRIER_TIMEOUT)
     rng = np.random.default_rng(1)
     arrays, datas = [], []
-    for i in range(2):
+    for _i in range(2):
         store = RendezvousStore(barrier)
         kw = {"shards": (16, 128, 256)} if sharded else {}
         a = zarr.create_array(store, shape=SHAPE, chunks=(8, 64, 128), dtype="uint16", **kw)

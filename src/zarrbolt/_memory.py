@@ -118,8 +118,8 @@ def cgroup_limit(proc: str = "/proc/self") -> int | None:
     # cgroup v1 writes "no limit" as a huge number (PAGE_COUNTER_MAX pages)
     limits += [v for v in (_read_int(os.path.join(d, "memory.limit_in_bytes")) for d in v1)
                if v is not None and v < (1 << 60)]
-    limits = [v for v in limits if v is not None]
-    return min(limits) if limits else None
+    found = [v for v in limits if v is not None]
+    return min(found) if found else None
 
 
 def rlimit() -> int | None:

@@ -143,7 +143,7 @@ if _DEFAULTS["write_fsync"] not in ("none", "file", "dir"):
                         "'none', 'file' or 'dir'")
 _values = dict(_DEFAULTS)
 _lock = threading.Lock()
-_VALIDATORS = {
+_VALIDATORS: dict[str, Callable[[Any], bool]] = {
     "threads": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
     "write_empty_chunks": lambda v: isinstance(v, bool),
     "order": lambda v: v in ("C", "F"),

@@ -188,7 +188,7 @@ def _owner(key: str, nodes: list[str]) -> str | None:
     return best
 
 
-def fsck(path: str | os.PathLike, clean: bool = False, older_than: float = ORPHAN_AGE) -> FsckReport:
+def fsck(path: str | os.PathLike[str], clean: bool = False, older_than: float = ORPHAN_AGE) -> FsckReport:
     """Check the Zarr hierarchy in directory ``path`` (see the module doc); ``clean``: remove
     the orphaned temporary files.  Raises StoreError when ``path`` is not a directory."""
     from .storage import LocalStore

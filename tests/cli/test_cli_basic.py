@@ -15,7 +15,7 @@ from zarrbolt.cli import COMMANDS, build_parser
 
 def test_registry_and_help(capsys):
     names = [n for n, _ in COMMANDS]
-    assert names[:7] == ["info", "tree", "cp", "bench", "verify", "versions", "demo"]
+    assert names[:9] == ["info", "tree", "cp", "pyramid", "fsck", "bench", "verify", "versions", "demo"]
     help_text = build_parser().format_help()
     for n in names:
         assert n in help_text

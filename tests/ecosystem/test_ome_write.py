@@ -10,8 +10,8 @@ import pytest
 zarr = pytest.importorskip("zarr")
 da = pytest.importorskip("dask.array")
 
-import zarrbolt
-from zarrbolt.ome import open_image, write_image, write_label
+import zarrbolt  # noqa: E402
+from zarrbolt.ome import open_image, write_image, write_label  # noqa: E402
 
 SHAPE = (2, 9, 70, 90)  # c, z, y, x: odd z, edge shards on y and x
 

@@ -328,7 +328,7 @@ class ShardingCodec(ArrayToBytesCodec):
 
     def encode_inner(
         self, array: np.ndarray, spec: ChunkSpec, flats: Any, *, is_fill: Callable[[np.ndarray], bool] | None = None,
-        encoder: Callable[[np.ndarray, list], tuple[np.ndarray, np.ndarray]] | None = None,
+        encoder: Callable[[np.ndarray, list[Any]], tuple[np.ndarray, np.ndarray]] | None = None,
         origin: Sequence[int] | None = None,
     ) -> dict[int, Any]:
         """``{flat: encoded bytes}`` of inner chunks ``flats`` of a shard whose part
@@ -426,7 +426,7 @@ class ShardingCodec(ArrayToBytesCodec):
         return plan_update(lay, selection, self.touched_inner_chunks(lay, selection))
 
     def merge_update(self, spec: ChunkSpec, upd: ShardUpdate, value: Any, existing: Sequence[Any],
-                     key: str = "", decoder: Callable[[np.ndarray, list, list], None] | None = None) -> np.ndarray:
+                     key: str = "", decoder: Callable[[np.ndarray, list[Any], list[Any]], None] | None = None) -> np.ndarray:
         """The box of ``upd`` holding the touched inner chunks after the write: each one not
         wholly overwritten decoded from ``existing`` (its encoded bytes, in the order of
         ``upd.touched[~upd.covered]``; None: empty), then ``value`` put at the selection.
@@ -481,6 +481,7 @@ class ShardingCodec(ArrayToBytesCodec):
         box = self.merge_update(spec, upd, value, existing, key, decoder)
         encoded = self.encode_inner(box, spec, upd.touched, is_fill=is_fill, encoder=encoder, origin=upd.origin)
         if mv is not None:
+            assert offs is not None and nb is not None
             keep = np.ones(lay.n, dtype=bool)
             keep[upd.touched] = False
             for i in np.flatnonzero(keep & (offs != EMPTY)).tolist():
@@ -503,7 +504,7 @@ class ShardUpdate:
     covered: np.ndarray
     origin: tuple[int, ...]
     box_shape: tuple[int, ...]
-    local: tuple
+    local: tuple[Any, ...]
 
 
 def _touched_axes(lay: ShardLayout, selection: Any) -> list[np.ndarray] | None:

@@ -74,7 +74,7 @@ def add_parser(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _options(args: argparse.Namespace) -> dict | None:
+def _options(args: argparse.Namespace) -> dict[str, Any] | None:
     from ..errors import StoreError
 
     if args.storage_options is None:

@@ -64,9 +64,10 @@ def downsample(block: Any, halve: Sequence[bool], method: str = "mean", *, threa
     nthreads = default_threads() if threads is None else int(threads)
     if work != arr.dtype:
         src = arr.view(work) if arr.dtype == np.bool_ else arr.astype(work)
-        res = _ext().downsample2(src, list(halve), method, nthreads)
+        res: np.ndarray = _ext().downsample2(src, list(halve), method, nthreads)
         return res.view(arr.dtype) if arr.dtype == np.bool_ else res.astype(arr.dtype)
-    return _ext().downsample2(arr, list(halve), method, nthreads)
+    out: np.ndarray = _ext().downsample2(arr, list(halve), method, nthreads)
+    return out
 
 
 def output_shape(shape: Sequence[int], halve: Sequence[bool]) -> tuple[int, ...]:

@@ -152,8 +152,7 @@ def _vector(t: Mapping[str, Any], key: str, ndim: int, where: str) -> tuple[floa
     v = t.get(key)
     if "path" in t and v is None:
         raise _fail(f"{where}: {key} stored in a separate array (path) is not supported")
-    ok = isinstance(v, list) and len(v) == ndim and all(_finite(x) for x in v)
-    if not ok:
+    if not (isinstance(v, list) and len(v) == ndim and all(_finite(x) for x in v)):
         raise _fail(f"{where}: '{key}' must be a list of {ndim} finite numbers, got {v!r}")
     return tuple(float(x) for x in v)
 

@@ -16,7 +16,7 @@ class Image:
     level, scale and translation.  ``labels`` maps label names to their images; ``omero`` and
     ``image_label`` are the metadata's objects of those names (None when absent)."""
 
-    def __init__(self, group: Any, multiscale: Multiscale, ome: Mapping[str, Any], *, all_multiscales: tuple = ()):
+    def __init__(self, group: Any, multiscale: Multiscale, ome: Mapping[str, Any], *, all_multiscales: tuple[Any, ...] = ()):
         self.group = group
         self._ms = multiscale
         self._ome = ome
@@ -122,7 +122,7 @@ class Image:
                 f"levels={list(self.shapes)} dtype={self.dtype}>")
 
 
-class Labels(Mapping):
+class Labels(Mapping[str, Any]):
     """The ``labels`` group of an image: name → label :class:`Image`, opened when asked for."""
 
     def __init__(self, image_group: Any):

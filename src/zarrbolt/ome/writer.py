@@ -112,7 +112,7 @@ def _write_pyramid(group: Any, data: Any, dtype: np.dtype, axes: Sequence[Axis],
 
 
 def _prepare(data: Any, axes: Any, units: Any, method: str, chunks: Any, shards: Any, levels: Any,
-             downsample_axes: Any, scale: Any, translation: Any) -> tuple[Any, np.dtype, tuple[Axis, ...], list]:
+             downsample_axes: Any, scale: Any, translation: Any) -> tuple[Any, np.dtype, tuple[Axis, ...], list[Any]]:
     data, shape, dtype = _shape_dtype(data)
     ax = parse_axes(axes, len(shape), units)
     check_method(method, dtype)

@@ -82,8 +82,8 @@ SHARDS_IN_FLIGHT_MIN = 64 << 20
 
 def _large_shards(io: ArrayIO, nshards: int) -> bool:
     """Whether shards side by side (one per thread) would hold too much memory at once."""
-    threads = config.get("threads")
-    shard = io.bound.spec.nbytes
+    threads: int = config.get("threads")
+    shard: int = io.bound.spec.nbytes
     return threads > 1 and threads * shard > max(SHARDS_IN_FLIGHT_MIN, nshards * shard // SHARDS_IN_FLIGHT_SHARE)
 
 
@@ -236,9 +236,11 @@ class ChunkWriter:
         ``shard_update`` option says); else the shard is read whole and stored again."""
         if self.updater is not None and self.updater.update(key, p.chunk_selection, src):
             return
+        sharding = self.sharding
+        assert sharding is not None  # (called for directly written shards only)
         store = self.io.store
         data = store.get(key)
-        enc = self.sharding.update_shard(data, self.io.bound.ab_spec, p.chunk_selection, src, key,
+        enc = sharding.update_shard(data, self.io.bound.ab_spec, p.chunk_selection, src, key,
                                          self.inner_is_fill, parts=True, encoder=self.inner_encoder,
                                          decoder=self.inner_decoder)
         if enc is None:
@@ -379,17 +381,19 @@ def inner_encoder(io: ArrayIO, keep_empty: bool = False
     return encode
 
 
-def inner_decoder(io: ArrayIO) -> Callable[[np.ndarray, list, list], None] | None:
+def inner_decoder(io: ArrayIO) -> Callable[[np.ndarray, list[Any], list[Any]], None] | None:
     """For partial shard writes: decode the existing inner chunks that a write merges with, by
     the fused C decode on the pool (see ShardingCodec.merge_update), or None when the inner
     chain has no decode plan."""
     plan = io.plan if io.shard_direct and config.get("fused_pipeline") else None
     if plan is None:
         return None
-    chunk_shape = tuple(io.layout.chunk_shape)
+    layout = io.layout
+    assert layout is not None  # (shard_direct: a sharded array)
+    chunk_shape = tuple(layout.chunk_shape)
     nd = len(chunk_shape)
 
-    def decode(box: np.ndarray, regions: list, datas: list) -> None:
+    def decode(box: np.ndarray, regions: list[Any], datas: list[Any]) -> None:
         n = len(datas)
         starts = np.zeros((n, nd), dtype=np.int64)
         shapes = np.tile(np.asarray(chunk_shape, dtype=np.int64), (n, 1))
@@ -407,10 +411,10 @@ def inner_decoder(io: ArrayIO) -> Callable[[np.ndarray, list, list], None] | Non
             except CodecError as e:
                 k = getattr(e, "task_index", None)
                 if isinstance(k, int) and 0 <= k < len(batch):
-                    e.task_index = int(batch[k])
+                    e.task_index = int(batch[k])  # type: ignore[attr-defined]
                 raise
 
-        run_batches(work, range(n), cost=io.layout.inner.spec.nbytes * n)
+        run_batches(work, range(n), cost=layout.inner.spec.nbytes * n)
 
     return decode
 

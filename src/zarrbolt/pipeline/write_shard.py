@@ -125,8 +125,10 @@ class LocalShardUpdater:
         self.io = io
         self.decoder = decoder
         self.files = io.files
-        self.codec = io.sharding
-        self.lay = io.layout
+        codec, lay = io.sharding, io.layout
+        assert codec is not None and lay is not None  # (made for sharded arrays only)
+        self.codec = codec
+        self.lay = lay
         self.spec = io.bound.ab_spec
         self.is_fill = is_fill
         self.encoder = encoder

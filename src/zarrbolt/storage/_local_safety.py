@@ -19,6 +19,7 @@ import stat
 import threading
 import time
 import uuid
+from typing import Any
 
 from ..errors import StoreError
 
@@ -58,12 +59,12 @@ def _pid_alive(pid: int) -> bool:
     if _WINDOWS:  # pragma: no cover - not testable here
         import ctypes
 
-        h = ctypes.windll.kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        h = ctypes.windll.kernel32.OpenProcess(0x1000, False, pid)  # type: ignore[attr-defined]  # PROCESS_QUERY_LIMITED_INFORMATION
         if not h:
             return False
         code = ctypes.c_ulong()
-        ok = ctypes.windll.kernel32.GetExitCodeProcess(h, ctypes.byref(code))
-        ctypes.windll.kernel32.CloseHandle(h)
+        ok = ctypes.windll.kernel32.GetExitCodeProcess(h, ctypes.byref(code))  # type: ignore[attr-defined]
+        ctypes.windll.kernel32.CloseHandle(h)  # type: ignore[attr-defined]
         return not ok or code.value == 259  # STILL_ACTIVE
     try:
         os.kill(pid, 0)
@@ -92,7 +93,7 @@ def is_orphan(name: str, mtime: float | None, now: float | None = None, max_age:
 def sweep(directory: str, max_age: float = ORPHAN_AGE) -> list[str]:
     """Remove the orphaned temporary files of ``directory`` (see :func:`is_orphan`); the paths
     removed.  Errors (a directory gone, a file removed meanwhile) are ignored."""
-    removed = []
+    removed: list[str] = []
     now = time.time()
     try:
         with os.scandir(directory) as it:
@@ -118,7 +119,7 @@ class Sweeper:
         self._done: set[str] = set()
         self._lock = threading.Lock()
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[Any, ...]:
         return (Sweeper, ())  # (a copy sweeps again: its lock cannot travel)
 
     def __call__(self, directory: str) -> None:

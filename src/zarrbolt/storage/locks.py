@@ -187,7 +187,7 @@ if _WINDOWS:  # pragma: no cover - not testable on this platform
         while True:
             os.lseek(fd, offset, os.SEEK_SET)
             try:
-                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
                 return
             except OSError as e:
                 if e.errno not in (errno.EACCES, errno.EDEADLK):
@@ -197,7 +197,7 @@ if _WINDOWS:  # pragma: no cover - not testable on this platform
 
     def _unlock_byte(fd: int, offset: int) -> None:
         os.lseek(fd, offset, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
 
 else:
 
