@@ -4,6 +4,8 @@ pytest's importlib import mode."""
 import os
 import sys
 
+import pytest
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # `make wheel-test` / cibuildwheel: the suite must exercise the installed wheel, never a source tree
@@ -18,3 +20,17 @@ if os.environ.get("ZARRBOLT_TEST_INSTALLED") == "1":
 # the remote-store fixtures (moto_server, s3_bucket, s3_proxy, http_server): real servers on
 # loopback, started only by the tests that use them
 from remote_helpers import http_server, moto_server, s3_bucket, s3_proxy  # noqa: E402,F401
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _zarrbolt_lock_dir(tmp_path_factory):
+    """LocalStore's write lock files (one per array directory a test updates in part) go to the
+    session's temporary directory rather than piling up in the shared default lock dir; the
+    tests of the default unset it."""
+    old = os.environ.get("ZARRBOLT_LOCK_DIR")
+    os.environ["ZARRBOLT_LOCK_DIR"] = str(tmp_path_factory.mktemp("zarrbolt-locks"))
+    yield
+    if old is None:
+        os.environ.pop("ZARRBOLT_LOCK_DIR", None)
+    else:
+        os.environ["ZARRBOLT_LOCK_DIR"] = old

@@ -35,8 +35,9 @@ a connection reset or a timeout, default 3, ``ZARRBOLT_REMOTE_RETRIES``), ``remo
 array, default 4096, ``ZARRBOLT_REMOTE_INDEX_CACHE``).  A store reads these when it is made.
 
 Writers (see ``docs/reliability.md``): ``write_lock`` (default True, ``ZARRBOLT_WRITE_LOCK``):
-partial updates of one chunk or shard are serialized (a ``LocalStore``: across processes, by
-``.zb-lock`` record locks; other stores: across threads); False for pipelines with one writer
+partial updates of one chunk or shard are serialized (a ``LocalStore``: across the processes of
+one host, by record locks in lock files outside the store, in ``ZARRBOLT_LOCK_DIR`` or the
+temporary directory; other stores: across threads); False for pipelines with one writer
 per chunk.  ``write_fsync`` (``"none"`` default, ``"file"``, ``"dir"``;
 ``ZARRBOLT_WRITE_FSYNC``): what a ``LocalStore`` made without ``fsync=`` flushes to disk before
 a write returns.

@@ -16,6 +16,7 @@ import numpy as np  # noqa: E402
 
 import zarrbolt  # noqa: E402
 from zarrbolt.storage import LocalStore  # noqa: E402
+from zarrbolt.storage.locks import lock_path  # noqa: E402
 
 # dask's multiprocessing scheduler forks from a process with threads (dask's own, zarrbolt's pool)
 pytestmark = pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
@@ -58,4 +59,5 @@ def test_without_locks_updates_can_be_lost(tmp_path):
         da.store(x, arr, lock=False, num_workers=8)
     got = zarrbolt.open_array(LocalStore(str(tmp_path / "nolock")), mode="r")[:]
     assert got.shape == SHAPE  # decodable; how much was lost depends on timing
+    assert not os.path.exists(lock_path(str(tmp_path / "nolock")))
     assert not os.path.exists(os.path.join(str(tmp_path / "nolock"), ".zb-lock"))

@@ -1,11 +1,15 @@
 """Partial updates of one shard (or chunk) by several writers lose nothing (issue #21.1): the
 per-key write locks of zarrbolt.storage.locks, across processes on a LocalStore and across the
-threads of a process on every store; the ``write_lock`` switch; the lock file is never a key."""
+threads of a process on every store; the ``write_lock`` switch; the lock files live outside the
+store (never a key, nothing made in the array directory)."""
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import shutil
+import stat
+import tempfile
 import threading
 
 import numpy as np
@@ -15,7 +19,15 @@ import zarrbolt
 from zarrbolt import config
 from zarrbolt.errors import InvalidKeyError
 from zarrbolt.storage import LocalStore, MemoryStore
-from zarrbolt.storage.locks import LOCK_NAME, FileLocks, key_lock, lock_offset
+from zarrbolt.storage.locks import (
+    LOCK_DIR_ENV,
+    LOCK_NAME,
+    FileLocks,
+    key_lock,
+    lock_dir,
+    lock_offset,
+    lock_path,
+)
 
 ROWS, COLS, INNER = 128, 16, 4  # one 128x16 int32 shard of 32 inner chunks of 4x16
 NPROC, PER = 4, 8
@@ -109,16 +121,40 @@ def test_threads_one_shard_lose_nothing(tmp_path, kind):
         assert (got == np.repeat(np.arange(ROWS // INNER), INNER)[:, None]).all()
 
 
-def test_lock_file_is_never_a_key(tmp_path):
+def _lock_env(monkeypatch, tmp_path):
+    d = tmp_path / "locks"
+    monkeypatch.setenv(LOCK_DIR_ENV, str(d))
+    return d
+
+
+def _store_files(root) -> set[str]:
+    out = set()
+    for dirpath, _dirs, files in os.walk(root):
+        rel = os.path.relpath(dirpath, root)
+        out.update(f if rel == "." else f"{rel}/{f}".replace(os.sep, "/") for f in files)
+    return out
+
+
+def test_lock_file_is_never_a_key(tmp_path, monkeypatch):
+    locks = _lock_env(monkeypatch, tmp_path)
     root = tmp_path / "r"
     store = LocalStore(root)
     a = zarrbolt.create_array(store, name="g/a", shape=(ROWS, COLS), dtype="int32", chunks=(INNER, COLS),
                               shards=(ROWS, COLS))
     a[0:4, :] = 1  # a partial shard update: takes the lock
-    assert (root / "g" / "a" / LOCK_NAME).exists()
+    # the lock file is in the lock dir, named by the array directory's real path; nothing is made
+    # in the array directory
+    path = lock_path(str(root / "g" / "a"))
+    assert os.path.dirname(path) == str(locks) and os.listdir(locks) == [os.path.basename(path)]
+    assert sorted(os.listdir(root / "g" / "a")) == ["c", "zarr.json"]
+    assert not (root / "g" / "a" / LOCK_NAME).exists()
     keys = sorted(store.list())
-    assert keys == ["g/a/c/0/0", "g/a/zarr.json", "g/zarr.json", "zarr.json"] or LOCK_NAME not in str(keys)
-    assert not any(LOCK_NAME in k for k in keys)
+    assert keys == ["g/a/c/0/0", "g/a/zarr.json", "g/zarr.json", "zarr.json"]
+    assert _store_files(root) == set(keys)
+    assert a.nchunks_initialized == 1
+    # a stale .zb-lock of an older version stays hidden and refused as a key
+    (root / "g" / "a" / LOCK_NAME).write_bytes(b"")
+    assert sorted(store.list()) == keys
     assert LOCK_NAME not in "".join(store.list_dir("g/a"))
     assert a.nchunks_initialized == 1
     with pytest.raises(InvalidKeyError):
@@ -132,22 +168,93 @@ def test_lock_file_is_never_a_key(tmp_path):
     assert not any(LOCK_NAME in k for k in dst.list())
 
 
-def test_write_lock_switch_off_takes_no_lock(tmp_path):
+def test_store_files_are_exactly_the_keys(tmp_path):
+    """Other readers of the store (zarr-python, tensorstore, ``ls``) see every file as a key:
+    after partial shard and chunk writes the files under the root are
+    exactly the keys."""
+    root = tmp_path / "r"
+    store = LocalStore(root)
+    a = zarrbolt.create_array(store, name="g/a", shape=(ROWS, COLS), dtype="int32", chunks=(INNER, COLS),
+                              shards=(ROWS // 2, COLS))
+    b = zarrbolt.create_array(store, name="b", shape=(8, 8), dtype="uint8", chunks=(4, 4))
+    a[0:4, :] = 1
+    a[70:90, 3:5] = 2
+    b[1:3, 1:3] = 7
+    a[0:8, :] = 5
+    assert (a[0:8] == 5).all() and (b[1:3, 1:3] == 7).all()
+    keys = set(store.list())
+    assert "g/a/c/0/0" in keys and "g/a/c/1/0" in keys and "b/c/0/0" in keys
+    assert _store_files(root) == keys
+
+
+def test_lock_dir_default_and_modes(tmp_path, monkeypatch):
+    # the default: zarrbolt-locks in the temporary directory, world-writable and sticky like /tmp;
+    # lock files readable and writable by every user whatever the umask
+    monkeypatch.delenv(LOCK_DIR_ENV, raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    os.mkdir(tmp_path / "tmp")
+    assert lock_dir() == str(tmp_path / "tmp" / "zarrbolt-locks")
+    old = os.umask(0o077)
+    try:
+        with key_lock(LocalStore(tmp_path / "r"), "a/c/0", "a/"):
+            pass
+    finally:
+        os.umask(old)
+    path = lock_path(str(tmp_path / "r" / "a"))
+    assert os.path.dirname(path) == lock_dir() and os.path.exists(path)
+    if os.name != "nt":
+        assert stat.S_IMODE(os.stat(lock_dir()).st_mode) == 0o1777
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o666
+    assert not os.path.exists(tmp_path / "r")  # nothing is made in the store for a lock
+
+
+def test_lock_path_by_real_path(tmp_path, monkeypatch):
+    _lock_env(monkeypatch, tmp_path)
+    (tmp_path / "real" / "a").mkdir(parents=True)
+    assert lock_path(str(tmp_path / "real" / "a")) == lock_path(str(tmp_path / "real" / "." / "a"))
+    assert lock_path(str(tmp_path / "real" / "a")) != lock_path(str(tmp_path / "real" / "b"))
+    if hasattr(os, "symlink"):
+        os.symlink(tmp_path / "real", tmp_path / "link")
+        assert lock_path(str(tmp_path / "link" / "a")) == lock_path(str(tmp_path / "real" / "a"))
+        assert (LocalStore(tmp_path / "link").write_locks("a")
+                is LocalStore(tmp_path / "real").write_locks("a/"))
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink") or os.name == "nt", reason="needs symlinks")
+def test_lock_file_symlink_not_followed(tmp_path, monkeypatch):
+    # the lock dir is world-writable: a link planted at a lock file's name is refused, and the
+    # file it points to is left alone
+    locks = _lock_env(monkeypatch, tmp_path)
+    locks.mkdir()
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"secret")
+    os.chmod(victim, 0o600)
+    os.symlink(victim, lock_path(str(tmp_path / "r" / "a")))
+    with pytest.raises(zarrbolt.errors.StoreError, match="write lock file"):
+        with key_lock(LocalStore(tmp_path / "r"), "a/c/0", "a/"):
+            pass
+    assert stat.S_IMODE(os.stat(victim).st_mode) == 0o600 and victim.read_bytes() == b"secret"
+
+
+def test_write_lock_switch_off_takes_no_lock(tmp_path, monkeypatch):
+    locks = _lock_env(monkeypatch, tmp_path)
     with config.set(write_lock=False):
         a = zarrbolt.create_array(LocalStore(tmp_path / "r"), shape=(ROWS, COLS), dtype="int32",
                                   chunks=(INNER, COLS), shards=(ROWS, COLS))
         a[0:4, :] = 1
         assert (a[0:4] == 1).all()
-    assert not (tmp_path / "r" / LOCK_NAME).exists()
+    assert not locks.exists()
+    assert sorted(os.listdir(tmp_path / "r")) == ["c", "zarr.json"]
     with pytest.raises(zarrbolt.errors.MetadataError):
         config.set(write_lock="yes")
 
 
-def test_full_shard_writes_take_no_lock(tmp_path):
+def test_full_shard_writes_take_no_lock(tmp_path, monkeypatch):
+    locks = _lock_env(monkeypatch, tmp_path)
     a = zarrbolt.create_array(LocalStore(tmp_path / "r"), shape=(ROWS, COLS), dtype="int32",
                               chunks=(INNER, COLS), shards=(ROWS, COLS))
     a[:] = 3
-    assert not (tmp_path / "r" / LOCK_NAME).exists()
+    assert not locks.exists()
     assert (a[:] == 3).all()
 
 
@@ -162,7 +269,7 @@ def _hold_then_report(path: str, key: str, held, release, done) -> None:
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_file_lock_excludes_another_process(tmp_path):
-    path = str(tmp_path / LOCK_NAME)
+    path = str(tmp_path / "x.lock")
     ctx = mp.get_context("fork")
     held, release, done = ctx.Event(), ctx.Event(), ctx.Event()
     p = ctx.Process(target=_hold_then_report, args=(path, "c/0/0", held, release, done))
@@ -184,17 +291,20 @@ def test_file_lock_excludes_another_process(tmp_path):
     p.join(30)
 
 
-def test_lock_file_recreated_after_array_deleted(tmp_path):
+def test_lock_file_recreated_after_lock_dir_deleted(tmp_path, monkeypatch):
+    locks = _lock_env(monkeypatch, tmp_path)
     root = tmp_path / "r"
     store = LocalStore(root)
     with key_lock(store, "a/c/0", "a/"):
-        pass
-    lockfile = root / "a" / LOCK_NAME
-    assert lockfile.exists()
+        pass  # the lock file stays open in this process, idle
+    lockfile = lock_path(str(root / "a"))
+    assert os.path.exists(lockfile)
     store.erase_prefix("a/")
-    assert not lockfile.exists()
+    assert os.path.exists(lockfile)  # lock files stay (tiny), whatever happens to the array
+    shutil.rmtree(locks)  # someone cleaning the temporary directory
     with key_lock(store, "a/c/0", "a/"):
-        assert lockfile.exists()  # a fresh lock file, locked there (not the deleted one)
+        assert os.path.exists(lockfile)  # a fresh lock file, locked there (not the deleted one)
+    assert not root.exists() or "a" not in os.listdir(root)
 
 
 def test_lock_offsets_spread():

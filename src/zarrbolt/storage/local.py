@@ -4,9 +4,10 @@ Writes go to a temporary file in the destination directory followed by ``os.repl
 crash or an error never leaves a torn value and readers see the old or the new value whole.
 Byte-range reads use ``pread`` (one syscall, no seek state) where the platform has it, and
 never read more of a file than was asked for.  Temporary files are named
-``.zb-tmp-<host>-<pid>-<random>``; the write locks' file is ``.zb-lock`` (see :mod:`.locks`).
-Neither is ever listed, keys naming them are refused, and the orphaned temporary files of
-writers that died are removed by the next write to their directory (see :mod:`._local_safety`).
+``.zb-tmp-<host>-<pid>-<random>``; the write locks' files live outside the store (see
+:mod:`.locks`), and a ``.zb-lock`` left by older versions is ignored.  Neither name is ever
+listed, keys naming them are refused, and the orphaned temporary files of writers that died are
+removed by the next write to their directory (see :mod:`._local_safety`).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from ._base import (
     writable_view,
 )
 from ._local_safety import TMP_PREFIX, SymlinkGuard
-from .locks import LOCK_NAME, FileLocks
+from .locks import LOCK_NAME, FileLocks, lock_path
 
 _HAS_PREAD = hasattr(os, "pread")
 _HAS_PREADV = hasattr(os, "preadv")
@@ -57,7 +58,7 @@ _LINK_ERRNOS = (errno.ELOOP, errno.EMLINK)
 
 
 def _reserved(name: str) -> bool:
-    """Names of LocalStore's own files: temporary files and the write locks' file."""
+    """Names of LocalStore's own files: temporary files and the write locks' file of older versions."""
     return name.startswith(TMP_PREFIX) or name == LOCK_NAME
 
 
@@ -210,14 +211,14 @@ class LocalStore(Store):
 
     def write_locks(self, prefix: str = "") -> FileLocks:
         """The write locks of the directory of ``prefix`` (an array's path; ``""``: the
-        root): its ``.zb-lock`` file (see :mod:`zarrbolt.storage.locks`)."""
+        root): its lock file, outside the store (see :mod:`zarrbolt.storage.locks`)."""
         hit = self._locks.get(prefix)
         if hit is not None:
             return hit
         directory = self._dir_path(prefix if not prefix or prefix.endswith("/") else prefix + "/")
         self._guard.check_dir(directory)
         # by the real path: stores naming one directory differently share the threads' locks
-        files = FileLocks.of(os.path.join(os.path.realpath(directory), LOCK_NAME))
+        files = FileLocks.of(lock_path(directory))
         self._locks[prefix] = files
         return files
 

@@ -1,22 +1,32 @@
 """Per-key write locks: partial updates of one chunk or shard (read, modify, write) serialized
 across the threads of a process and, for :class:`~zarrbolt.storage.LocalStore`, across processes.
 
-A LocalStore array's lock file is ``<array directory>/.zb-lock`` (never a key: listings leave it
-out and keys naming it are refused).  A key is locked by an advisory record lock on one byte of
-that file, at an offset derived from a hash of the key (``fcntl.lockf`` / ``F_SETLKW`` on POSIX,
-``msvcrt.locking`` on Windows): two keys may share a byte, which only makes their updates wait
-for each other.  POSIX record locks belong to the process, so each byte also has a
-``threading.Lock`` that the threads of this process take first; the lock file is kept open while a
-thread of the process holds one of its bytes (closing any descriptor of a file drops every
-record lock the process holds on it) and, idle, for the next update (at most MAX_IDLE files).  ``F_SETLKW`` can fail with ``EDEADLK`` when several processes
-wait on one file (the kernel's deadlock detection sees process-wide owners, not the single byte
-each writer waits for): that is retried, as a writer here holds one byte at a time.
+A LocalStore array's lock file lives outside the store, so that no other reader of the store
+(zarr-python, tensorstore, ``ls``) ever sees it as a key: it is ``<lock dir>/<hash>.lock``
+(:func:`lock_path`), the hash being of the real path of the array directory (stores naming one
+directory differently share it), the lock dir (:func:`lock_dir`) ``$ZARRBOLT_LOCK_DIR`` or else
+``<temp dir>/zarrbolt-locks``, made world-writable and sticky like ``/tmp``.  Lock files are made
+readable and writable by everyone (writers of different users share an array's locks) and never
+deleted: they are empty, and removing one while a writer holds it would break the exclusion.  The
+locks thus coordinate the processes of one host (that see the same lock dir); writers on several
+hosts of a network file system are not coordinated.  Older versions kept the lock file in the
+array directory as ``.zb-lock`` (:data:`LOCK_NAME`): a stale one stays hidden from listings and
+refused as a key, but is no longer made or used.
+
+A key is locked by an advisory record lock on one byte of the lock file, at an offset derived
+from a hash of the key (``fcntl.lockf`` / ``F_SETLKW`` on POSIX, ``msvcrt.locking`` on Windows):
+two keys may share a byte, which only makes their updates wait for each other.  POSIX record
+locks belong to the process, so each byte also has a ``threading.Lock`` that the threads of this
+process take first; the lock file is kept open while a thread of the process holds one of its
+bytes (closing any descriptor of a file drops every record lock the process holds on it) and,
+idle, for the next update (at most MAX_IDLE files).  ``F_SETLKW`` can fail with ``EDEADLK`` when
+several processes wait on one file (the kernel's deadlock detection sees process-wide owners, not
+the single byte each writer waits for): that is retried, as a writer here holds one byte at a time.
 
 Other stores get only the in-process lock (see :func:`key_lock`); remote stores with
 conditional writes guard updates with the object's version instead
 (:mod:`zarrbolt.pipeline.remote_write`).
 """
-
 from __future__ import annotations
 
 import collections
@@ -24,14 +34,18 @@ import contextlib
 import errno
 import hashlib
 import os
+import stat
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["LOCK_NAME", "LOCK_SLOTS", "FileLocks", "key_lock", "lock_offset"]
+__all__ = ["LOCK_DIR_ENV", "LOCK_NAME", "LOCK_SLOTS", "FileLocks", "key_lock", "lock_dir", "lock_offset",
+           "lock_path"]
 
-LOCK_NAME = ".zb-lock"
+LOCK_NAME = ".zb-lock"  # the lock file of older versions, in the array directory (no longer made)
+LOCK_DIR_ENV = "ZARRBOLT_LOCK_DIR"
 LOCK_SLOTS = 1 << 20  # bytes of the lock file's range that keys are spread over
 _WINDOWS = os.name == "nt"
 
@@ -54,6 +68,72 @@ def lock_offset(key: str) -> int:
     return int.from_bytes(h, "little") % LOCK_SLOTS
 
 
+def lock_dir() -> str:
+    """The directory of LocalStore's lock files: ``$ZARRBOLT_LOCK_DIR`` if set, else
+    ``zarrbolt-locks`` in the temporary directory (:func:`tempfile.gettempdir`)."""
+    d = os.environ.get(LOCK_DIR_ENV)
+    return os.path.abspath(d) if d else _default_lock_dir()
+
+
+def _default_lock_dir() -> str:
+    return os.path.join(tempfile.gettempdir(), "zarrbolt-locks")
+
+
+def lock_path(directory: str) -> str:
+    """The lock file of the array directory ``directory`` (which need not exist yet)."""
+    real = os.path.normcase(os.path.realpath(directory))
+    name = hashlib.sha256(os.fsencode(real)).hexdigest()[:40]
+    return os.path.join(lock_dir(), name + ".lock")
+
+
+def _make_lock_dir(path: str) -> None:
+    """Make the lock dir ``path`` (and its parents); the default one world-writable and sticky
+    (mode 1777, set after the mkdir as the umask applies to it), as writers of every user share
+    it.  One made meanwhile by another process is fine."""
+    parent = os.path.dirname(path)
+    if parent and parent != path:
+        os.makedirs(parent, exist_ok=True)
+    try:
+        os.mkdir(path, 0o1777 if path == _default_lock_dir() else 0o777)
+    except FileExistsError:
+        return
+    if path == _default_lock_dir() and not _WINDOWS:
+        os.chmod(path, 0o1777)
+
+
+def _open_lock_file(path: str) -> int:
+    """Open ``path``, made readable and writable by everyone if this call creates it (the umask
+    would otherwise lock the other users out).  Symbolic links are not followed (the lock dir is
+    world-writable) and only a regular file is accepted."""
+    flags = (os.O_RDWR | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+             | getattr(os, "O_NOFOLLOW", 0))
+    for attempt in range(8):
+        try:
+            fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileNotFoundError:
+            if attempt == 7:
+                raise
+            _make_lock_dir(os.path.dirname(path))
+            continue
+        except FileExistsError:
+            try:
+                fd = os.open(path, flags)
+            except FileNotFoundError:
+                continue  # deleted meanwhile
+        else:
+            if not _WINDOWS:
+                try:
+                    os.fchmod(fd, 0o666)
+                except OSError:
+                    os.close(fd)
+                    raise
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise OSError(errno.EINVAL, "not a regular file")
+        return fd
+    raise OSError(errno.ENOENT, "the lock file keeps disappearing")
+
+
 def _thread_lock(name: str, offset: int) -> threading.Lock:
     with _registry_lock:
         lk = _thread_locks.get((name, offset))
@@ -63,7 +143,7 @@ def _thread_lock(name: str, offset: int) -> threading.Lock:
 
 
 class FileLocks:
-    """The lock file of one directory in this process (:meth:`of`).  It is open while a thread
+    """The lock file of one array directory in this process (:meth:`of`).  It is open while a thread
     of the process holds one of its bytes (closing a descriptor of the file drops every record
     lock the process holds on it, so never earlier); when no thread does it stays open for the
     next update, the :data:`MAX_IDLE` most recently used at most (a process may write to any
@@ -84,19 +164,15 @@ class FileLocks:
             return f
 
     def _open(self) -> int:
-        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
         try:
-            try:
-                return os.open(self.path, flags, 0o666)
-            except FileNotFoundError:
-                os.makedirs(os.path.dirname(self.path), exist_ok=True)
-                return os.open(self.path, flags, 0o666)
+            return _open_lock_file(self.path)
         except OSError as e:
             from ..errors import StoreError, StoreFullError
 
             cls = StoreFullError if e.errno == errno.ENOSPC else StoreError
             raise cls(f"cannot open the write lock file {self.path!r}: {e} (it must be writable "
-                      "by every writer; the write_lock option turns the locks off)") from e
+                      f"by every writer; {LOCK_DIR_ENV} chooses the lock files' directory and "
+                      "the write_lock option turns the locks off)") from e
 
     def _checkout(self, stale: int | None = None) -> int:
         """The open lock file, counted as used until :meth:`_checkin`; opened afresh when
@@ -139,8 +215,8 @@ class FileLocks:
                 os.close(fd)
 
     def _current(self, fd: int) -> bool:
-        """Whether ``fd`` is still the file at :attr:`path` (the array may have been deleted
-        and made again since another thread of this process opened it)."""
+        """Whether ``fd`` is still the file at :attr:`path` (the lock file or its directory may
+        have been deleted, and made again, since another thread of this process opened it)."""
         try:
             a, b = os.fstat(fd), os.stat(self.path)
         except OSError:
