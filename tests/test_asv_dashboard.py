@@ -36,6 +36,15 @@ def _chromium() -> str | None:
 
 
 CHROMIUM = _chromium()
+
+
+def _browser_env(home: Path) -> dict[str, str]:
+    """The environment for Chromium: the suite's, without the sanitizer runtimes that
+    ``make asan-test``/``tsan-test`` preload into Python (Chromium under them spins)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS")}
+    env["HOME"] = str(home)
+    return env
+
 needs_chromium = pytest.mark.skipif(
     CHROMIUM is None, reason="headless Chromium not installed (`make browser`: apt-get install chromium)")
 
@@ -98,7 +107,7 @@ def _dump_dom(url: str, tmp_path: Path) -> str:
     cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
            "--no-first-run", f"--user-data-dir={tmp_path / 'chromium-profile'}", "--virtual-time-budget=20000",
            "--dump-dom", url]
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env={**os.environ, "HOME": str(tmp_path)})
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=_browser_env(tmp_path))
     assert res.returncode == 0, res.stderr[-3000:]
     return res.stdout
 
