@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import math
 import operator
 import sys
@@ -11,7 +10,6 @@ from typing import Any
 
 import numpy as np
 
-from . import config
 from .array_config import ArrayConfig
 from .codecs.abc import ChunkSpec
 from .errors import (
@@ -655,56 +653,11 @@ class Array(Node):
             raise MetadataError(f"resize: new shape {new_shape} must have {self.ndim} dimensions")
         if any(s < 0 for s in new_shape):
             raise MetadataError(f"resize: negative size in {new_shape}")
-        old_shape = self.shape
         new_meta = self._metadata.evolve(shape=new_shape)
-        grid = self._metadata.chunk_grid
-        # Chunks to delete (entirely outside) and chunks to trim (crossing the new boundary).
-        shrink_dims = [d for d in range(self.ndim) if new_shape[d] < old_shape[d]]
-        to_delete: list[str] = []
-        to_trim: list[tuple[int, ...]] = []
-        if shrink_dims:
-            for key in list(self._iter_stored_chunk_keys()):
-                coords = self._metadata.chunk_key_encoding.decode_chunk_key(key[len(self._key_prefix):])
-                starts = [c * s for c, s in zip(coords, self._chunk_shape)]
-                if any(st >= ns for st, ns in zip(starts, new_shape)):
-                    to_delete.append(key)
-                elif any(
-                    st + cs > ns and st < os_
-                    for st, cs, ns, os_ in zip(starts, self._chunk_shape, new_shape, old_shape)
-                ):
-                    to_trim.append(tuple(coords))
-        for coords in to_trim:
-            region = grid.chunk_region(coords, old_shape)
-            key = self._chunk_key(coords)
-            with self._write_lock(key):
-                self._trim_chunk(key, region, new_shape)
-        self._store.erase_values(to_delete)
+        from .array_resize import trim_to
+
+        trim_to(self, new_shape)
         self._save_metadata(new_meta)
-
-    def _write_lock(self, key: str) -> Any:
-        """The write lock of chunk ``key`` for a read-modify-write (``write_lock`` option)."""
-        if not config.get("write_lock"):
-            return contextlib.nullcontext()
-        from .storage.locks import key_lock
-
-        return key_lock(self._store, key, self._key_prefix)
-
-    def _trim_chunk(self, key: str, region: Any, new_shape: tuple[int, ...]) -> None:
-        """Reset the part of boundary chunk ``key`` (at ``region``) outside ``new_shape``."""
-        data = self._store.get(key)
-        if data is None:
-            return
-        chunk = np.array(self._decode_chunk(data, key), copy=True)
-        # reset everything outside [0, keep) along any dimension
-        for d, r in enumerate(region):
-            keep = max(0, min(new_shape[d], r.stop) - r.start)
-            sl = [slice(None)] * self.ndim
-            sl[d] = slice(keep, None)
-            chunk[tuple(sl)] = self._fill
-        if not self._config.value("write_empty_chunks") and self._bound.spec.is_fill(chunk):
-            self._store.erase(key)
-        else:
-            self._store.set(key, self._bound.encode(chunk))
 
     def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
         """Grow along ``axis`` and write ``data`` at the end; returns the new shape.

@@ -257,32 +257,14 @@ def _v3_config(config: Any, order: str | None) -> Any:
     return config
 
 
-def create_array(
-    store: Any = None,
-    *,
-    name: str | None = None,
-    shape: Any = None,
-    dtype: Any = None,
-    data: Any = None,
-    chunks: Any = "auto",
-    shards: Any = None,
-    filters: Any = "auto",
-    compressors: Any = "auto",
-    compressor: Any = "auto",
-    serializer: Any = "auto",
-    codecs: Sequence[Any] | None = None,
-    fill_value: Any = None,
-    order: str | None = None,
-    zarr_format: int | None = 3,
-    attributes: Mapping[str, Any] | None = None,
-    chunk_key_encoding: Any = None,
-    dimension_names: Any = None,
-    storage_options: Any = None,
-    overwrite: bool = False,
-    config: Any = None,
-    write_data: bool = True,
-    dimension_separator: str | None = None,
-) -> Array:
+def create_array(store: Any = None, *, name: str | None = None, shape: Any = None, dtype: Any = None,
+                 data: Any = None, chunks: Any = "auto", shards: Any = None, filters: Any = "auto",
+                 compressors: Any = "auto", compressor: Any = "auto", serializer: Any = "auto",
+                 codecs: Sequence[Any] | None = None, fill_value: Any = None, order: str | None = None,
+                 zarr_format: int | None = 3, attributes: Mapping[str, Any] | None = None,
+                 chunk_key_encoding: Any = None, dimension_names: Any = None, storage_options: Any = None,
+                 overwrite: bool = False, config: Any = None, write_data: bool = True,
+                 dimension_separator: str | None = None) -> Array:
     """Create a Zarr v3 array (zarr-python 3's ``create_array``), plus ``codecs=[...]`` for a raw
     codec list that replaces filters/serializer/compressors; ``zarr_format=2`` creates a Zarr v2
     array (:func:`zarrbolt.creation_v2.create_array_v2`).
@@ -366,14 +348,25 @@ def create_array(
     if dimension_separator is not None:
         raise MetadataError("dimension_separator is a Zarr v2 setting; v3 arrays take chunk_key_encoding")
     config = _v3_config(config, order)
-    if compressor != "auto":
-        compressors = compressor
     if data is not None:
         data = np.asanyarray(data)
-        if shape is None:
-            shape = data.shape
-        if dtype is None:
-            dtype = data.dtype
+    meta = _v3_metadata(
+        shape=data.shape if shape is None and data is not None else shape,
+        dtype=data.dtype if dtype is None and data is not None else dtype,
+        chunks=chunks, shards=shards, filters=filters, serializer=serializer,
+        compressors=compressor if compressor != "auto" else compressors, codecs=codecs, fill_value=fill_value,
+        chunk_key_encoding=chunk_key_encoding, attributes=attributes, dimension_names=dimension_names)
+    st, path = _resolve(store, "w" if overwrite else "a", name, storage_options)
+    arr = _create_array_from_metadata(st, path, meta, overwrite=overwrite, config=config)
+    if data is not None and write_data:
+        arr[...] = data
+    return arr
+
+
+def _v3_metadata(*, shape: Any, dtype: Any, chunks: Any, shards: Any, filters: Any, serializer: Any,
+                 compressors: Any, codecs: Sequence[Any] | None, fill_value: Any, chunk_key_encoding: Any,
+                 attributes: Mapping[str, Any] | None, dimension_names: Any) -> ArrayMetadata:
+    """The metadata of a new v3 array from :func:`create_array`'s settings (checked)."""
     if shape is None:
         raise MetadataError("create_array needs a shape (or data)")
     if dtype is None:
@@ -398,7 +391,7 @@ def create_array(
 
         grid_shape = _normalize_shards(shards, shape_t)
         chain = (ShardingCodec(chunk_shape, chain),)
-    meta = ArrayMetadata(
+    return ArrayMetadata(
         shape=shape_t,
         data_type=dt,
         chunk_grid=RegularChunkGrid(grid_shape),
@@ -408,11 +401,6 @@ def create_array(
         attributes=attrs,
         dimension_names=_normalize_dimension_names(dimension_names),
     )
-    st, path = _resolve(store, "w" if overwrite else "a", name, storage_options)
-    arr = _create_array_from_metadata(st, path, meta, overwrite=overwrite, config=config)
-    if data is not None and write_data:
-        arr[...] = data
-    return arr
 
 
 def _create_array_from_metadata(store: Store, path: str, meta: ArrayMetadata, *, overwrite: bool,
