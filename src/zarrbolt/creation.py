@@ -335,27 +335,24 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
     if zarr_format == 2:
         from .creation_v2 import create_array_v2
 
-        return create_array_v2(
-            store, name=name, shape=shape, dtype=dtype, data=data, chunks=chunks, shards=shards,
-            filters=filters, compressors=compressor if compressor != "auto" else compressors,
-            serializer=serializer, codecs=codecs, fill_value=fill_value, order=order, attributes=attributes,
-            chunk_key_encoding=chunk_key_encoding, dimension_separator=dimension_separator,
-            dimension_names=dimension_names, overwrite=overwrite, write_data=write_data,
-            storage_options=storage_options, config=config,
-        )
+        return create_array_v2(store, name=name, shape=shape, dtype=dtype, data=data, chunks=chunks, shards=shards,
+                               filters=filters, compressors=compressor if compressor != "auto" else compressors,
+                               serializer=serializer, codecs=codecs, fill_value=fill_value, order=order,
+                               attributes=attributes, chunk_key_encoding=chunk_key_encoding,
+                               dimension_separator=dimension_separator, dimension_names=dimension_names,
+                               overwrite=overwrite, write_data=write_data, storage_options=storage_options,
+                               config=config)
     if zarr_format not in (None, 3):
         raise MetadataError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
     if dimension_separator is not None:
         raise MetadataError("dimension_separator is a Zarr v2 setting; v3 arrays take chunk_key_encoding")
     config = _v3_config(config, order)
-    if data is not None:
-        data = np.asanyarray(data)
-    meta = _v3_metadata(
-        shape=data.shape if shape is None and data is not None else shape,
-        dtype=data.dtype if dtype is None and data is not None else dtype,
-        chunks=chunks, shards=shards, filters=filters, serializer=serializer,
-        compressors=compressor if compressor != "auto" else compressors, codecs=codecs, fill_value=fill_value,
-        chunk_key_encoding=chunk_key_encoding, attributes=attributes, dimension_names=dimension_names)
+    data = None if data is None else np.asanyarray(data)
+    meta = _v3_metadata(shape=data.shape if shape is None and data is not None else shape,
+                        dtype=data.dtype if dtype is None and data is not None else dtype, chunks=chunks,
+                        shards=shards, filters=filters, serializer=serializer, codecs=codecs, fill_value=fill_value,
+                        compressors=compressor if compressor != "auto" else compressors, attributes=attributes,
+                        chunk_key_encoding=chunk_key_encoding, dimension_names=dimension_names)
     st, path = _resolve(store, "w" if overwrite else "a", name, storage_options)
     arr = _create_array_from_metadata(st, path, meta, overwrite=overwrite, config=config)
     if data is not None and write_data:
