@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+from ref_env import ref_env  # noqa: E402
 
 
 def _ref_python() -> str | None:
@@ -33,7 +35,7 @@ def run_ref(op: str, system: str, root: Path, only: list[str] | None = None) -> 
             pytest.fail("ZARRBOLT_REF_PYTHON is not set in CI: the compat tests must run there")
         pytest.skip("reference environment not available (set ZARRBOLT_REF_PYTHON; see `make refvenv`)")
     cmd = [py, str(HERE / "ref_worker.py"), op, system, str(root), ",".join(only or [])]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=ref_env())
     if proc.returncode != 0:
         raise RuntimeError(f"reference worker failed ({' '.join(cmd)}):\n{proc.stderr[-4000:]}")
     return json.loads(proc.stdout)

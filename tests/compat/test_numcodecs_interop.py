@@ -25,6 +25,7 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 from numcodecs_cases import expected_array, make_cases, case_data  # noqa: E402
 from cases import write_selections  # noqa: E402
+from ref_env import ref_env  # noqa: E402
 
 CASES = make_cases()
 NAMES = sorted(CASES)
@@ -32,7 +33,8 @@ META_NAMES = sorted(n for n in CASES if "api" not in CASES[n])
 
 
 def _worker(py: str, op: str, root: Path) -> dict[str, str]:
-    proc = subprocess.run([py, str(HERE / "numcodecs_cases.py"), op, str(root)], capture_output=True, text=True, timeout=900)
+    proc = subprocess.run([py, str(HERE / "numcodecs_cases.py"), op, str(root)], capture_output=True, text=True, timeout=900,
+                          env=ref_env())
     if proc.returncode != 0:
         raise RuntimeError(f"numcodecs worker failed ({op}):\n{proc.stderr[-4000:]}")
     return json.loads(proc.stdout)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,9 @@ import pytest
 import zarrbolt
 
 HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+from ref_env import ref_env  # noqa: E402
+
 LE = {"name": "bytes", "configuration": {"endian": "little"}}
 BLOSC = {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 3, "shuffle": "bitshuffle", "typesize": 2,
                                             "blocksize": 0}}
@@ -33,7 +37,7 @@ def vol(shape, seed=0):
 
 def _ref(ref_python, op, root):
     proc = subprocess.run([ref_python, str(HERE / "ref_npy.py"), op, str(root)], capture_output=True, text=True, check=False,
-                          timeout=600)
+                          timeout=600, env=ref_env())
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout) if op == "read" else None
 
