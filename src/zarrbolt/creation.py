@@ -265,9 +265,8 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
                  chunk_key_encoding: Any = None, dimension_names: Any = None, storage_options: Any = None,
                  overwrite: bool = False, config: Any = None, write_data: bool = True,
                  dimension_separator: str | None = None) -> Array:
-    """Create a Zarr v3 array (zarr-python 3's ``create_array``), plus ``codecs=[...]`` for a raw
-    codec list that replaces filters/serializer/compressors; ``zarr_format=2`` creates a Zarr v2
-    array (:func:`zarrbolt.creation_v2.create_array_v2`).
+    """Create a Zarr v3 array (zarr-python 3's ``create_array``; ``codecs=[...]`` for a raw codec
+    list), or with ``zarr_format=2`` a Zarr v2 array (:func:`zarrbolt.creation_v2.create_array_v2`).
 
     Parameters
     ----------
