@@ -8,13 +8,15 @@ Python code, and a pending Ctrl-C, runs between calls."""
 
 from __future__ import annotations
 
+import mmap
 import threading
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-_ARENA_BYTES = 8 << 20
+_ARENA_BYTES = 8 << 20  # the most a read arena holds
+ARENA_MIN_BYTES = 1 << 20  # the least (see arena_bytes)
 _arenas = threading.local()
 _scratches = threading.local()
 _helpers: list[list[Any]] = []  # [arena, scratch] of the native pool's worker w (index w - 1)
@@ -37,13 +39,44 @@ GROUP_MAX_ROW_BYTES = 4096
 READ_WINDOW_BYTES = 1 << 30
 
 
-def thread_arena() -> memoryview:
-    """A per-thread read buffer, reused across reads (fresh allocations cost page faults)."""
-    a = getattr(_arenas, "buf", None)
-    if a is None:
-        a = memoryview(bytearray(_ARENA_BYTES))
-        _arenas.buf = a
-    return a
+def lazy_buffer(nbytes: int) -> memoryview:
+    """``nbytes`` of writable memory whose pages become resident only when first written
+    (anonymous memory, not zero-filled up front, no transparent huge pages): a buffer sized for
+    the largest call costs only what the calls actually touch."""
+    m = mmap.mmap(-1, max(int(nbytes), 1))
+    nohuge = getattr(mmap, "MADV_NOHUGEPAGE", None)
+    if nohuge is not None:
+        try:
+            m.madvise(nohuge)
+        except (OSError, ValueError):  # an old kernel: only residency is less exact
+            pass
+    return memoryview(m)
+
+
+def arena_bytes(chunk_nbytes: int, index_nbytes: int = 0) -> int:
+    """The read arena for chunks of ``chunk_nbytes`` decoded bytes (and shard indexes of
+    ``index_nbytes``): room for two chunks' encoded bytes (rarely more than their decoded size)
+    and an index, at least ARENA_MIN_BYTES and at most _ARENA_BYTES.  A larger arena only means
+    fewer, larger batches between the file reads and the decodes: no faster, but resident."""
+    return min(_ARENA_BYTES, max(ARENA_MIN_BYTES, 2 * int(chunk_nbytes) + int(index_nbytes)))
+
+
+def _grown(buf: memoryview | None, nbytes: int) -> memoryview:
+    """``buf``, or a larger lazy buffer when it holds less than ``nbytes``."""
+    if buf is None or len(buf) < nbytes:
+        buf = lazy_buffer(nbytes)
+    return buf
+
+
+def thread_arena(nbytes: int | None = None) -> memoryview:
+    """A per-thread read buffer of ``nbytes`` (see :func:`arena_bytes`), reused across reads
+    (fresh allocations cost page faults): the first ``nbytes`` of one buffer that grows to the
+    most any read of the thread asked for, so only those pages are ever touched (default and
+    at most: _ARENA_BYTES)."""
+    nbytes = _ARENA_BYTES if nbytes is None else min(max(int(nbytes), 1), _ARENA_BYTES)
+    a = _grown(getattr(_arenas, "buf", None), nbytes)
+    _arenas.buf = a
+    return a[:nbytes]
 
 
 def thread_scratch(nbytes: int) -> memoryview | None:
@@ -52,26 +85,27 @@ def thread_scratch(nbytes: int) -> memoryview | None:
     arrays with huge chunks do not leave that much memory behind in every thread."""
     if nbytes > GROUP_SCRATCH_BYTES:
         return None
-    a = getattr(_scratches, "buf", None)
-    if a is None or len(a) < nbytes:
-        a = memoryview(bytearray(nbytes))
-        _scratches.buf = a
+    a = _grown(getattr(_scratches, "buf", None), nbytes)
+    _scratches.buf = a
     return a
 
 
-def helper_buffers(w: int, scratch_bytes: int) -> tuple[memoryview, memoryview | None]:
-    """The read buffers of worker ``w`` >= 1 of the native read pool (zarrbolt/pool.h).  Only
-    one job runs on the pool at a time, and its worker ``w`` is the only user of these; a call
-    that finds the pool busy runs alone on its own thread's buffers."""
+def helper_buffers(w: int, scratch_bytes: int, arena: int | None = None) -> tuple[memoryview, memoryview | None]:
+    """The read buffers of worker ``w`` >= 1 of the native read pool (zarrbolt/pool.h): an arena
+    of ``arena`` bytes and a scratch of ``scratch_bytes`` (None above GROUP_SCRATCH_BYTES), as
+    :func:`thread_arena` and :func:`thread_scratch`.  Only one job runs on the pool at a time,
+    and its worker ``w`` is the only user of these; a call that finds the pool busy runs alone
+    on its own thread's buffers."""
+    arena = _ARENA_BYTES if arena is None else min(max(int(arena), 1), _ARENA_BYTES)
     with _helpers_lock:
         while len(_helpers) < w:
-            _helpers.append([memoryview(bytearray(_ARENA_BYTES)), None])
+            _helpers.append([None, None])
         h = _helpers[w - 1]
+        h[0] = _grown(h[0], arena)
         if scratch_bytes > GROUP_SCRATCH_BYTES:
-            return h[0], None
-        if h[1] is None or len(h[1]) < scratch_bytes:
-            h[1] = memoryview(bytearray(scratch_bytes))
-        return h[0], h[1]
+            return h[0][:arena], None
+        h[1] = _grown(h[1], scratch_bytes)
+        return h[0][:arena], h[1]
 
 
 def release() -> None:
@@ -84,16 +118,18 @@ def release() -> None:
         _helpers.clear()
 
 
-def pool_read_buffers(workers: int, scratch_bytes: int) -> list[tuple[memoryview, memoryview | None]]:
-    """``(arena, scratch)`` of the calling thread and of each further worker of a native read."""
-    bufs = [(thread_arena(), thread_scratch(scratch_bytes))]
-    bufs += [helper_buffers(w, scratch_bytes) for w in range(1, workers)]
+def pool_read_buffers(workers: int, scratch_bytes: int,
+                      arena: int | None = None) -> list[tuple[memoryview, memoryview | None]]:
+    """``(arena, scratch)`` of the calling thread and of each further worker of a native read
+    (arenas of ``arena`` bytes: see :func:`arena_bytes`)."""
+    bufs = [(thread_arena(arena), thread_scratch(scratch_bytes))]
+    bufs += [helper_buffers(w, scratch_bytes, arena) for w in range(1, workers)]
     return bufs
 
 
 def pool_work_buffers(workers: int, work_bytes: int) -> list[memoryview | None]:
     """The scratch of the calling thread and of each further worker of a native encode."""
-    return [thread_scratch(work_bytes)] + [helper_buffers(w, work_bytes)[1] for w in range(1, workers)]
+    return [thread_scratch(work_bytes)] + [helper_buffers(w, work_bytes, 1)[1] for w in range(1, workers)]
 
 
 def group_slots(plan: Any, full: np.ndarray) -> int:

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from . import buffers
 from .. import _memory, config
 
 MIN_BYTES = 16 << 20  # smaller results come from malloc's own free lists anyway
@@ -59,16 +60,19 @@ class _Owner:
             pass
 
 
-def empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+def empty(shape: tuple[int, ...], dtype: Any, *, sparse: bool = False) -> np.ndarray:
     """``numpy.empty(shape, dtype)`` that may reuse the memory of a recently dropped result.
-    The caller must write every element."""
+    The caller must write every element, or (``sparse=True``: a buffer sized for the worst case
+    of which a call writes only parts, such as the packed encoded chunks of a shard) hand out
+    only what it wrote: fresh memory then comes in small pages, so that what is never written
+    never becomes resident (numpy's own large arrays use huge pages, 2 MiB a piece)."""
     dtype = np.dtype(dtype)
     nbytes = math.prod(shape) * dtype.itemsize
     if nbytes < MIN_BYTES or limit() < nbytes or dtype.fields is not None or dtype.hasobject or dtype.subdtype:
         return np.empty(shape, dtype)
     buf = _take(nbytes)
     if buf is None:
-        buf = np.empty(nbytes, np.uint8)
+        buf = np.frombuffer(buffers.lazy_buffer(nbytes), np.uint8) if sparse else np.empty(nbytes, np.uint8)
     _start_reaper()  # here, never from __del__ (see _give_back)
     return np.asarray(_Owner(buf, tuple(int(s) for s in shape), dtype))
 

@@ -370,7 +370,7 @@ def inner_encoder(io: ArrayIO, keep_empty: bool = False
         work = buffers.pool_work_buffers(workers, work_bytes)
         # the packed pieces live in memory from the output cache: once the store is done with
         # them it goes back there for the next shard (fresh memory per shard costs page faults)
-        out = outbuf.empty((n * plan.pack_room,), np.uint8)
+        out = outbuf.empty((n * plan.pack_room,), np.uint8, sparse=True)
         try:
             packed: tuple[np.ndarray, np.ndarray] = plan.encode_chunks(shard, offsets, shapes, batch_bounds(n, workers), work, out)
             return packed
