@@ -30,6 +30,9 @@ STREAM_MIN_BYTES = 64 << 20
 # Scratch of the fused decode per thread, at most: enough slots to group the copies of a row of
 # chunks (see group_slots).  Only the pages a read touches become resident.
 GROUP_SCRATCH_BYTES = 16 << 20
+# The encode's work buffer per thread, at most (chunks of up to a few MiB: three buffers of the
+# chunk's bytes and a row of chunks gathered at once).  It is the thread's decode scratch, grown.
+WORK_MAX_BYTES = 32 << 20
 # Chunk rows (the chunk's last dimension, in output bytes) at least this long are copied one
 # chunk at a time: grouping only pays for short rows.
 GROUP_MAX_ROW_BYTES = 4096
@@ -79,20 +82,22 @@ def thread_arena(nbytes: int | None = None) -> memoryview:
     return a[:nbytes]
 
 
-def thread_scratch(nbytes: int) -> memoryview | None:
+def thread_scratch(nbytes: int, most: int | None = None) -> memoryview | None:
     """A per-thread decode scratch of at least ``nbytes``, reused across reads; None (the decode
-    allocates and frees its own) when that is more than GROUP_SCRATCH_BYTES, so that reads of
-    arrays with huge chunks do not leave that much memory behind in every thread."""
-    if nbytes > GROUP_SCRATCH_BYTES:
+    allocates and frees its own) when that is more than ``most`` (default GROUP_SCRATCH_BYTES),
+    so that reads of arrays with huge chunks do not leave that much memory behind in every
+    thread.  The encode's work buffers are the same memory (:func:`pool_work_buffers`)."""
+    if nbytes > (GROUP_SCRATCH_BYTES if most is None else most):
         return None
     a = _grown(getattr(_scratches, "buf", None), nbytes)
     _scratches.buf = a
     return a
 
 
-def helper_buffers(w: int, scratch_bytes: int, arena: int | None = None) -> tuple[memoryview, memoryview | None]:
+def helper_buffers(w: int, scratch_bytes: int, arena: int | None = None,
+                   most: int | None = None) -> tuple[memoryview, memoryview | None]:
     """The read buffers of worker ``w`` >= 1 of the native read pool (zarrbolt/pool.h): an arena
-    of ``arena`` bytes and a scratch of ``scratch_bytes`` (None above GROUP_SCRATCH_BYTES), as
+    of ``arena`` bytes and a scratch of ``scratch_bytes`` (None above ``most``), as
     :func:`thread_arena` and :func:`thread_scratch`.  Only one job runs on the pool at a time,
     and its worker ``w`` is the only user of these; a call that finds the pool busy runs alone
     on its own thread's buffers."""
@@ -102,7 +107,7 @@ def helper_buffers(w: int, scratch_bytes: int, arena: int | None = None) -> tupl
             _helpers.append([None, None])
         h = _helpers[w - 1]
         h[0] = _grown(h[0], arena)
-        if scratch_bytes > GROUP_SCRATCH_BYTES:
+        if scratch_bytes > (GROUP_SCRATCH_BYTES if most is None else most):
             return h[0][:arena], None
         h[1] = _grown(h[1], scratch_bytes)
         return h[0][:arena], h[1]
@@ -128,8 +133,11 @@ def pool_read_buffers(workers: int, scratch_bytes: int,
 
 
 def pool_work_buffers(workers: int, work_bytes: int) -> list[memoryview | None]:
-    """The scratch of the calling thread and of each further worker of a native encode."""
-    return [thread_scratch(work_bytes)] + [helper_buffers(w, work_bytes, 1)[1] for w in range(1, workers)]
+    """The work buffers of the calling thread and of each further worker of a native encode:
+    their decode scratch (the pages a read touched serve the encode too), grown up to
+    WORK_MAX_BYTES; None (the encode allocates its own for the call) above that."""
+    return [thread_scratch(work_bytes, WORK_MAX_BYTES)] + [
+        helper_buffers(w, work_bytes, 1, WORK_MAX_BYTES)[1] for w in range(1, workers)]
 
 
 def group_slots(plan: Any, full: np.ndarray) -> int:
