@@ -19,6 +19,7 @@ _ARENA_BYTES = 8 << 20  # the most a read arena holds
 ARENA_MIN_BYTES = 1 << 20  # the least (see arena_bytes)
 _arenas = threading.local()
 _scratches = threading.local()
+_gathers = threading.local()
 _helpers: list[list[Any]] = []  # [arena, scratch] of the native pool's worker w (index w - 1)
 _helpers_lock = threading.Lock()
 
@@ -113,11 +114,22 @@ def helper_buffers(w: int, scratch_bytes: int, arena: int | None = None,
         return h[0][:arena], h[1]
 
 
+def thread_gather(nbytes: int) -> np.ndarray:
+    """A per-thread uint8 buffer of at least ``nbytes`` that a write gathers rows of chunks into
+    (pipeline/write.py WriteRows: at most its MAX_BYTES), reused across writes.  Every byte a
+    write uses it writes first."""
+    b: np.ndarray | None = getattr(_gathers, "buf", None)
+    if b is None or b.nbytes < nbytes:
+        b = np.empty(max(int(nbytes), 1), np.uint8)
+        _gathers.buf = b
+    return b
+
+
 def release() -> None:
-    """Drop the calling thread's arena and scratch and the native pool workers' buffers (see
-    zarrbolt.release_memory).  A call running now keeps the ones it holds until it returns; later
-    calls allocate new ones.  Other threads' own buffers stay (they are thread-local)."""
-    for local in (_arenas, _scratches):
+    """Drop the calling thread's arena, scratch and gather buffer and the native pool workers'
+    buffers (see zarrbolt.release_memory).  A call running now keeps the ones it holds until it
+    returns; later calls allocate new ones.  Other threads' own buffers stay (thread-local)."""
+    for local in (_arenas, _scratches, _gathers):
         local.__dict__.pop("buf", None)
     with _helpers_lock:
         _helpers.clear()
