@@ -3,6 +3,9 @@
 Each thread keeps a read arena (the encoded bytes of a batch of chunks) and a decode/encode
 scratch, reused across reads: fresh allocations would cost page faults every time.  The workers
 of the native pool (``zarrbolt/pool.h``) have their own pair each (:func:`helper_buffers`).
+They are sized to the chunks of the calls (:func:`arena_bytes`, :func:`group_slots`), grow to
+the largest call of their thread within fixed limits, and are committed lazily
+(:func:`lazy_buffer`): what stays resident is what the calls touched, not the limits.
 A call hands C at most READ_WINDOW_BYTES of decoded data (:func:`read_windows`), so that
 Python code, and a pending Ctrl-C, runs between calls."""
 
