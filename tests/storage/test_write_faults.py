@@ -128,3 +128,31 @@ def test_disk_full_on_a_real_tmpfs(tiny_tmpfs, layout):
         big[: 1 << 19] = 1
     np.testing.assert_array_equal(a[:64, :64], old)
     assert _temps(tiny_tmpfs) == []
+
+
+@pytest.mark.parametrize("code", [errno.EIO, errno.ENOSPC])
+def test_shards_stored_behind_fault(tmp_path, code):
+    """Fewer shards than threads: each shard is stored on a thread of its own while the next is
+    encoded (pipeline.write.StoreBehind).  A store failure there is raised by the write as the
+    typed error naming the key; no temporary file is left; every shard holds its old or its new
+    value, and a write that works stores them all."""
+    store = FaultyStore(tmp_path / "r", code)
+    a = zarrbolt.create_array(store, shape=(64, 16), dtype="int32", fill_value=0, chunks=(4, 4), shards=(16, 16))
+    before = np.arange(64 * 16, dtype="int32").reshape(64, 16)
+    new = -before
+    with zarrbolt.config.set(threads=8):  # 4 shards < 8 threads: the one-shard-at-a-time path
+        a[:] = before
+        np.testing.assert_array_equal(a[:], before)
+        store.fail_after = 10
+        with pytest.raises(StoreError) as info:
+            a[:] = new
+        assert "c/" in str(info.value) and isinstance(info.value, OSError)
+        store.fail_after = None
+        got = a[:]
+        for s in range(4):
+            part = got[16 * s: 16 * s + 16]
+            assert np.array_equal(part, before[16 * s: 16 * s + 16]) or np.array_equal(part, new[16 * s: 16 * s + 16])
+        assert _temps(tmp_path) == []
+        assert fsck(tmp_path / "r").ok
+        a[:] = new
+        np.testing.assert_array_equal(a[:], new)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -66,8 +67,14 @@ def write(io: ArrayIO, indexer: Any, value: Any, *, write_empty: bool | None = N
     if writer.sharding is not None and (len(projections) < config.get("threads")
                                         or _large_shards(io, len(projections))):
         # Fewer shards than threads, or large ones: one shard at a time, its inner chunks
-        # encoded in parallel.
-        writer.run(projections)
+        # encoded in parallel, each shard stored while the next one is encoded.
+        writer.background = StoreBehind()
+        try:
+            writer.run(projections)
+        except BaseException:
+            writer.background.wait(report=False)
+            raise
+        writer.background.wait()
     else:
         run_batches(writer.run, projections, cost=io.bound.spec.nbytes * len(projections))
 
@@ -113,6 +120,40 @@ def _write_remote(io: ArrayIO, projections: list[Any], value: Any, write_empty: 
     store.flush()
 
 
+class StoreBehind:
+    """Stores one encoded shard on a thread of its own while the caller encodes the next one:
+    the store's write (the kernel copying a shard into the page cache, tens of MB) no longer
+    leaves the encoding pool's cores idle.  One store call is in flight at a time, so a write
+    holds at most two encoded shards (one being stored, one being encoded).  A failure of the
+    store call is raised by the next :meth:`submit` or :meth:`wait`."""
+
+    def __init__(self) -> None:
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+
+    def _run(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        try:
+            fn(*args)
+        except BaseException as e:  # noqa: BLE001 - handed to the writing thread
+            self._error = e
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Call ``fn(*args)`` on the store thread once the previous call is done."""
+        self.wait()
+        t = threading.Thread(target=self._run, args=(fn, args), name="zarrbolt-store-behind", daemon=True)
+        self._thread = t
+        t.start()
+
+    def wait(self, report: bool = True) -> None:
+        """Wait for the call in flight; raise its exception (unless ``report`` is False)."""
+        t, self._thread = self._thread, None
+        if t is not None:
+            t.join()
+        err, self._error = self._error, None
+        if err is not None and report:
+            raise err
+
+
 class ChunkWriter:
     """Writes chunks one by one (``run`` is called with batches of the projections, on the
     threads of the pool)."""
@@ -141,6 +182,8 @@ class ChunkWriter:
         self.locking = not self.conditional and bool(config.get("write_lock"))
         # a remote write collects whole values to send them together (RemoteWriteStore): a
         # partial update is sent at once, while its lock is held
+        # set by write() to store whole shards on a thread of their own (see StoreBehind)
+        self.background: StoreBehind | None = None
         self.send_now = getattr(io.store, "send_now", None)
         self.lock_store = getattr(io.store, "base", io.store) if self.send_now is not None else io.store
 
@@ -269,6 +312,8 @@ class ChunkWriter:
                                          encoder=self.inner_encoder)
         if enc is None:
             store.erase(key)
+        elif self.background is not None:
+            self.background.submit(store.set_parts, key, enc)
         else:
             store.set_parts(key, enc)  # the pieces go to the store unjoined
 
