@@ -150,3 +150,24 @@ def test_row_gathers_use_a_released_thread_buffer():
     assert n == 4 * 8 * 64 * 64 * 2  # one row of four chunks
     assert after is None
     np.testing.assert_array_equal(a[...], data)
+
+
+def test_values_written_to_a_new_directory_are_not_kept(tmp_path):
+    """Creating the directory of a key is a caught error: its traceback must not keep the
+    written pieces (a shard's encoded bytes) alive until a garbage collection."""
+    import gc
+    import weakref
+
+    store = LocalStore(tmp_path / "s")
+    piece = np.arange(1000, dtype=np.uint8)
+    ref = weakref.ref(piece)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        store.set_parts("a/b/c/0", [memoryview(piece)[:10], memoryview(piece)[10:]])
+        del piece
+        assert ref() is None
+    finally:
+        if enabled:
+            gc.enable()
+    assert store.get("a/b/c/0") == bytes(range(256)) * 3 + bytes(range(232))
