@@ -129,8 +129,13 @@ def test_sparse_output_buffers_are_cached_like_the_others():
         del x
         if outbuf.limit() >= outbuf.MIN_BYTES + 4096:
             assert outbuf.held_bytes() == outbuf.MIN_BYTES + 4096
+            z = outbuf.empty((outbuf.MIN_BYTES + 4096,), np.uint8)
+            assert z.ctypes.data != addr  # not to a use that writes it all (huge pages there)
             y = outbuf.empty((outbuf.MIN_BYTES + 4096,), np.uint8, sparse=True)
             assert y.ctypes.data == addr  # the kept memory, handed out again
+            del y
+            y = outbuf.empty((outbuf.MIN_BYTES + 4096,), np.uint8, sparse=True)
+            assert y.ctypes.data in (addr, z.ctypes.data)
     finally:
         outbuf.clear()
 

@@ -70,7 +70,7 @@ def empty(shape: tuple[int, ...], dtype: Any, *, sparse: bool = False) -> np.nda
     nbytes = math.prod(shape) * dtype.itemsize
     if nbytes < MIN_BYTES or limit() < nbytes or dtype.fields is not None or dtype.hasobject or dtype.subdtype:
         return np.empty(shape, dtype)
-    buf = _take(nbytes)
+    buf = _take(nbytes, sparse)
     if buf is None:
         buf = np.frombuffer(buffers.lazy_buffer(nbytes), np.uint8) if sparse else np.empty(nbytes, np.uint8)
     _start_reaper()  # here, never from __del__ (see _give_back)
@@ -97,12 +97,21 @@ def _expire(now: float) -> None:
         _held -= _free.pop(0)[1].nbytes
 
 
-def _take(nbytes: int) -> np.ndarray | None:
+def _is_sparse(buf: np.ndarray) -> bool:
+    """Whether ``buf`` was allocated for a sparse use (small pages, committed as written)."""
+    return isinstance(buf.base, memoryview)
+
+
+def _take(nbytes: int, sparse: bool = False) -> np.ndarray | None:
+    """A kept buffer for ``nbytes``; a sparse one only for a sparse use (a read writes all of
+    its output: there the huge pages of its own allocation fault faster)."""
     global _held
     with _lock:
         _expire(time.monotonic())
         best = None
         for i, (_, b) in enumerate(_free):
+            if not sparse and _is_sparse(b):
+                continue
             if nbytes <= b.nbytes and b.nbytes - b.nbytes // SLACK <= nbytes:
                 if best is None or b.nbytes < _free[best][1].nbytes:
                     best = i
