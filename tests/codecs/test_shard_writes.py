@@ -222,3 +222,52 @@ def test_partial_write_over_a_corrupt_inner_chunk_names_it(tmp_path, mode, fused
     with zarr.config.set(shard_update=mode, fused_pipeline=fused):
         a[8:16, 8:16] = 2  # wholly overwritten: not read, the shard is whole again
     assert (a[8:16, 8:16] == 2).all()
+
+
+@pytest.mark.parametrize("mode", ["rewrite", "append"])
+@pytest.mark.parametrize("nshards", [2, 3, 5])
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_partial_writes_into_several_shards_side_by_side(tmp_path, mode, nshards, threads):
+    # with several threads, the updates of several shards run one shard per thread (the ones
+    # beyond a multiple of the threads one at a time): the same result as one at a time
+    shape = (24, 16 * nshards, 20)
+    model = vol(shape)
+    rng = np.random.default_rng(2)
+    with zarr.config.set(shard_update=mode, threads=threads):
+        a = zarr.create_array(str(tmp_path / "a"), shape=shape, dtype="uint16", chunks=(16, 16, 16),
+                              codecs=[sharding((8, 8, 8))], fill_value=0)
+        a[...] = model
+        for sel in [(slice(3, 5), slice(None), slice(None)), (slice(None), slice(None), slice(2, 9)),
+                    (slice(8, 24), slice(1, None), slice(16, 20)), (slice(0, 8), slice(None), slice(0, 8))]:
+            for _ in range(2):
+                v = rng.integers(0, 1000, size=model[sel].shape).astype(np.uint16)
+                a[sel] = v
+                model[sel] = v
+        a[0:8, :, 0:16] = 0  # some shards left with the fill value only in part
+        model[0:8, :, 0:16] = 0
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "a"))[...], model)
+
+
+@pytest.mark.parametrize("mode", ["rewrite", "append"])
+def test_partial_writes_side_by_side_report_a_corrupt_shard(tmp_path, mode):
+    # one corrupt shard among four: the write fails naming it; every other shard holds either
+    # its old or its new values, whole (never a torn shard), and the corrupt one is untouched
+    shape = (16, 64, 16)
+    data = vol(shape)
+    with zarr.config.set(shard_update=mode, threads=2):
+        a = zarr.create_array(str(tmp_path / "a"), shape=shape, dtype="uint16", chunks=(16, 16, 16),
+                              codecs=[sharding((8, 8, 8))])
+        a[...] = data
+        f = tmp_path / "a" / "c" / "0" / "2" / "0"
+        raw = bytearray(f.read_bytes())
+        raw[-2] ^= 0xFF  # the index checksum
+        f.write_bytes(bytes(raw))
+        with pytest.raises(ChecksumError) as e:
+            a[2:4] = 7
+        assert "c/0/2/0" in str(e.value)
+        assert f.read_bytes() == bytes(raw)
+        for j in (0, 1, 3):
+            got = a[:, 16 * j: 16 * (j + 1)]
+            new = data[:, 16 * j: 16 * (j + 1)].copy()
+            new[2:4] = 7
+            assert (got == data[:, 16 * j: 16 * (j + 1)]).all() or (got == new).all()

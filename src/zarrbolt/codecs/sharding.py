@@ -426,15 +426,17 @@ class ShardingCodec(ArrayToBytesCodec):
         return plan_update(lay, selection, self.touched_inner_chunks(lay, selection))
 
     def merge_update(self, spec: ChunkSpec, upd: ShardUpdate, value: Any, existing: Sequence[Any],
-                     key: str = "", decoder: Callable[[np.ndarray, list[Any], list[Any]], None] | None = None) -> np.ndarray:
+                     key: str = "", decoder: Callable[[np.ndarray, list[Any], list[Any]], None] | None = None,
+                     out: np.ndarray | None = None) -> np.ndarray:
         """The box of ``upd`` holding the touched inner chunks after the write: each one not
         wholly overwritten decoded from ``existing`` (its encoded bytes, in the order of
         ``upd.touched[~upd.covered]``; None: empty), then ``value`` put at the selection.
         ``decoder(box, regions, datas)``, when given, decodes the inner chunks ``datas`` into
         ``regions`` of the box in one call (the fused C decode); it may raise a CodecError
-        with the failing chunk's position as ``task_index``."""
+        with the failing chunk's position as ``task_index``.  ``out``: the box to use (an array
+        of ``upd.box_shape`` and the spec's dtype, e.g. reused memory), else a new one."""
         lay = self._layout(spec)
-        box = np.empty(upd.box_shape, dtype=spec.dtype.numpy_dtype)
+        box = np.empty(upd.box_shape, dtype=spec.dtype.numpy_dtype) if out is None else out
         partial = upd.touched[~upd.covered].tolist()
         todo: list[tuple[int, tuple[slice, ...], Any]] = []
         for i, data in zip(partial, existing):

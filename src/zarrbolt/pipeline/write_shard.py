@@ -25,6 +25,7 @@ whole, merged, stored with ``set_parts``)."""
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -32,6 +33,8 @@ from typing import Any
 import numpy as np
 
 from .. import config
+from .._threads import parallel_workers, run_batches
+from . import outbuf
 from ..codecs.sharding import EMPTY, storage_order
 from ..errors import CorruptChunkError, StoreError
 from .context import ArrayIO
@@ -42,6 +45,9 @@ SHARD_UPDATE_MODES = ("rewrite", "append")
 # unused bytes tolerated in an appended shard besides as many as it has live bytes
 _SLACK = 1 << 20
 _COPY_MAX = 1 << 30  # bytes per copy_file_range call
+# partial updates of several shards run side by side while their merge boxes together stay
+# within this many bytes (or half of all the boxes of the write): see side_by_side
+IN_FLIGHT_MIN = 64 << 20
 
 
 def local_shard_updater(io: ArrayIO, is_fill: Callable[[np.ndarray], bool], encoder: Any,
@@ -84,13 +90,33 @@ def _pwrite_all(fd: int, views: Sequence[Any], offset: int) -> int:
     return offset
 
 
+def _pread_into(fd: int, mv: memoryview, offset: int, key: str) -> None:
+    """Fill ``mv`` with the file's bytes from ``offset``."""
+    got = 0
+    while got < len(mv):
+        n = os.preadv(fd, [mv[got:]], offset + got)
+        if n <= 0:
+            raise CorruptChunkError(f"shard {key!r} changed or was truncated while being updated")
+        got += n
+
+
 def _read_entries(fd: int, key: str, offs: np.ndarray, nb: np.ndarray, flats: np.ndarray) -> list[Any]:
-    """The stored bytes of inner chunks ``flats`` (None: empty), neighbours read together."""
+    """The stored bytes of inner chunks ``flats`` (None: empty), neighbours read together into
+    one buffer (reused memory: see .outbuf)."""
     from .. import kernels
     from .shard_io import COALESCE_GAP
 
     order, read_of, begins, ends = kernels.coalesce_ranges(offs, nb, flats, max_gap=COALESCE_GAP, max_read=64 << 20)
-    blobs = [memoryview(_pread(fd, int(e) - int(b), int(b), key)) for b, e in zip(begins.tolist(), ends.tolist())]
+    sizes = (ends - begins).tolist()
+    if hasattr(os, "preadv"):
+        buf = memoryview(outbuf.empty((max(sum(sizes), 1),), np.uint8)).cast("B")
+        blobs, at = [], 0
+        for b, n in zip(begins.tolist(), sizes):
+            blobs.append(buf[at: at + n])
+            _pread_into(fd, blobs[-1], int(b), key)
+            at += n
+    else:
+        blobs = [memoryview(_pread(fd, n, int(b), key)) for b, n in zip(begins.tolist(), sizes)]
     where = dict(zip(order.tolist(), read_of.tolist()))
     out: list[Any] = []
     for f in flats.tolist():
@@ -133,6 +159,30 @@ class LocalShardUpdater:
         self.is_fill = is_fill
         self.encoder = encoder
 
+    def side_by_side(self, batch: Sequence[Any], run: Callable[[Sequence[Any]], None]) -> Sequence[Any]:
+        """Run the partial updates among the projections ``batch`` by ``run``, one shard per
+        thread of the pool, as many at a time as there are threads (each thread reads, decodes,
+        merges, encodes and writes its shard; the file work of one overlaps the codec work of
+        the others, which one shard at a time cannot do); return the projections left to the
+        caller (all of them inside a pool task, with one thread, or when the merge boxes side by
+        side would hold more than max(IN_FLIGHT_MIN, half of all the boxes) bytes).  The
+        updates left over beyond a multiple of the threads go one at a time, each with its
+        inner chunks encoded in parallel."""
+        threads: int = config.get("threads")
+        parts = [p for p in batch if not p.is_complete_chunk]
+        k = len(parts) - len(parts) % max(threads, 1)
+        if threads < 2 or k < 2 or parallel_workers(k, cost=IN_FLIGHT_MIN) <= 1:
+            return batch
+        itemsize = self.spec.dtype.numpy_dtype.itemsize
+        boxes = [math.prod(self.codec.plan_update(self.lay, p.chunk_selection).box_shape) * itemsize
+                 for p in parts[:k]]
+        if threads * max(boxes) > max(IN_FLIGHT_MIN, sum(boxes) // 2):
+            return batch
+        # (each update does file work besides the codec work: worth a thread even when small)
+        run_batches(run, parts[:k], cost=max(sum(boxes), 1 << 20))
+        done = {id(p) for p in parts[:k]}
+        return [p for p in batch if id(p) not in done]
+
     def update(self, key: str, selection: Any, value: Any) -> bool:
         """Write ``value`` at ``selection`` of shard ``key``; False (nothing done) when the
         shard does not exist."""
@@ -157,7 +207,9 @@ class LocalShardUpdater:
         offs, nb = codec.decode_index(_pread(fd, lay.index_nbytes, at, key), lay, size, key)
         upd = codec.plan_update(lay, selection)
         existing = _read_entries(fd, key, offs, nb, upd.touched[~upd.covered])
-        box = codec.merge_update(self.spec, upd, value, existing, key, self.decoder)
+        box = codec.merge_update(self.spec, upd, value, existing, key, self.decoder,
+                                 out=outbuf.empty(upd.box_shape, self.spec.dtype.numpy_dtype))
+        del existing  # (its buffer goes back for the next update)
         encoded = codec.encode_inner(box, self.spec, upd.touched, is_fill=self.is_fill, encoder=self.encoder,
                                      origin=upd.origin)
         keep = offs != EMPTY
