@@ -46,6 +46,8 @@ SHARD_UPDATE_MODES = ("rewrite", "append")
 # unused bytes tolerated in an appended shard besides as many as it has live bytes
 _SLACK = 1 << 20
 _COPY_MAX = 1 << 30  # bytes per copy_file_range call
+# reads of the touched inner chunks at least this large go to reused memory (_read_entries)
+_READ_REUSE_MIN = 1 << 20
 # replaced shard files at least this large are closed on a daemon thread, at most this many
 # waiting (see _close_replaced)
 CLOSE_LATER_MIN = 4 << 20
@@ -113,8 +115,11 @@ def _read_entries(fd: int, key: str, offs: np.ndarray, nb: np.ndarray, flats: np
 
     order, read_of, begins, ends = kernels.coalesce_ranges(offs, nb, flats, max_gap=COALESCE_GAP, max_read=64 << 20)
     sizes = (ends - begins).tolist()
+    total = sum(sizes)
     if hasattr(os, "preadv"):
-        buf = memoryview(outbuf.empty((max(sum(sizes), 1),), np.uint8)).cast("B")
+        # from the output cache even below its minimum size (fresh memory costs page faults)
+        room = max(total, outbuf.MIN_BYTES) if total >= _READ_REUSE_MIN else max(total, 1)
+        buf = memoryview(outbuf.empty((room,), np.uint8)).cast("B")
         blobs, at = [], 0
         for b, n in zip(begins.tolist(), sizes):
             blobs.append(buf[at: at + n])
@@ -280,11 +285,14 @@ class LocalShardUpdater:
         offs, nb = codec.decode_index(_pread(fd, lay.index_nbytes, at, key), lay, size, key)
         upd = codec.plan_update(lay, selection)
         existing = _read_entries(fd, key, offs, nb, upd.touched[~upd.covered])
-        box = codec.merge_update(self.spec, upd, value, existing, key, self.decoder,
-                                 out=outbuf.empty(upd.box_shape, self.spec.dtype.numpy_dtype))
+        # the touched inner chunks merged one after another (each contiguous), else in their box
+        box = codec.merge_stacked(self.spec, upd, value, existing, key, self.decoder, outbuf.empty)
+        stacked = box is not None
+        if box is None:
+            box = codec.merge_update(self.spec, upd, value, existing, key, self.decoder, outbuf.empty)
         del existing  # (its buffer goes back for the next update)
         encoded = codec.encode_inner(box, self.spec, upd.touched, is_fill=self.is_fill, encoder=self.encoder,
-                                     origin=upd.origin)
+                                     origin=None if stacked else upd.origin, stacked=stacked)
         keep = offs != EMPTY
         keep[upd.touched] = False
         if not keep.any() and not encoded:  # nothing left in the shard
