@@ -271,3 +271,40 @@ def test_partial_writes_side_by_side_report_a_corrupt_shard(tmp_path, mode):
             new = data[:, 16 * j: 16 * (j + 1)].copy()
             new[2:4] = 7
             assert (got == data[:, 16 * j: 16 * (j + 1)]).all() or (got == new).all()
+
+
+def _deleted_fds(under) -> int:
+    n = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        n += target.startswith(str(under)) and target.endswith(" (deleted)")
+    return n
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts /proc/self/fd")
+def test_replaced_large_shard_files_are_closed_in_the_background(tmp_path):
+    # a rewrite leaves the last descriptor of the replaced file (large ones) to a daemon thread:
+    # at most CLOSE_LATER_MAX wait, and all of them are closed soon after
+    import time
+
+    from zarrbolt.pipeline.write_shard import CLOSE_LATER_MAX, CLOSE_LATER_MIN
+
+    shape = (64, 128, 512)  # one uncompressed 8 MiB shard
+    assert np.prod(shape) * 2 >= CLOSE_LATER_MIN
+    data = vol(shape)
+    with zarr.config.set(shard_update="rewrite"):
+        a = zarr.create_array(str(tmp_path / "a"), shape=shape, dtype="uint16", chunks=shape,
+                              codecs=[sharding((32, 32, 32), codecs=(LE,))])
+        a[...] = data
+        for k in range(3 * CLOSE_LATER_MAX):
+            a[k, 0:8, 0:8] = k
+            data[k, 0:8, 0:8] = k
+            assert _deleted_fds(tmp_path) <= CLOSE_LATER_MAX
+    deadline = time.monotonic() + 60
+    while _deleted_fds(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _deleted_fds(tmp_path) == 0
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "a"))[...], data)

@@ -537,8 +537,12 @@ class ShardingCodec(ArrayToBytesCodec):
             mv, offs, nb = self.split_shard(data, lay, key)
             existing = [None if int(offs[i]) == EMPTY else mv[int(offs[i]): int(offs[i]) + int(nb[i])]
                         for i in upd.touched[~upd.covered].tolist()]
-        box = self.merge_update(spec, upd, value, existing, key, decoder)
-        encoded = self.encode_inner(box, spec, upd.touched, is_fill=is_fill, encoder=encoder, origin=upd.origin)
+        box = self.merge_stacked(spec, upd, value, existing, key, decoder)
+        stacked = box is not None
+        if box is None:
+            box = self.merge_update(spec, upd, value, existing, key, decoder)
+        encoded = self.encode_inner(box, spec, upd.touched, is_fill=is_fill, encoder=encoder,
+                                    origin=None if stacked else upd.origin, stacked=stacked)
         if mv is not None:
             assert offs is not None and nb is not None
             keep = np.ones(lay.n, dtype=bool)
