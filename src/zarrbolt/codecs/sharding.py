@@ -511,8 +511,8 @@ class ShardingCodec(ArrayToBytesCodec):
                     todo = []
                 except CodecError as e:
                     k = getattr(e, "task_index", None)
-                    i = todo[k][0] if isinstance(k, int) and 0 <= k < len(todo) else "?"
-                    raise type(e)(f"shard {key!r}, inner chunk {i}: {e}") from e
+                    which = todo[k][0] if isinstance(k, int) and 0 <= k < len(todo) else "?"
+                    raise type(e)(f"shard {key!r}, inner chunk {which}: {e}") from e
             for i, reg, data in todo:
                 try:
                     box[reg] = lay.inner.decode(data)
