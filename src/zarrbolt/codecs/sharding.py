@@ -457,7 +457,7 @@ class ShardingCodec(ArrayToBytesCodec):
         is of integers and slices of step 1 and ``value`` broadcasts to it."""
         dtype = spec.dtype.numpy_dtype
         local, nd = upd.local, len(upd.origin)
-        if dtype.hasobject or not isinstance(local, tuple) or len(local) != nd or not len(upd.touched):
+        if dtype.hasobject or not nd or not isinstance(local, tuple) or len(local) != nd or not len(upd.touched):
             return None
         shape: list[int] = []
         for s in local:

@@ -150,14 +150,21 @@ class _Closer:
 
     def close(self, fd: int) -> None:
         with self.cond:
-            if len(self.fds) < CLOSE_LATER_MAX:
+            if len(self.fds) < CLOSE_LATER_MAX and self._started():
                 self.fds.append(fd)
-                if self.thread is None:
-                    self.thread = threading.Thread(target=self._run, name="zarrbolt-close", daemon=True)
-                    self.thread.start()
                 self.cond.notify()
                 return
         os.close(fd)
+
+    def _started(self) -> bool:
+        if self.thread is None:
+            t = threading.Thread(target=self._run, name="zarrbolt-close", daemon=True)
+            try:
+                t.start()
+            except RuntimeError:  # no new threads (interpreter shutting down): close in place
+                return False
+            self.thread = t
+        return True
 
     def _run(self) -> None:
         while True:
