@@ -308,3 +308,10 @@ def test_replaced_large_shard_files_are_closed_in_the_background(tmp_path):
         time.sleep(0.01)
     assert _deleted_fds(tmp_path) == 0
     np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "a"))[...], data)
+
+
+def test_side_by_side_only_for_even_work():
+    from zarrbolt.pipeline.write_shard import balanced
+
+    assert balanced([10, 10], 2) and balanced([10, 10, 9, 9], 2) and balanced([5, 4, 3, 3, 2, 2, 1], 3)
+    assert not balanced([64, 1], 2) and not balanced([10, 10, 10], 2) and not balanced([40, 10, 10], 2)

@@ -55,6 +55,10 @@ CLOSE_LATER_MAX = 8
 # partial updates of several shards run side by side while their merge boxes together stay
 # within this many bytes (or half of all the boxes of the write): see side_by_side
 IN_FLIGHT_MIN = 64 << 20
+# ... and while the last of them ends within this many times an even share of their work; the
+# file work of an update counted as its shard's decoded bytes / FILE_WORK_SHARE
+BALANCE = 1.25
+FILE_WORK_SHARE = 8
 
 
 def local_shard_updater(io: ArrayIO, is_fill: Callable[[np.ndarray], bool], encoder: Any,
@@ -137,6 +141,15 @@ def _read_entries(fd: int, key: str, offs: np.ndarray, nb: np.ndarray, flats: np
         o = int(offs[f]) - int(begins[r])
         out.append(blobs[r][o: o + int(nb[f])])
     return out
+
+
+def balanced(work: Sequence[int], threads: int) -> bool:
+    """Whether jobs of ``work`` (largest first), each on one of ``threads`` threads as they
+    become free, end within BALANCE times an even share of the total."""
+    ends = [0] * threads
+    for w in work:
+        ends[ends.index(min(ends))] += w
+    return max(ends) * threads <= BALANCE * sum(work)
 
 
 class _Closer:
@@ -243,26 +256,32 @@ class LocalShardUpdater:
 
     def side_by_side(self, batch: Sequence[Any], run: Callable[[Sequence[Any]], None]) -> Sequence[Any]:
         """Run the partial updates among the projections ``batch`` by ``run``, one shard per
-        thread of the pool, as many at a time as there are threads (each thread reads, decodes,
-        merges, encodes and writes its shard; the file work of one overlaps the codec work of
-        the others, which one shard at a time cannot do); return the projections left to the
-        caller (all of them inside a pool task, with one thread, or when the merge boxes side by
-        side would hold more than max(IN_FLIGHT_MIN, half of all the boxes) bytes).  The
-        updates left over beyond a multiple of the threads go one at a time, each with its
-        inner chunks encoded in parallel."""
+        thread of the pool (each thread reads, decodes, merges, encodes and writes its shard:
+        the file work of one overlaps the codec work of the others, which one shard at a time
+        cannot do); return the projections left to the caller, which updates them one at a
+        time, each with its inner chunks encoded in parallel.  Left: all of them inside a pool
+        task, with one thread, when the merge boxes side by side would hold more than
+        max(IN_FLIGHT_MIN, half of all the boxes) bytes, or when the updates' work is too uneven
+        to share out by shard (BALANCE); else the smallest ones beyond a multiple of the
+        threads."""
         threads: int = config.get("threads")
         parts = [p for p in batch if not p.is_complete_chunk]
-        k = len(parts) - len(parts) % max(threads, 1)
-        if threads < 2 or k < 2 or parallel_workers(k, cost=IN_FLIGHT_MIN) <= 1:
+        if threads < 2 or len(parts) < threads or parallel_workers(len(parts), cost=IN_FLIGHT_MIN) <= 1:
             return batch
         itemsize = self.spec.dtype.numpy_dtype.itemsize
-        boxes = [math.prod(self.codec.plan_update(self.lay, p.chunk_selection).box_shape) * itemsize
-                 for p in parts[:k]]
+        chunk = math.prod(self.lay.chunk_shape) * itemsize
+        plans = [self.codec.plan_update(self.lay, p.chunk_selection) for p in parts]
+        boxes = [math.prod(u.box_shape) * itemsize for u in plans]
         if threads * max(boxes) > max(IN_FLIGHT_MIN, sum(boxes) // 2):
             return batch
+        # an update's work: the codec work of its touched inner chunks, the file work of its shard
+        work = [len(u.touched) * chunk + self.lay.n * chunk // FILE_WORK_SHARE for u in plans]
+        order = sorted(range(len(parts)), key=lambda i: -work[i])[: len(parts) - len(parts) % threads]
+        if not balanced([work[i] for i in order], threads):
+            return batch
         # (each update does file work besides the codec work: worth a thread even when small)
-        run_batches(run, parts[:k], cost=max(sum(boxes), 1 << 20))
-        done = {id(p) for p in parts[:k]}
+        run_batches(run, [parts[i] for i in order], cost=max(sum(boxes), 1 << 20))
+        done = {id(parts[i]) for i in order}
         return [p for p in batch if id(p) not in done]
 
     def update(self, key: str, selection: Any, value: Any) -> bool:
