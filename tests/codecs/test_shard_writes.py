@@ -315,3 +315,26 @@ def test_side_by_side_only_for_even_work():
 
     assert balanced([10, 10], 2) and balanced([10, 10, 9, 9], 2) and balanced([5, 4, 3, 3, 2, 2, 1], 3)
     assert not balanced([64, 1], 2) and not balanced([10, 10, 10], 2) and not balanced([40, 10, 10], 2)
+
+
+BE = {"name": "bytes", "configuration": {"endian": "big"}}
+
+
+@pytest.mark.parametrize("codecs,transpose", [((LE, BLOSC), False), ((BE, ZSTD), False), ((LE,), False),
+                                              ((LE, ZSTD), True)])
+def test_partial_writes_encode_stacked_chunks_of_any_chain(tmp_path, codecs, transpose):
+    # the touched inner chunks, merged one after another, are encoded straight from there
+    # (no gather) unless the chain swaps bytes or transposes
+    shape = (32, 32, 48)
+    model = vol(shape)
+    rng = np.random.default_rng(3)
+    with zarr.config.set(threads=2):
+        a = zarr.create_array(str(tmp_path / "a"), shape=shape, dtype="uint16", chunks=(16, 16, 48),
+                              codecs=[sharding((8, 8, 8), codecs=codecs, transpose=transpose)])
+        a[...] = model
+        for sel in [(slice(3, 5), slice(None), slice(None)), (slice(8, 16), slice(8, 16), slice(0, 8)),
+                    (slice(None), 7, slice(5, 30))]:
+            v = rng.integers(0, 1000, size=model[sel].shape).astype(np.uint16)
+            a[sel] = v
+            model[sel] = v
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "a"))[...], model)
