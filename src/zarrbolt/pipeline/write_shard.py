@@ -20,6 +20,11 @@ chunks again.  Then:
   shard whose end is not a valid index (``CorruptChunkError``); ``"rewrite"`` never shows a
   torn shard.
 
+A write into several shards updates them side by side, one shard per thread
+(:meth:`LocalShardUpdater.side_by_side`).  The touched inner chunks are read into reused memory
+and merged one after another (``ShardingCodec.merge_stacked``); the replaced file of a large
+rewritten shard is closed on a daemon thread (:func:`_close_replaced`).
+
 New shards and shards of other stores are written by :class:`~.write.ChunkWriter` itself (read
 whole, merged, stored with ``set_parts``)."""
 
