@@ -213,11 +213,28 @@ static int whole(const zb_eplan *plan, const zb_enc_task *t) {
     return 1;
 }
 
+/* Whether a whole chunk at src_strides is laid out in memory as it is stored. */
+static int stored_layout(const zb_eplan *plan, const int64_t *src_strides) {
+    int64_t st[ZB_ENC_MAXDIM];
+    stored_strides(plan, st);
+    for (int d = 0; d < plan->ndim; d++)
+        if (src_strides[d] != st[d]) return 0;
+    return 1;
+}
+
 /* *data = task i's gathered chunk (tasks are taken in increasing order). */
 static zb_status source_get(chunk_source *c, size_t i, uint8_t **data) {
     const zb_eplan *plan = c->plan;
     if (i >= c->row_lo && i < c->row_hi) {
         *data = c->row + (i - c->row_lo) * plan->chunk_nbytes;
+        return ZB_OK;
+    }
+    /* A whole chunk laid out in the source as it is stored (e.g. chunks stacked one after
+     * another) is encoded from the source itself, not gathered.  encode_gathered then only reads
+     * it: the byte swap, the one step that would change it in place, is excluded here, and
+     * in-place steps work on a copy of a chunk that is not in the work buffer. */
+    if (c->src && !plan->byteswap && whole(plan, &c->tasks[i]) && stored_layout(plan, c->src_strides)) {
+        *data = (uint8_t *)(uintptr_t)(c->src + c->tasks[i].src_offset);
         return ZB_OK;
     }
     const int nd = plan->ndim;

@@ -222,3 +222,119 @@ def test_partial_write_over_a_corrupt_inner_chunk_names_it(tmp_path, mode, fused
     with zarr.config.set(shard_update=mode, fused_pipeline=fused):
         a[8:16, 8:16] = 2  # wholly overwritten: not read, the shard is whole again
     assert (a[8:16, 8:16] == 2).all()
+
+
+@pytest.mark.parametrize("mode", ["rewrite", "append"])
+@pytest.mark.parametrize("nshards", [2, 3, 5])
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_partial_writes_into_several_shards_side_by_side(tmp_path, mode, nshards, threads):
+    # with several threads, the updates of several shards run one shard per thread (the ones
+    # beyond a multiple of the threads one at a time): the same result as one at a time
+    shape = (24, 16 * nshards, 20)
+    model = vol(shape)
+    rng = np.random.default_rng(2)
+    with zarr.config.set(shard_update=mode, threads=threads):
+        a = zarr.create_array(str(tmp_path / "a"), shape=shape, dtype="uint16", chunks=(16, 16, 16),
+                              codecs=[sharding((8, 8, 8))], fill_value=0)
+        a[...] = model
+        for sel in [(slice(3, 5), slice(None), slice(None)), (slice(None), slice(None), slice(2, 9)),
+                    (slice(8, 24), slice(1, None), slice(16, 20)), (slice(0, 8), slice(None), slice(0, 8))]:
+            for _ in range(2):
+                v = rng.integers(0, 1000, size=model[sel].shape).astype(np.uint16)
+                a[sel] = v
+                model[sel] = v
+        a[0:8, :, 0:16] = 0  # some shards left with the fill value only in part
+        model[0:8, :, 0:16] = 0
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "a"))[...], model)
+
+
+@pytest.mark.parametrize("mode", ["rewrite", "append"])
+def test_partial_writes_side_by_side_report_a_corrupt_shard(tmp_path, mode):
+    # one corrupt shard among four: the write fails naming it; every other shard holds either
+    # its old or its new values, whole (never a torn shard), and the corrupt one is untouched
+    shape = (16, 64, 16)
+    data = vol(shape)
+    with zarr.config.set(shard_update=mode, threads=2):
+        a = zarr.create_array(str(tmp_path / "a"), shape=shape, dtype="uint16", chunks=(16, 16, 16),
+                              codecs=[sharding((8, 8, 8))])
+        a[...] = data
+        f = tmp_path / "a" / "c" / "0" / "2" / "0"
+        raw = bytearray(f.read_bytes())
+        raw[-2] ^= 0xFF  # the index checksum
+        f.write_bytes(bytes(raw))
+        with pytest.raises(ChecksumError) as e:
+            a[2:4] = 7
+        assert "c/0/2/0" in str(e.value)
+        assert f.read_bytes() == bytes(raw)
+        for j in (0, 1, 3):
+            got = a[:, 16 * j: 16 * (j + 1)]
+            new = data[:, 16 * j: 16 * (j + 1)].copy()
+            new[2:4] = 7
+            assert (got == data[:, 16 * j: 16 * (j + 1)]).all() or (got == new).all()
+
+
+def _deleted_fds(under) -> int:
+    n = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        n += target.startswith(str(under)) and target.endswith(" (deleted)")
+    return n
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts /proc/self/fd")
+def test_replaced_large_shard_files_are_closed_in_the_background(tmp_path):
+    # a rewrite leaves the last descriptor of the replaced file (large ones) to a daemon thread:
+    # at most CLOSE_LATER_MAX wait, and all of them are closed soon after
+    import time
+
+    from zarrbolt.pipeline.write_shard import CLOSE_LATER_MAX, CLOSE_LATER_MIN
+
+    shape = (64, 128, 512)  # one uncompressed 8 MiB shard
+    assert np.prod(shape) * 2 >= CLOSE_LATER_MIN
+    data = vol(shape)
+    with zarr.config.set(shard_update="rewrite"):
+        a = zarr.create_array(str(tmp_path / "a"), shape=shape, dtype="uint16", chunks=shape,
+                              codecs=[sharding((32, 32, 32), codecs=(LE,))])
+        a[...] = data
+        for k in range(3 * CLOSE_LATER_MAX):
+            a[k, 0:8, 0:8] = k
+            data[k, 0:8, 0:8] = k
+            assert _deleted_fds(tmp_path) <= CLOSE_LATER_MAX
+    deadline = time.monotonic() + 60
+    while _deleted_fds(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _deleted_fds(tmp_path) == 0
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "a"))[...], data)
+
+
+def test_side_by_side_only_for_even_work():
+    from zarrbolt.pipeline.write_shard import balanced
+
+    assert balanced([10, 10], 2) and balanced([10, 10, 9, 9], 2) and balanced([5, 4, 3, 3, 2, 2, 1], 3)
+    assert not balanced([64, 1], 2) and not balanced([10, 10, 10], 2) and not balanced([40, 10, 10], 2)
+
+
+BE = {"name": "bytes", "configuration": {"endian": "big"}}
+
+
+@pytest.mark.parametrize("codecs,transpose", [((LE, BLOSC), False), ((BE, ZSTD), False), ((LE,), False),
+                                              ((LE, ZSTD), True)])
+def test_partial_writes_encode_stacked_chunks_of_any_chain(tmp_path, codecs, transpose):
+    # the touched inner chunks, merged one after another, are encoded straight from there
+    # (no gather) unless the chain swaps bytes or transposes
+    shape = (32, 32, 48)
+    model = vol(shape)
+    rng = np.random.default_rng(3)
+    with zarr.config.set(threads=2):
+        a = zarr.create_array(str(tmp_path / "a"), shape=shape, dtype="uint16", chunks=(16, 16, 48),
+                              codecs=[sharding((8, 8, 8), codecs=codecs, transpose=transpose)])
+        a[...] = model
+        for sel in [(slice(3, 5), slice(None), slice(None)), (slice(8, 16), slice(8, 16), slice(0, 8)),
+                    (slice(None), 7, slice(5, 30))]:
+            v = rng.integers(0, 1000, size=model[sel].shape).astype(np.uint16)
+            a[sel] = v
+            model[sel] = v
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "a"))[...], model)

@@ -118,3 +118,42 @@ def test_sharded_fused_read_range_error_names_the_value(kind, tmp_path):
     with pytest.raises(CodecRangeError, match="outside the range of dtype int8") as info:
         a[:]
     assert "c/0" in str(info.value)
+
+
+@pytest.mark.parametrize("sel", [
+    (slice(1, 7), slice(3, 12), slice(0, 16)),
+    (5, slice(None), slice(2, 3)),
+    (slice(0, 4), slice(4, 8), slice(8, 12)),  # one whole inner chunk (covered: not decoded)
+    (slice(None), slice(None), slice(None)),
+])
+def test_merge_stacked_matches_merge_update(sel):
+    # the touched inner chunks merged one after another hold what the box holds at their places
+    codec = ShardingCodec((4, 4, 4), [LE])
+    spec = ChunkSpec((8, 12, 16), DataType("int32"), np.int32(-1))
+    lay = codec.layout(spec)
+    data = np.arange(8 * 12 * 16, dtype="int32").reshape(8, 12, 16)
+    mv, offs, nb = codec.split_shard(codec.encode(data, spec), lay)
+    upd = codec.plan_update(lay, tuple(s for s in sel))
+    existing = [None if i == upd.touched[0] else mv[int(offs[i]): int(offs[i]) + int(nb[i])]
+                for i in upd.touched[~upd.covered].tolist()]  # the first one empty: the fill value
+    value = -np.arange(data[sel].size, dtype="int32").reshape(data[sel].shape)
+    box = codec.merge_update(spec, upd, value, existing)
+    stack = codec.merge_stacked(spec, upd, value, existing)
+    assert stack is not None and stack.shape == (len(upd.touched) * 4, 4, 4)
+    for k, i in enumerate(upd.touched.tolist()):
+        reg = tuple(slice(r.start - o, r.stop - o) for r, o in zip(codec.inner_region(lay, i), upd.origin))
+        np.testing.assert_array_equal(stack[4 * k: 4 * k + 4], box[reg])
+    a = codec.encode_inner(box, spec, upd.touched, origin=upd.origin)
+    b = codec.encode_inner(stack, spec, upd.touched, stacked=True)
+    assert {i: bytes(v) for i, v in a.items()} == {i: bytes(v) for i, v in b.items()}
+
+
+def test_merge_stacked_leaves_other_selections_to_merge_update():
+    codec = ShardingCodec((4, 4), [LE])
+    spec = ChunkSpec((8, 8), DataType("int32"), np.int32(0))
+    lay = codec.layout(spec)
+    for sel in [(slice(0, 8, 2), slice(None)), (np.array([1, 5]), slice(None))]:
+        upd = codec.plan_update(lay, sel)
+        assert codec.merge_stacked(spec, upd, 1, [None] * int((~upd.covered).sum())) is None
+    upd = codec.plan_update(lay, (slice(0, 2), slice(0, 3)))  # a value that does not broadcast
+    assert codec.merge_stacked(spec, upd, np.zeros((3, 3), "int32"), [None]) is None

@@ -86,8 +86,8 @@ typedef struct {
 /* Encoding the tasks of a batch one after another with one work buffer (zb_eplan_work_bytes):
  * whole chunks that follow one another along the last axis are gathered a row at a time.
  * zb_encoder_next(e, i, ...) encodes task i (i increasing from call to call) as
- * zb_encode_chunk does; *out points into work and is valid until the next call.  The fields
- * are private. */
+ * zb_encode_chunk does; *out points into work (or, for a whole chunk laid out in the source as
+ * it is stored, into the source) and is valid until the next call.  The fields are private. */
 typedef struct {
     const zb_eplan *plan;
     const zb_enc_task *tasks;

@@ -329,12 +329,13 @@ class ShardingCodec(ArrayToBytesCodec):
     def encode_inner(
         self, array: np.ndarray, spec: ChunkSpec, flats: Any, *, is_fill: Callable[[np.ndarray], bool] | None = None,
         encoder: Callable[[np.ndarray, list[Any]], tuple[np.ndarray, np.ndarray]] | None = None,
-        origin: Sequence[int] | None = None,
+        origin: Sequence[int] | None = None, stacked: bool = False,
     ) -> dict[int, Any]:
         """``{flat: encoded bytes}`` of inner chunks ``flats`` of a shard whose part
         ``[origin, origin + array.shape)`` is ``array`` (origin: zeros by default); chunks equal
         to the fill value (by ``is_fill``) are left out.  A chunk cut by ``array``'s edge is
-        padded with the fill value."""
+        padded with the fill value.  ``stacked``: ``array`` holds the chunks one after another
+        instead (chunk ``k`` of ``flats`` at :func:`stacked_region` ``k``; see merge_stacked)."""
         lay = self._layout(spec)
         inner = lay.inner
         if is_fill is None:
@@ -344,6 +345,8 @@ class ShardingCodec(ArrayToBytesCodec):
         encoded: dict[int, Any] = {}
 
         def region(k: int) -> tuple[slice, ...]:
+            if stacked:
+                return stacked_region(lay.chunk_shape, k)
             reg = self.inner_region(lay, flats[k])
             return tuple(slice(r.start - o, min(r.stop - o, e)) for r, o, e in zip(reg, org, array.shape))
 
@@ -426,19 +429,77 @@ class ShardingCodec(ArrayToBytesCodec):
         return plan_update(lay, selection, self.touched_inner_chunks(lay, selection))
 
     def merge_update(self, spec: ChunkSpec, upd: ShardUpdate, value: Any, existing: Sequence[Any],
-                     key: str = "", decoder: Callable[[np.ndarray, list[Any], list[Any]], None] | None = None) -> np.ndarray:
+                     key: str = "", decoder: Callable[[np.ndarray, list[Any], list[Any]], None] | None = None,
+                     empty: Callable[[tuple[int, ...], np.dtype], np.ndarray] | None = None) -> np.ndarray:
         """The box of ``upd`` holding the touched inner chunks after the write: each one not
         wholly overwritten decoded from ``existing`` (its encoded bytes, in the order of
         ``upd.touched[~upd.covered]``; None: empty), then ``value`` put at the selection.
         ``decoder(box, regions, datas)``, when given, decodes the inner chunks ``datas`` into
         ``regions`` of the box in one call (the fused C decode); it may raise a CodecError
-        with the failing chunk's position as ``task_index``."""
+        with the failing chunk's position as ``task_index``.  ``empty(shape, dtype)``: makes the
+        box (e.g. from reused memory; default ``numpy.empty``)."""
         lay = self._layout(spec)
-        box = np.empty(upd.box_shape, dtype=spec.dtype.numpy_dtype)
+        box = (empty or np.empty)(upd.box_shape, spec.dtype.numpy_dtype)
         partial = upd.touched[~upd.covered].tolist()
+        regions = [tuple(slice(r.start - o, r.stop - o) for r, o in zip(self.inner_region(lay, i), upd.origin))
+                   for i in partial]
+        self._decode_into(lay, spec, box, partial, regions, existing, key, decoder)
+        box[upd.local] = value
+        return box
+
+    def merge_stacked(self, spec: ChunkSpec, upd: ShardUpdate, value: Any, existing: Sequence[Any],
+                      key: str = "", decoder: Callable[[np.ndarray, list[Any], list[Any]], None] | None = None,
+                      empty: Callable[[tuple[int, ...], np.dtype], np.ndarray] | None = None) -> np.ndarray | None:
+        """As :meth:`merge_update`, but the touched inner chunks one after another along the
+        first axis ("stacked": chunk ``k`` of ``upd.touched`` is :func:`stacked_region` ``k``):
+        each chunk is contiguous, so it is decoded in place and encoded without a strided
+        gather (``encode_inner(..., stacked=True)``).  None (nothing done) unless the selection
+        is of integers and slices of step 1 and ``value`` broadcasts to it."""
+        dtype = spec.dtype.numpy_dtype
+        local, nd = upd.local, len(upd.origin)
+        if dtype.hasobject or not nd or not isinstance(local, tuple) or len(local) != nd or not len(upd.touched):
+            return None
+        shape: list[int] = []
+        for s in local:
+            if isinstance(s, slice):
+                if s.step != 1 or not isinstance(s.start, int) or not isinstance(s.stop, int) or s.stop <= s.start:
+                    return None
+                shape.append(s.stop - s.start)
+            elif not isinstance(s, int):
+                return None
+        try:
+            v = np.broadcast_to(np.asarray(value, dtype=dtype), tuple(shape))
+        except (ValueError, TypeError):
+            return None
+        lay = self._layout(spec)
+        cs = lay.chunk_shape
+        t = len(upd.touched)
+        stack = (empty or np.empty)((t * cs[0],) + tuple(cs[1:]), dtype)
+        ks = np.flatnonzero(~upd.covered).tolist()
+        self._decode_into(lay, spec, stack, upd.touched[ks].tolist(), [stacked_region(cs, k) for k in ks], existing,
+                          key, decoder)
+        chunks = stack.reshape((t,) + tuple(cs))
+        firsts = np.array(np.unravel_index(upd.touched, lay.chunks_per_shard)).T * np.asarray(cs) - np.asarray(upd.origin)
+        for k, lo in enumerate(firsts.tolist()):
+            dst: list[Any] = []
+            src: list[slice] = []
+            for s, a, c in zip(local, lo, cs):
+                if isinstance(s, int):
+                    dst.append(s - a)
+                    continue
+                b, e = max(s.start, a), min(s.stop, a + c)
+                dst.append(slice(b - a, e - a))
+                src.append(slice(b - s.start, e - s.start))
+            chunks[k][tuple(dst)] = v[tuple(src)]
+        return stack
+
+    def _decode_into(self, lay: ShardLayout, spec: ChunkSpec, box: np.ndarray, flats: Sequence[int],
+                     regions: Sequence[tuple[slice, ...]], existing: Sequence[Any], key: str,
+                     decoder: Callable[[np.ndarray, list[Any], list[Any]], None] | None) -> None:
+        """Decode inner chunks ``flats`` from ``existing`` (their encoded bytes; None: empty, the
+        fill value) into ``regions`` of ``box``."""
         todo: list[tuple[int, tuple[slice, ...], Any]] = []
-        for i, data in zip(partial, existing):
-            reg = tuple(slice(r.start - o, r.stop - o) for r, o in zip(self.inner_region(lay, i), upd.origin))
+        for i, reg, data in zip(flats, regions, existing):
             if data is None:
                 box[reg] = spec.fill_value
             else:
@@ -450,8 +511,8 @@ class ShardingCodec(ArrayToBytesCodec):
                     todo = []
                 except CodecError as e:
                     k = getattr(e, "task_index", None)
-                    i = todo[k][0] if isinstance(k, int) and 0 <= k < len(todo) else "?"
-                    raise type(e)(f"shard {key!r}, inner chunk {i}: {e}") from e
+                    which = todo[k][0] if isinstance(k, int) and 0 <= k < len(todo) else "?"
+                    raise type(e)(f"shard {key!r}, inner chunk {which}: {e}") from e
             for i, reg, data in todo:
                 try:
                     box[reg] = lay.inner.decode(data)
@@ -459,8 +520,6 @@ class ShardingCodec(ArrayToBytesCodec):
                     raise type(e)(f"shard {key!r}, inner chunk {i}: {e}") from e
         except (ValueError, TypeError) as e:
             raise CorruptChunkError(f"shard {key!r}: {e}") from e
-        box[upd.local] = value
-        return box
 
     def update_shard(
         self, data: Any, spec: ChunkSpec, selection: Any, value: Any, key: str, is_fill: Callable[[np.ndarray], bool],
@@ -478,8 +537,12 @@ class ShardingCodec(ArrayToBytesCodec):
             mv, offs, nb = self.split_shard(data, lay, key)
             existing = [None if int(offs[i]) == EMPTY else mv[int(offs[i]): int(offs[i]) + int(nb[i])]
                         for i in upd.touched[~upd.covered].tolist()]
-        box = self.merge_update(spec, upd, value, existing, key, decoder)
-        encoded = self.encode_inner(box, spec, upd.touched, is_fill=is_fill, encoder=encoder, origin=upd.origin)
+        box = self.merge_stacked(spec, upd, value, existing, key, decoder)
+        stacked = box is not None
+        if box is None:
+            box = self.merge_update(spec, upd, value, existing, key, decoder)
+        encoded = self.encode_inner(box, spec, upd.touched, is_fill=is_fill, encoder=encoder,
+                                    origin=None if stacked else upd.origin, stacked=stacked)
         if mv is not None:
             assert offs is not None and nb is not None
             keep = np.ones(lay.n, dtype=bool)
@@ -487,6 +550,12 @@ class ShardingCodec(ArrayToBytesCodec):
             for i in np.flatnonzero(keep & (offs != EMPTY)).tolist():
                 encoded[i] = mv[int(offs[i]): int(offs[i]) + int(nb[i])]
         return self.assemble(lay, encoded, parts)
+
+
+def stacked_region(chunk_shape: Sequence[int], k: int) -> tuple[slice, ...]:
+    """Where chunk ``k`` is in an array of chunks stacked along the first axis."""
+    c0 = chunk_shape[0]
+    return (slice(k * c0, (k + 1) * c0),) + tuple(slice(0, c) for c in chunk_shape[1:])
 
 
 def _nbytes(enc: Any) -> int:

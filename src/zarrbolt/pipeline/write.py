@@ -188,6 +188,13 @@ class ChunkWriter:
         self.lock_store = getattr(io.store, "base", io.store) if self.send_now is not None else io.store
 
     def run(self, batch: Sequence[ChunkProjection]) -> None:
+        if self.updater is not None and len(batch) > 1:
+            # partial updates of several shards: side by side, one shard per thread (see
+            # LocalShardUpdater.side_by_side); the rest one at a time
+            batch = self.updater.side_by_side(batch, self._run_each)
+        self._run_each(batch)
+
+    def _run_each(self, batch: Sequence[ChunkProjection]) -> None:
         rows = self.rows
         runs = rows.runs(batch) if rows is not None else {}
         gathered: dict[int, np.ndarray] = {}

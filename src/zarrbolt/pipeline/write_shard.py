@@ -20,18 +20,27 @@ chunks again.  Then:
   shard whose end is not a valid index (``CorruptChunkError``); ``"rewrite"`` never shows a
   torn shard.
 
+A write into several shards updates them side by side, one shard per thread
+(:meth:`LocalShardUpdater.side_by_side`).  The touched inner chunks are read into reused memory
+and merged one after another (``ShardingCodec.merge_stacked``); the replaced file of a large
+rewritten shard is closed on a daemon thread (:func:`_close_replaced`).
+
 New shards and shards of other stores are written by :class:`~.write.ChunkWriter` itself (read
 whole, merged, stored with ``set_parts``)."""
 
 from __future__ import annotations
 
+import math
 import os
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from .. import config
+from .._threads import parallel_workers, run_batches
+from . import outbuf
 from ..codecs.sharding import EMPTY, storage_order
 from ..errors import CorruptChunkError, StoreError
 from .context import ArrayIO
@@ -42,6 +51,19 @@ SHARD_UPDATE_MODES = ("rewrite", "append")
 # unused bytes tolerated in an appended shard besides as many as it has live bytes
 _SLACK = 1 << 20
 _COPY_MAX = 1 << 30  # bytes per copy_file_range call
+# reads of the touched inner chunks at least this large go to reused memory (_read_entries)
+_READ_REUSE_MIN = 1 << 20
+# replaced shard files at least this large are closed on a daemon thread, at most this many
+# waiting (see _close_replaced)
+CLOSE_LATER_MIN = 4 << 20
+CLOSE_LATER_MAX = 8
+# partial updates of several shards run side by side while their merge boxes together stay
+# within this many bytes (or half of all the boxes of the write): see side_by_side
+IN_FLIGHT_MIN = 64 << 20
+# ... and while the last of them ends within this many times an even share of their work; the
+# file work of an update counted as its shard's decoded bytes / FILE_WORK_SHARE
+BALANCE = 1.25
+FILE_WORK_SHARE = 8
 
 
 def local_shard_updater(io: ArrayIO, is_fill: Callable[[np.ndarray], bool], encoder: Any,
@@ -84,13 +106,36 @@ def _pwrite_all(fd: int, views: Sequence[Any], offset: int) -> int:
     return offset
 
 
+def _pread_into(fd: int, mv: memoryview, offset: int, key: str) -> None:
+    """Fill ``mv`` with the file's bytes from ``offset``."""
+    got = 0
+    while got < len(mv):
+        n = os.preadv(fd, [mv[got:]], offset + got)
+        if n <= 0:
+            raise CorruptChunkError(f"shard {key!r} changed or was truncated while being updated")
+        got += n
+
+
 def _read_entries(fd: int, key: str, offs: np.ndarray, nb: np.ndarray, flats: np.ndarray) -> list[Any]:
-    """The stored bytes of inner chunks ``flats`` (None: empty), neighbours read together."""
+    """The stored bytes of inner chunks ``flats`` (None: empty), neighbours read together into
+    one buffer (reused memory: see .outbuf)."""
     from .. import kernels
     from .shard_io import COALESCE_GAP
 
     order, read_of, begins, ends = kernels.coalesce_ranges(offs, nb, flats, max_gap=COALESCE_GAP, max_read=64 << 20)
-    blobs = [memoryview(_pread(fd, int(e) - int(b), int(b), key)) for b, e in zip(begins.tolist(), ends.tolist())]
+    sizes = (ends - begins).tolist()
+    total = sum(sizes)
+    if hasattr(os, "preadv"):
+        # from the output cache even below its minimum size (fresh memory costs page faults)
+        room = max(total, outbuf.MIN_BYTES) if total >= _READ_REUSE_MIN else max(total, 1)
+        buf = memoryview(outbuf.empty((room,), np.uint8)).cast("B")
+        blobs, at = [], 0
+        for b, n in zip(begins.tolist(), sizes):
+            blobs.append(buf[at: at + n])
+            _pread_into(fd, blobs[-1], int(b), key)
+            at += n
+    else:
+        blobs = [memoryview(_pread(fd, n, int(b), key)) for b, n in zip(begins.tolist(), sizes)]
     where = dict(zip(order.tolist(), read_of.tolist()))
     out: list[Any] = []
     for f in flats.tolist():
@@ -101,6 +146,87 @@ def _read_entries(fd: int, key: str, offs: np.ndarray, nb: np.ndarray, flats: np
         o = int(offs[f]) - int(begins[r])
         out.append(blobs[r][o: o + int(nb[f])])
     return out
+
+
+def balanced(work: Sequence[int], threads: int) -> bool:
+    """Whether jobs of ``work`` (largest first), each on one of ``threads`` threads as they
+    become free, end within BALANCE times an even share of the total."""
+    ends = [0] * threads
+    for w in work:
+        ends[ends.index(min(ends))] += w
+    return max(ends) * threads <= BALANCE * sum(work)
+
+
+class _Closer:
+    """Closes descriptors on a daemon thread, at most CLOSE_LATER_MAX waiting (beyond that the
+    caller closes its own)."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.fds: list[int] = []
+        self.thread: threading.Thread | None = None
+
+    def close(self, fd: int) -> None:
+        with self.cond:
+            if len(self.fds) < CLOSE_LATER_MAX and self._started():
+                self.fds.append(fd)
+                self.cond.notify()
+                return
+        os.close(fd)
+
+    def _started(self) -> bool:
+        if self.thread is None:
+            t = threading.Thread(target=self._run, name="zarrbolt-close", daemon=True)
+            try:
+                t.start()
+            except RuntimeError:  # no new threads (interpreter shutting down): close in place
+                return False
+            self.thread = t
+        return True
+
+    def _run(self) -> None:
+        while True:
+            with self.cond:
+                while not self.fds:
+                    self.cond.wait()
+                fd = self.fds.pop(0)
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def after_fork_in_child(self) -> None:
+        """The parent's thread does not exist in a forked child: close the child's copies now."""
+        fds, self.fds = self.fds, []
+        self.cond = threading.Condition()
+        self.thread = None
+        for fd in fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+_closer = _Closer()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_closer.after_fork_in_child)
+
+
+def _close_replaced(fd: int) -> None:
+    """Close the descriptor of a shard file that an update read.  When the update replaced the
+    file (renamed a new one over it) this is the old file's last reference, and closing it
+    frees its blocks and page cache in the kernel (on ext4 ~15 ms for a 30 MB shard, more when
+    its pages are still being written back): for large files that is left to a daemon thread,
+    the writer goes on meanwhile."""
+    try:
+        st = os.fstat(fd)
+        later = st.st_nlink == 0 and st.st_size >= CLOSE_LATER_MIN
+    except OSError:
+        later = False
+    if later:
+        _closer.close(fd)
+    else:
+        os.close(fd)
 
 
 def _copy_range(src: int, dst: int, begin: int, n: int, at: int, key: str) -> None:
@@ -133,6 +259,36 @@ class LocalShardUpdater:
         self.is_fill = is_fill
         self.encoder = encoder
 
+    def side_by_side(self, batch: Sequence[Any], run: Callable[[Sequence[Any]], None]) -> Sequence[Any]:
+        """Run the partial updates among the projections ``batch`` by ``run``, one shard per
+        thread of the pool (each thread reads, decodes, merges, encodes and writes its shard:
+        the file work of one overlaps the codec work of the others, which one shard at a time
+        cannot do); return the projections left to the caller, which updates them one at a
+        time, each with its inner chunks encoded in parallel.  Left: all of them inside a pool
+        task, with one thread, when the merge boxes side by side would hold more than
+        max(IN_FLIGHT_MIN, half of all the boxes) bytes, or when the updates' work is too uneven
+        to share out by shard (BALANCE); else the smallest ones beyond a multiple of the
+        threads."""
+        threads: int = config.get("threads")
+        parts = [p for p in batch if not p.is_complete_chunk]
+        if threads < 2 or len(parts) < threads or parallel_workers(len(parts), cost=IN_FLIGHT_MIN) <= 1:
+            return batch
+        itemsize = self.spec.dtype.numpy_dtype.itemsize
+        chunk = math.prod(self.lay.chunk_shape) * itemsize
+        plans = [self.codec.plan_update(self.lay, p.chunk_selection) for p in parts]
+        boxes = [math.prod(u.box_shape) * itemsize for u in plans]
+        if threads * max(boxes) > max(IN_FLIGHT_MIN, sum(boxes) // 2):
+            return batch
+        # an update's work: the codec work of its touched inner chunks, the file work of its shard
+        work = [len(u.touched) * chunk + self.lay.n * chunk // FILE_WORK_SHARE for u in plans]
+        order = sorted(range(len(parts)), key=lambda i: -work[i])[: len(parts) - len(parts) % threads]
+        if not balanced([work[i] for i in order], threads):
+            return batch
+        # (each update does file work besides the codec work: worth a thread even when small)
+        run_batches(run, [parts[i] for i in order], cost=max(sum(boxes), 1 << 20))
+        done = {id(parts[i]) for i in order}
+        return [p for p in batch if id(p) not in done]
+
     def update(self, key: str, selection: Any, value: Any) -> bool:
         """Write ``value`` at ``selection`` of shard ``key``; False (nothing done) when the
         shard does not exist."""
@@ -144,9 +300,12 @@ class LocalShardUpdater:
         except IsADirectoryError as e:
             raise StoreError(f"cannot write {key!r}: a directory exists at that key") from e
         try:
-            return self._update(fd, key, selection, value)
-        finally:
+            done = self._update(fd, key, selection, value)
+        except BaseException:
             os.close(fd)
+            raise
+        _close_replaced(fd)
+        return done
 
     def _update(self, fd: int, key: str, selection: Any, value: Any) -> bool:
         codec, lay = self.codec, self.lay
@@ -157,9 +316,14 @@ class LocalShardUpdater:
         offs, nb = codec.decode_index(_pread(fd, lay.index_nbytes, at, key), lay, size, key)
         upd = codec.plan_update(lay, selection)
         existing = _read_entries(fd, key, offs, nb, upd.touched[~upd.covered])
-        box = codec.merge_update(self.spec, upd, value, existing, key, self.decoder)
+        # the touched inner chunks merged one after another (each contiguous), else in their box
+        box = codec.merge_stacked(self.spec, upd, value, existing, key, self.decoder, outbuf.empty)
+        stacked = box is not None
+        if box is None:
+            box = codec.merge_update(self.spec, upd, value, existing, key, self.decoder, outbuf.empty)
+        del existing  # (its buffer goes back for the next update)
         encoded = codec.encode_inner(box, self.spec, upd.touched, is_fill=self.is_fill, encoder=self.encoder,
-                                     origin=upd.origin)
+                                     origin=None if stacked else upd.origin, stacked=stacked)
         keep = offs != EMPTY
         keep[upd.touched] = False
         if not keep.any() and not encoded:  # nothing left in the shard
