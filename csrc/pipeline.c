@@ -111,7 +111,12 @@ static void group_init(copy_group *q, const zb_scratch *sc, const zb_plan *plan)
         q->cso_plan = &q->cso_store;
 }
 
-static uint8_t *slot_buffer(const zb_scratch *sc, int slot) { return sc->base + 2 * (size_t)slot * sc->cap; }
+/* Slot s's first buffer, and its second: the first buffers of all slots come one after another,
+ * then the second ones (see zb_scratch). */
+static uint8_t *slot_buffer(const zb_scratch *sc, int slot) { return sc->base + (size_t)slot * sc->cap; }
+static uint8_t *slot_other(const zb_scratch *sc, int slot) {
+    return sc->base + ((size_t)sc->nslots + (size_t)slot) * sc->cap;
+}
 
 /* Copy with the one-pass numeric conversion: dst[i] = f(src[i]) over shape, whose last
  * dimension is contiguous in both (callers check).  The other dimensions are walked with the
@@ -241,8 +246,9 @@ static zb_status group_copy(copy_group *q, int slot, uint8_t *dst, const int64_t
                             const int64_t *src_strides, const int64_t *shape, int ndim, size_t itemsize,
                             unsigned flags, const zb_cso_fast *cso) {
     const zb_scratch *sc = q->sc;
-    const uint8_t *lo = slot_buffer(sc, slot), *hi = lo + 2 * sc->cap;
-    if (sc->nslots <= 1 || src < lo || src >= hi || ndim + 1 > ZB_STRIDED_MAXDIM) {
+    const uint8_t *a = slot_buffer(sc, slot), *b = slot_other(sc, slot);
+    int in_slot = (src >= a && src < a + sc->cap) || (src >= b && src < b + sc->cap);
+    if (sc->nslots <= 1 || !in_slot || ndim + 1 > ZB_STRIDED_MAXDIM) {
         zb_status st = group_flush(q);
         if (st != ZB_OK) return st;
         return copy_or_convert(dst, dst_strides, src, src_strides, shape, ndim, itemsize, flags, cso);
@@ -420,7 +426,7 @@ static zb_status decode_one(const zb_plan *plan, const zb_decode_task *t, uint8_
                                    &slot);
     if (st != ZB_OK) return st;
     const size_t scratch_cap = q->sc->cap;
-    uint8_t *scratch_a = slot_buffer(q->sc, slot), *scratch_b = scratch_a + scratch_cap;
+    uint8_t *scratch_a = slot_buffer(q->sc, slot), *scratch_b = slot_other(q->sc, slot);
     if ((plan->getitem || plan->prefix) && plan->nsteps == 1 && plan->naa == 0) {
         /* The byte span [first, last) of the region inside the stored (C-order, possibly
          * transposed) chunk: all dec_strides are positive. */

@@ -84,7 +84,10 @@ typedef struct {
 
 /* Per-thread scratch of a decode call: nslots slots of two buffers of cap bytes each (cap >=
  * plan->chunk_nbytes, >= the chunk's element count times each array kernel's item sizes and,
- * with elementwise steps, times elem.dst_itemsize); slot s is base[2*s*cap, 2*(s+1)*cap).
+ * with elementwise steps, times elem.dst_itemsize); slot s's buffers are base[s*cap, (s+1)*cap)
+ * and base[(nslots+s)*cap, (nslots+s+1)*cap): the first buffers, which most decodes alone use,
+ * make one run of memory (only touched pages become resident where base is lazily committed,
+ * and an encode reusing the scratch as its work buffer finds them resident).
  *
  * With nslots > 1 the copies into out are grouped: a chunk decoded into slot s+1 whose region
  * continues the region of the chunk in slot s by one fixed step in out (the next chunk along a

@@ -3,20 +3,26 @@
 Each thread keeps a read arena (the encoded bytes of a batch of chunks) and a decode/encode
 scratch, reused across reads: fresh allocations would cost page faults every time.  The workers
 of the native pool (``zarrbolt/pool.h``) have their own pair each (:func:`helper_buffers`).
+They are sized to the chunks of the calls (:func:`arena_bytes`, :func:`group_slots`), grow to
+the largest call of their thread within fixed limits, and are committed lazily
+(:func:`lazy_buffer`): what stays resident is what the calls touched, not the limits.
 A call hands C at most READ_WINDOW_BYTES of decoded data (:func:`read_windows`), so that
 Python code, and a pending Ctrl-C, runs between calls."""
 
 from __future__ import annotations
 
+import mmap
 import threading
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-_ARENA_BYTES = 8 << 20
+_ARENA_BYTES = 8 << 20  # the most a read arena holds
+ARENA_MIN_BYTES = 1 << 20  # the least (see arena_bytes)
 _arenas = threading.local()
 _scratches = threading.local()
+_gathers = threading.local()
 _helpers: list[list[Any]] = []  # [arena, scratch] of the native pool's worker w (index w - 1)
 _helpers_lock = threading.Lock()
 
@@ -28,6 +34,9 @@ STREAM_MIN_BYTES = 64 << 20
 # Scratch of the fused decode per thread, at most: enough slots to group the copies of a row of
 # chunks (see group_slots).  Only the pages a read touches become resident.
 GROUP_SCRATCH_BYTES = 16 << 20
+# The encode's work buffer per thread, at most (chunks of up to a few MiB: three buffers of the
+# chunk's bytes and a row of chunks gathered at once).  It is the thread's decode scratch, grown.
+WORK_MAX_BYTES = 32 << 20
 # Chunk rows (the chunk's last dimension, in output bytes) at least this long are copied one
 # chunk at a time: grouping only pays for short rows.
 GROUP_MAX_ROW_BYTES = 4096
@@ -37,63 +46,113 @@ GROUP_MAX_ROW_BYTES = 4096
 READ_WINDOW_BYTES = 1 << 30
 
 
-def thread_arena() -> memoryview:
-    """A per-thread read buffer, reused across reads (fresh allocations cost page faults)."""
-    a = getattr(_arenas, "buf", None)
-    if a is None:
-        a = memoryview(bytearray(_ARENA_BYTES))
-        _arenas.buf = a
-    return a
+def lazy_buffer(nbytes: int) -> memoryview:
+    """``nbytes`` of writable memory whose pages become resident only when first written
+    (anonymous memory, not zero-filled up front, no transparent huge pages): a buffer sized for
+    the largest call costs only what the calls actually touch."""
+    m = mmap.mmap(-1, max(int(nbytes), 1))
+    nohuge = getattr(mmap, "MADV_NOHUGEPAGE", None)
+    if nohuge is not None:
+        try:
+            m.madvise(nohuge)
+        except (OSError, ValueError):  # an old kernel: only residency is less exact
+            pass
+    return memoryview(m)
 
 
-def thread_scratch(nbytes: int) -> memoryview | None:
+def arena_bytes(chunk_nbytes: int, index_nbytes: int = 0) -> int:
+    """The read arena for chunks of ``chunk_nbytes`` decoded bytes (and shard indexes of
+    ``index_nbytes``): room for two chunks' encoded bytes (rarely more than their decoded size)
+    and an index, at least ARENA_MIN_BYTES and at most _ARENA_BYTES.  A larger arena only means
+    fewer, larger batches between the file reads and the decodes: no faster, but resident."""
+    return min(_ARENA_BYTES, max(ARENA_MIN_BYTES, 2 * int(chunk_nbytes) + int(index_nbytes)))
+
+
+def _grown(buf: memoryview | None, nbytes: int) -> memoryview:
+    """``buf``, or a larger lazy buffer when it holds less than ``nbytes``."""
+    if buf is None or len(buf) < nbytes:
+        buf = lazy_buffer(nbytes)
+    return buf
+
+
+def thread_arena(nbytes: int | None = None) -> memoryview:
+    """A per-thread read buffer of ``nbytes`` (see :func:`arena_bytes`), reused across reads
+    (fresh allocations cost page faults): the first ``nbytes`` of one buffer that grows to the
+    most any read of the thread asked for, so only those pages are ever touched (default and
+    at most: _ARENA_BYTES)."""
+    nbytes = _ARENA_BYTES if nbytes is None else min(max(int(nbytes), 1), _ARENA_BYTES)
+    a = _grown(getattr(_arenas, "buf", None), nbytes)
+    _arenas.buf = a
+    return a[:nbytes]
+
+
+def thread_scratch(nbytes: int, most: int | None = None) -> memoryview | None:
     """A per-thread decode scratch of at least ``nbytes``, reused across reads; None (the decode
-    allocates and frees its own) when that is more than GROUP_SCRATCH_BYTES, so that reads of
-    arrays with huge chunks do not leave that much memory behind in every thread."""
-    if nbytes > GROUP_SCRATCH_BYTES:
+    allocates and frees its own) when that is more than ``most`` (default GROUP_SCRATCH_BYTES),
+    so that reads of arrays with huge chunks do not leave that much memory behind in every
+    thread.  The encode's work buffers are the same memory (:func:`pool_work_buffers`)."""
+    if nbytes > (GROUP_SCRATCH_BYTES if most is None else most):
         return None
-    a = getattr(_scratches, "buf", None)
-    if a is None or len(a) < nbytes:
-        a = memoryview(bytearray(nbytes))
-        _scratches.buf = a
+    a = _grown(getattr(_scratches, "buf", None), nbytes)
+    _scratches.buf = a
     return a
 
 
-def helper_buffers(w: int, scratch_bytes: int) -> tuple[memoryview, memoryview | None]:
-    """The read buffers of worker ``w`` >= 1 of the native read pool (zarrbolt/pool.h).  Only
-    one job runs on the pool at a time, and its worker ``w`` is the only user of these; a call
-    that finds the pool busy runs alone on its own thread's buffers."""
+def helper_buffers(w: int, scratch_bytes: int, arena: int | None = None,
+                   most: int | None = None) -> tuple[memoryview, memoryview | None]:
+    """The read buffers of worker ``w`` >= 1 of the native read pool (zarrbolt/pool.h): an arena
+    of ``arena`` bytes and a scratch of ``scratch_bytes`` (None above ``most``), as
+    :func:`thread_arena` and :func:`thread_scratch`.  Only one job runs on the pool at a time,
+    and its worker ``w`` is the only user of these; a call that finds the pool busy runs alone
+    on its own thread's buffers."""
+    arena = _ARENA_BYTES if arena is None else min(max(int(arena), 1), _ARENA_BYTES)
     with _helpers_lock:
         while len(_helpers) < w:
-            _helpers.append([memoryview(bytearray(_ARENA_BYTES)), None])
+            _helpers.append([None, None])
         h = _helpers[w - 1]
-        if scratch_bytes > GROUP_SCRATCH_BYTES:
-            return h[0], None
-        if h[1] is None or len(h[1]) < scratch_bytes:
-            h[1] = memoryview(bytearray(scratch_bytes))
-        return h[0], h[1]
+        h[0] = _grown(h[0], arena)
+        if scratch_bytes > (GROUP_SCRATCH_BYTES if most is None else most):
+            return h[0][:arena], None
+        h[1] = _grown(h[1], scratch_bytes)
+        return h[0][:arena], h[1]
+
+
+def thread_gather(nbytes: int) -> np.ndarray:
+    """A per-thread uint8 buffer of at least ``nbytes`` that a write gathers rows of chunks into
+    (pipeline/write.py WriteRows: at most its MAX_BYTES), reused across writes.  Every byte a
+    write uses it writes first."""
+    b: np.ndarray | None = getattr(_gathers, "buf", None)
+    if b is None or b.nbytes < nbytes:
+        b = np.empty(max(int(nbytes), 1), np.uint8)
+        _gathers.buf = b
+    return b
 
 
 def release() -> None:
-    """Drop the calling thread's arena and scratch and the native pool workers' buffers (see
-    zarrbolt.release_memory).  A call running now keeps the ones it holds until it returns; later
-    calls allocate new ones.  Other threads' own buffers stay (they are thread-local)."""
-    for local in (_arenas, _scratches):
+    """Drop the calling thread's arena, scratch and gather buffer and the native pool workers'
+    buffers (see zarrbolt.release_memory).  A call running now keeps the ones it holds until it
+    returns; later calls allocate new ones.  Other threads' own buffers stay (thread-local)."""
+    for local in (_arenas, _scratches, _gathers):
         local.__dict__.pop("buf", None)
     with _helpers_lock:
         _helpers.clear()
 
 
-def pool_read_buffers(workers: int, scratch_bytes: int) -> list[tuple[memoryview, memoryview | None]]:
-    """``(arena, scratch)`` of the calling thread and of each further worker of a native read."""
-    bufs = [(thread_arena(), thread_scratch(scratch_bytes))]
-    bufs += [helper_buffers(w, scratch_bytes) for w in range(1, workers)]
+def pool_read_buffers(workers: int, scratch_bytes: int,
+                      arena: int | None = None) -> list[tuple[memoryview, memoryview | None]]:
+    """``(arena, scratch)`` of the calling thread and of each further worker of a native read
+    (arenas of ``arena`` bytes: see :func:`arena_bytes`)."""
+    bufs = [(thread_arena(arena), thread_scratch(scratch_bytes))]
+    bufs += [helper_buffers(w, scratch_bytes, arena) for w in range(1, workers)]
     return bufs
 
 
 def pool_work_buffers(workers: int, work_bytes: int) -> list[memoryview | None]:
-    """The scratch of the calling thread and of each further worker of a native encode."""
-    return [thread_scratch(work_bytes)] + [helper_buffers(w, work_bytes)[1] for w in range(1, workers)]
+    """The work buffers of the calling thread and of each further worker of a native encode:
+    their decode scratch (the pages a read touched serve the encode too), grown up to
+    WORK_MAX_BYTES; None (the encode allocates its own for the call) above that."""
+    return [thread_scratch(work_bytes, WORK_MAX_BYTES)] + [
+        helper_buffers(w, work_bytes, 1, WORK_MAX_BYTES)[1] for w in range(1, workers)]
 
 
 def group_slots(plan: Any, full: np.ndarray) -> int:

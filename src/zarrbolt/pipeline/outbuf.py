@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from . import buffers
 from .. import _memory, config
 
 MIN_BYTES = 16 << 20  # smaller results come from malloc's own free lists anyway
@@ -59,16 +60,19 @@ class _Owner:
             pass
 
 
-def empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+def empty(shape: tuple[int, ...], dtype: Any, *, sparse: bool = False) -> np.ndarray:
     """``numpy.empty(shape, dtype)`` that may reuse the memory of a recently dropped result.
-    The caller must write every element."""
+    The caller must write every element, or (``sparse=True``: a buffer sized for the worst case
+    of which a call writes only parts, such as the packed encoded chunks of a shard) hand out
+    only what it wrote: fresh memory then comes in small pages, so that what is never written
+    never becomes resident (numpy's own large arrays use huge pages, 2 MiB a piece)."""
     dtype = np.dtype(dtype)
     nbytes = math.prod(shape) * dtype.itemsize
     if nbytes < MIN_BYTES or limit() < nbytes or dtype.fields is not None or dtype.hasobject or dtype.subdtype:
         return np.empty(shape, dtype)
-    buf = _take(nbytes)
+    buf = _take(nbytes, sparse)
     if buf is None:
-        buf = np.empty(nbytes, np.uint8)
+        buf = np.frombuffer(buffers.lazy_buffer(nbytes), np.uint8) if sparse else np.empty(nbytes, np.uint8)
     _start_reaper()  # here, never from __del__ (see _give_back)
     return np.asarray(_Owner(buf, tuple(int(s) for s in shape), dtype))
 
@@ -93,12 +97,21 @@ def _expire(now: float) -> None:
         _held -= _free.pop(0)[1].nbytes
 
 
-def _take(nbytes: int) -> np.ndarray | None:
+def _is_sparse(buf: np.ndarray) -> bool:
+    """Whether ``buf`` was allocated for a sparse use (small pages, committed as written)."""
+    return isinstance(buf.base, memoryview)
+
+
+def _take(nbytes: int, sparse: bool = False) -> np.ndarray | None:
+    """A kept buffer for ``nbytes``; a sparse one only for a sparse use (a read writes all of
+    its output: there the huge pages of its own allocation fault faster)."""
     global _held
     with _lock:
         _expire(time.monotonic())
         best = None
         for i, (_, b) in enumerate(_free):
+            if not sparse and _is_sparse(b):
+                continue
             if nbytes <= b.nbytes and b.nbytes - b.nbytes // SLACK <= nbytes:
                 if best is None or b.nbytes < _free[best][1].nbytes:
                     best = i

@@ -167,6 +167,11 @@ class FusedOutput:
         self.stream = buffers.stream_output(full)
         self.nslots = buffers.group_slots(self.plan, full)
         self.scratch_bytes = self.plan.scratch_bytes(self.nslots)
+        lay = self.io.layout if self.io.sharding is not None else None
+        if lay is not None:  # inner chunks, and the shard indexes the native read reads into it
+            self.arena_bytes = buffers.arena_bytes(lay.inner.spec.nbytes, lay.index_nbytes)
+        else:
+            self.arena_bytes = buffers.arena_bytes(self.io.bound.spec.nbytes)
 
     def fill_task(self, i: int) -> None:
         self.full[tuple(slice(o, o + l) for o, l in zip(self.out_starts[i], self.shapes[i]))] = self.fill
@@ -227,7 +232,7 @@ def _read_chunk_files(io: ArrayIO, fo: FusedOutput, files: Any, keys: list[str],
     pool, with the GIL released once."""
     m = hi - lo
     workers = min(parallel_workers(m, cost=io.bound.spec.nbytes * m), POOL_MAX)
-    bufs = buffers.pool_read_buffers(workers, fo.scratch_bytes)
+    bufs = buffers.pool_read_buffers(workers, fo.scratch_bytes, fo.arena_bytes)
     try:
         missing, too_large = fo.plan.read_decode_par(
             files.paths(keys[lo:hi]), bufs, batch_bounds(m, workers), fo.starts[lo:hi], fo.shapes[lo:hi],
@@ -254,7 +259,7 @@ def _read_chunks_via_store(io: ArrayIO, fo: FusedOutput, keys: list[str], batch:
     """Chunks ``batch`` read whole through the Store API into this thread's arena, decoded an
     arena at a time."""
     store = io.store
-    arena = buffers.thread_arena()
+    arena = buffers.thread_arena(fo.arena_bytes)
     pos = 0
     bufs: list[Any] = []
     idx: list[Any] = []
@@ -330,7 +335,7 @@ def _read_sharded_fused(io: ArrayIO, indexer: Any, items: tuple[Any, ...], out: 
     indices: dict[str, Any] = {}  # the parts of a split shard share one index read
 
     def via_store(batch: Sequence[tuple[Any, ...]]) -> None:
-        reader = ShardArenaReader(io.store, io.sharding, lay, buffers.thread_arena(), fo.decode, fo.fill_task)
+        reader = ShardArenaReader(io.store, io.sharding, lay, buffers.thread_arena(fo.arena_bytes), fo.decode, fo.fill_task)
         for sc, g, _whole in batch:
             key = io.chunk_key(sc)
             tasks = g.tolist()
@@ -371,7 +376,7 @@ def _read_shard_files(io: ArrayIO, fo: FusedOutput, files: Any, items: list[Any]
     counts = [len(g) for g in parts]
     ends = np.cumsum(counts)  # task position -> part: searchsorted(ends, pos, "right")
     workers = min(parallel_workers(len(items), cost=lay.inner.spec.nbytes * len(ii)), POOL_MAX)
-    bufs = buffers.pool_read_buffers(workers, fo.scratch_bytes)
+    bufs = buffers.pool_read_buffers(workers, fo.scratch_bytes, fo.arena_bytes)
     starts, shapes, offs = fo.tasks(ii)
     try:
         missing, too_large, retry = fo.plan.read_shards_par(

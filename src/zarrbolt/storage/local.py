@@ -408,6 +408,10 @@ class LocalStore(Store):
             try:
                 fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_CLOEXEC, 0o666)
                 self._sweep(directory)
+                # a caught error's traceback refers to this frame, and the frame to its callers
+                # and their values (a shard's encoded pieces): kept, that cycle would hold them
+                # until the next garbage collection
+                last = None
                 return fd, tmp
             except FileNotFoundError as e:
                 last = e
