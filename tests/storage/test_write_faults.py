@@ -131,18 +131,29 @@ def test_disk_full_on_a_real_tmpfs(tiny_tmpfs, layout):
 
 
 @pytest.mark.parametrize("code", [errno.EIO, errno.ENOSPC])
-def test_shards_stored_behind_fault(tmp_path, code):
+def test_shards_stored_behind_fault(tmp_path, code, monkeypatch):
     """Fewer shards than threads: each shard is stored on a thread of its own while the next is
     encoded (pipeline.write.StoreBehind).  A store failure there is raised by the write as the
     typed error naming the key; no temporary file is left; every shard holds its old or its new
     value, and a write that works stores them all."""
+    from zarrbolt.pipeline import write as write_mod
+
+    behind = []
+    submit = write_mod.StoreBehind.submit
+
+    def counting(self, fn, *args):
+        behind.append(args[0])
+        return submit(self, fn, *args)
+
+    monkeypatch.setattr(write_mod.StoreBehind, "submit", counting)
     store = FaultyStore(tmp_path / "r", code)
-    a = zarrbolt.create_array(store, shape=(64, 16), dtype="int32", fill_value=0, chunks=(4, 4), shards=(16, 16))
-    before = np.arange(64 * 16, dtype="int32").reshape(64, 16)
-    new = -before
+    a = zarrbolt.create_array(store, shape=(256, 64), dtype="int32", fill_value=0, chunks=(16, 16), shards=(64, 64))
+    before = np.repeat(np.arange(256, dtype="int32"), 64).reshape(256, 64)  # compresses well: shards fit the budget
+    new = before + 1
     with zarrbolt.config.set(threads=8):  # 4 shards < 8 threads: the one-shard-at-a-time path
         a[:] = before
         np.testing.assert_array_equal(a[:], before)
+        assert len(behind) >= 3  # all but the last shard stored behind the next one's encoding
         store.fail_after = 10
         with pytest.raises(StoreError) as info:
             a[:] = new
@@ -150,9 +161,18 @@ def test_shards_stored_behind_fault(tmp_path, code):
         store.fail_after = None
         got = a[:]
         for s in range(4):
-            part = got[16 * s: 16 * s + 16]
-            assert np.array_equal(part, before[16 * s: 16 * s + 16]) or np.array_equal(part, new[16 * s: 16 * s + 16])
+            part = got[64 * s: 64 * s + 64]
+            assert np.array_equal(part, before[64 * s: 64 * s + 64]) or np.array_equal(part, new[64 * s: 64 * s + 64])
         assert _temps(tmp_path) == []
         assert fsck(tmp_path / "r").ok
         a[:] = new
         np.testing.assert_array_equal(a[:], new)
+
+
+def test_store_behind_budget():
+    """Two encoded shards must fit the write's budget to be stored behind the next one."""
+    from zarrbolt.pipeline.write import StoreBehind
+
+    sb = StoreBehind(100)
+    assert sb.fits([b"x" * 30, b"y" * 20])
+    assert not sb.fits([b"x" * 30, b"y" * 21])

@@ -68,7 +68,7 @@ def write(io: ArrayIO, indexer: Any, value: Any, *, write_empty: bool | None = N
                                         or _large_shards(io, len(projections))):
         # Fewer shards than threads, or large ones: one shard at a time, its inner chunks
         # encoded in parallel, each shard stored while the next one is encoded.
-        writer.background = StoreBehind()
+        writer.background = StoreBehind(math.prod(indexer.shape) * io.dtype.itemsize // STORE_BEHIND_SHARE)
         try:
             writer.run(projections)
         except BaseException:
@@ -120,16 +120,28 @@ def _write_remote(io: ArrayIO, projections: list[Any], value: Any, write_empty: 
     store.flush()
 
 
+# A shard is stored behind the encoding of the next one only while two encoded shards are at
+# most this share of the bytes the write stores (a read-then-write round trip of a volume stays
+# within 1.3x the volume; docs/memory.md); else it is stored before the next one is encoded.
+STORE_BEHIND_SHARE = 4
+
+
 class StoreBehind:
     """Stores one encoded shard on a thread of its own while the caller encodes the next one:
     the store's write (the kernel copying a shard into the page cache, tens of MB) no longer
     leaves the encoding pool's cores idle.  One store call is in flight at a time, so a write
-    holds at most two encoded shards (one being stored, one being encoded).  A failure of the
+    holds at most two encoded shards (one being stored, one being encoded), and only while
+    two shards of that encoded size fit ``budget`` bytes (:meth:`fits`).  A failure of the
     store call is raised by the next :meth:`submit` or :meth:`wait`."""
 
-    def __init__(self) -> None:
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
+
+    def fits(self, pieces: Sequence[Any]) -> bool:
+        """Whether an encoded shard of these pieces may be stored behind the next one."""
+        return 2 * sum(memoryview(p).nbytes for p in pieces) <= self.budget
 
     def _run(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
         try:
@@ -319,7 +331,7 @@ class ChunkWriter:
                                          encoder=self.inner_encoder)
         if enc is None:
             store.erase(key)
-        elif self.background is not None:
+        elif self.background is not None and self.background.fits(enc):
             self.background.submit(store.set_parts, key, enc)
         else:
             store.set_parts(key, enc)  # the pieces go to the store unjoined
