@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from . import buffers, outbuf
+from . import buffers, outbuf, shard_stream
 from .. import config, kernels
 from .._ext._pipeline import ENC_FILL, POOL_MAX
 from .._threads import batch_bounds, parallel_workers, run_batches
@@ -327,6 +327,10 @@ class ChunkWriter:
         part inside the array: no inner chunk beyond the array's edge is stored)."""
         store = self.io.store
         assert self.sharding is not None
+        if self.inner_encoder is not None and shard_stream.streamable(self.io, chunk.nbytes):
+            # encoded a batch of inner chunks at a time into the shard's file (see .shard_stream)
+            shard_stream.write_streamed(self.io, key, chunk, self.inner_is_fill, self.inner_encoder)
+            return
         enc = self.sharding.encode_shard(chunk, self.io.bound.ab_spec, is_fill=self.inner_is_fill, parts=True,
                                          encoder=self.inner_encoder)
         if enc is None:

@@ -1,0 +1,119 @@
+"""Whole shards written to a local file while they are encoded (:func:`write_streamed`).
+
+A large shard written whole is encoded a batch of inner chunks at a time (``BATCH_BYTES`` of
+decoded data, by the fused C encode on the pool) and each batch's encoded bytes are written to
+the shard's temporary file by a thread of its own while the next batch is encoded; the index
+goes last, then the file is renamed over the shard (atomic, as every LocalStore write).  So the
+write holds two batches of encoded bytes instead of the whole encoded shard, and the file's
+writing overlaps the encoding, the last shard's included.  The bytes are the same as those of
+``ShardingCodec.assemble`` (the inner chunks in ``write_order``, the index at the end).
+
+Only for stores with native files (POSIX), shards with the index at the end and at least
+``STREAM_MIN_BYTES`` of decoded data; else the shard is encoded whole and stored with
+``Store.set_parts``."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from ..codecs.sharding import EMPTY, storage_order
+from ..errors import StoreError
+from ..storage import _local_safety as safety
+from .context import ArrayIO
+from .write_shard import _pwrite_all
+
+__all__ = ["BATCH_BYTES", "STREAM_MIN_BYTES", "streamable", "write_streamed"]
+
+# Shards of at least this many decoded bytes are streamed.
+STREAM_MIN_BYTES = 32 << 20
+# Decoded bytes of inner chunks encoded per batch (at least one inner chunk).
+BATCH_BYTES = 16 << 20
+
+
+def streamable(io: ArrayIO, shard_nbytes: int) -> bool:
+    """Whether a whole shard of ``shard_nbytes`` decoded bytes of ``io`` is written streamed."""
+    codec = io.sharding
+    return (io.files is not None and os.name == "posix" and codec is not None and io.layout is not None
+            and codec.index_location == "end" and shard_nbytes >= STREAM_MIN_BYTES)
+
+
+def _batches(io: ArrayIO, array: np.ndarray, is_fill: Callable[[np.ndarray], bool],
+             encoder: Any) -> Iterator[tuple[list[int], dict[int, Any]]]:
+    """``(flats, {flat: encoded bytes})`` of the shard's inner chunks inside ``array``, a batch at a
+    time, in the order their bytes are laid out (fill chunks left out of the dict)."""
+    codec, lay = io.sharding, io.layout
+    assert codec is not None and lay is not None
+    inside = codec.inner_within(lay, array.shape).tolist()
+    order = storage_order(lay.chunks_per_shard, codec.write_order)
+    if order is None:
+        seq = sorted(inside)
+    else:
+        keep = set(inside)
+        seq = [i for i in order if i in keep]
+    per = max(1, BATCH_BYTES // max(lay.inner.spec.nbytes, 1))
+    spec = io.bound.ab_spec
+    for lo in range(0, len(seq), per):
+        part = seq[lo: lo + per]
+        yield part, codec.encode_inner(array, spec, part, is_fill=is_fill, encoder=encoder)
+
+
+def write_streamed(io: ArrayIO, key: str, array: np.ndarray, is_fill: Callable[[np.ndarray], bool],
+                   encoder: Any) -> None:
+    """Encode shard ``key`` from ``array`` (the shard, or of an edge shard its part inside the
+    array) and store it, a batch of inner chunks at a time (see the module doc).  A shard whose
+    inner chunks are all fill (by ``is_fill``) is erased instead.  A failure leaves the old shard
+    as it was and no temporary file (OSError: the store's typed StoreError)."""
+    from .write import StoreBehind  # (write imports this module)
+
+    codec, lay, files = io.sharding, io.layout, io.files
+    assert codec is not None and lay is not None and files is not None
+    (path,), (tmp,) = files.write_paths([key])
+    offsets = np.full(lay.n, EMPTY, dtype=np.uint64)
+    nbytes = np.full(lay.n, EMPTY, dtype=np.uint64)
+    pos = 0
+    writer = StoreBehind(0)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+        try:
+            try:
+                for part, encoded in _batches(io, array, is_fill, encoder):
+                    pieces, at = [], pos
+                    for i in part:
+                        enc = encoded.get(i)
+                        if enc is None:
+                            continue
+                        n = memoryview(enc).nbytes
+                        offsets[i], nbytes[i] = pos, n
+                        pos += n
+                        pieces.append(enc)
+                    if pieces:
+                        writer.submit(_pwrite_all, fd, pieces, at)
+            except BaseException:
+                writer.wait(report=False)  # (the file is closed only once nothing writes to it)
+                raise
+            writer.wait()
+            if pos:
+                _pwrite_all(fd, [codec.encode_index(lay, offsets, nbytes)], pos)
+                if files.fsync:
+                    os.fsync(fd)
+        finally:
+            os.close(fd)
+        if not pos:  # every inner chunk is fill: no shard
+            os.unlink(tmp)
+            io.store.erase(key)
+            return
+        os.replace(tmp, path)
+    except BaseException as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(e, OSError) and not isinstance(e, StoreError):
+            raise safety.write_error(key, io.store, e) from e
+        raise
+    files.sync_dirs([key])
+

@@ -1,0 +1,98 @@
+"""Whole shards written while they are encoded (pipeline/shard_stream.py): the same bytes as a
+shard encoded whole, fill inner chunks left out, an all-fill shard erased, and a failure part way
+leaves the old shard and no temporary file."""
+
+from __future__ import annotations
+
+import errno
+import os
+
+import numpy as np
+import pytest
+
+import zarrbolt
+from zarrbolt.errors import StoreFullError
+from zarrbolt.fsck import fsck
+from zarrbolt.pipeline import shard_stream
+from zarrbolt.storage._local_safety import TMP_PREFIX
+
+
+def _files(root) -> dict[str, bytes]:
+    out = {}
+    for d, _, names in os.walk(root):
+        for n in names:
+            if n != "zarr.json":
+                p = os.path.join(d, n)
+                with open(p, "rb") as f:
+                    out[os.path.relpath(p, root)] = f.read()
+    return out
+
+
+def _write(path, value, *, stream: bool, order: str = "lexicographic", write_empty: bool = False, monkeypatch):
+    monkeypatch.setattr(shard_stream, "STREAM_MIN_BYTES", 0 if stream else 1 << 62)
+    monkeypatch.setattr(shard_stream, "BATCH_BYTES", 3 * 8 * 8 * 4)  # three inner chunks a batch
+    calls = []
+    real = shard_stream.write_streamed
+
+    def counting(*args, **kw):
+        calls.append(args[1])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(shard_stream, "write_streamed", counting)
+    a = zarrbolt.create_array(path, shape=(40, 28), dtype="int32", chunks=(8, 8), shards=(32, 24), fill_value=0)
+    a._io.sharding.write_order = order
+    with zarrbolt.config.set(threads=2, write_empty_chunks=write_empty):
+        a[:] = value
+    return a, calls
+
+
+@pytest.mark.parametrize("order", ["lexicographic", "morton", "colexicographic"])
+@pytest.mark.parametrize("write_empty", [False, True])
+def test_streamed_shards_are_the_same_bytes(tmp_path, monkeypatch, order, write_empty):
+    rng = np.random.default_rng(1)
+    value = rng.integers(0, 1000, (40, 28), dtype="int32")
+    value[8:16, 0:8] = 0  # a fill inner chunk in an interior shard
+    value[32:40, 24:28] = 0  # and one in the corner (edge) shard
+    a, calls = _write(tmp_path / "s", value, stream=True, order=order, write_empty=write_empty, monkeypatch=monkeypatch)
+    assert sorted(calls) == ["c/0/0", "c/0/1", "c/1/0", "c/1/1"]  # edge shards streamed too
+    b, none = _write(tmp_path / "w", value, stream=False, order=order, write_empty=write_empty, monkeypatch=monkeypatch)
+    assert none == []
+    assert _files(tmp_path / "s") == _files(tmp_path / "w")
+    np.testing.assert_array_equal(zarrbolt.open_array(tmp_path / "s", mode="r")[:], value)
+
+
+def test_all_fill_shard_is_erased(tmp_path, monkeypatch):
+    value = np.arange(40 * 28, dtype="int32").reshape(40, 28) + 1
+    a, _ = _write(tmp_path / "s", value, stream=True, monkeypatch=monkeypatch)
+    assert "c/0/0" in {k.replace(os.sep, "/") for k in _files(tmp_path / "s")}
+    with zarrbolt.config.set(threads=2):
+        a[:32, :24] = 0
+    assert "c/0/0" not in {k.replace(os.sep, "/") for k in _files(tmp_path / "s")}
+    assert not a[:32, :24].any() and (a[32:, :] == value[32:, :]).all()
+
+
+def test_failure_part_way_keeps_the_old_shard(tmp_path, monkeypatch):
+    old = np.arange(40 * 28, dtype="int32").reshape(40, 28)
+    a, _ = _write(tmp_path / "s", old, stream=True, monkeypatch=monkeypatch)
+    before = _files(tmp_path / "s")
+    real = shard_stream._pwrite_all
+    n = []
+
+    def full_disk(fd, views, offset):  # the second batch's write finds the disk full
+        n.append(offset)
+        if len(n) == 2:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd, views, offset)
+
+    monkeypatch.setattr(shard_stream, "_pwrite_all", full_disk)
+    with zarrbolt.config.set(threads=2), pytest.raises(StoreFullError) as info:
+        a[:] = -old
+    assert "c/" in str(info.value)
+    names = [f for _, _, fs in os.walk(tmp_path) for f in fs]
+    assert not [f for f in names if f.startswith(TMP_PREFIX)]
+    assert set(_files(tmp_path / "s")) == set(before)
+    assert fsck(tmp_path / "s").ok
+    got = a[:]
+    for sl in [(slice(0, 32), slice(0, 24)), (slice(0, 32), slice(24, 28)), (slice(32, 40), slice(0, 24)),
+               (slice(32, 40), slice(24, 28))]:
+        assert np.array_equal(got[sl], old[sl]) or np.array_equal(got[sl], -old[sl])
