@@ -21,10 +21,8 @@ from typing import Any
 import numpy as np
 
 from ..codecs.sharding import EMPTY, storage_order
-from ..errors import StoreError
-from ..storage import _local_safety as safety
 from .context import ArrayIO
-from .write_shard import _pwrite_all
+from .write_shard import _pwrite_all, discard_tmp
 
 __all__ = ["BATCH_BYTES", "STREAM_MIN_BYTES", "streamable", "write_streamed"]
 
@@ -108,12 +106,9 @@ def write_streamed(io: ArrayIO, key: str, array: np.ndarray, is_fill: Callable[[
             return
         os.replace(tmp, path)
     except BaseException as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(e, OSError) and not isinstance(e, StoreError):
-            raise safety.write_error(key, io.store, e) from e
-        raise
+        err = discard_tmp(tmp, key, io.store, e)
+        if err is e:
+            raise
+        raise err from e
     files.sync_dirs([key])
 

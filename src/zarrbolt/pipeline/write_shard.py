@@ -43,6 +43,7 @@ from .._threads import parallel_workers, run_batches
 from . import outbuf
 from ..codecs.sharding import EMPTY, storage_order
 from ..errors import CorruptChunkError, StoreError
+from ..storage import _local_safety as safety
 from .context import ArrayIO
 
 __all__ = ["SHARD_UPDATE_MODES", "LocalShardUpdater", "local_shard_updater"]
@@ -227,6 +228,18 @@ def _close_replaced(fd: int) -> None:
         _closer.close(fd)
     else:
         os.close(fd)
+
+
+def discard_tmp(tmp: str, key: str, store: Any, e: BaseException) -> BaseException:
+    """Remove the temporary file ``tmp`` of a failed write of ``key``; return what to raise:
+    an OSError as the store's typed error (StoreFullError, StoreIOError, StoreError), else ``e``."""
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
+    if isinstance(e, OSError) and not isinstance(e, StoreError):
+        return safety.write_error(key, store, e)
+    return e
 
 
 def _copy_range(src: int, dst: int, begin: int, n: int, at: int, key: str) -> None:
@@ -414,11 +427,8 @@ class LocalShardUpdater:
                 os.close(dst)
             os.replace(tmp, path)
         except BaseException as e:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            if isinstance(e, OSError) and not isinstance(e, StoreError):
-                raise StoreError(f"cannot write {key!r}: {e}") from e
-            raise
+            err = discard_tmp(tmp, key, self.io.store, e)
+            if err is e:
+                raise
+            raise err from e
         self.files.sync_dirs([key])
