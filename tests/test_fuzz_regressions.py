@@ -114,3 +114,26 @@ def test_zlib_decompress_does_not_reserve_its_limit():
     assert _zlib.decompress(_zlib.compress(big, 9), 2**31 - 1) == big
     with pytest.raises(CorruptChunkError):
         _zlib.decompress(_zlib.compress(big, 9), len(big) - 1)
+
+
+@pytest.mark.parametrize("dtype", [",i2", "i2,(3", "(", "<i2x"])
+def test_v2_filter_dtype_numpy_cannot_parse(tmp_path, dtype):
+    """fuzz_metadata_v2: a delta filter's ``dtype`` of ``",i2"`` made numpy's dtype parser raise
+    SyntaxError (it reads comma strings as Python), which escaped as an untyped exception.  Every
+    string numpy cannot parse is now a MetadataError, in the codecs' and the data types' parsers."""
+    import json
+
+    import zarrbolt
+    from zarrbolt.errors import MetadataError, ZarrboltError
+
+    meta = {"zarr_format": 2, "shape": [40, 24], "chunks": [20, 24], "dtype": "<i2", "fill_value": 0, "order": "C",
+            "filters": [{"id": "delta", "dtype": dtype}], "compressor": None}
+    (tmp_path / ".zarray").write_text(json.dumps(meta))
+    with pytest.raises(MetadataError):
+        zarrbolt.open_array(tmp_path, mode="r")
+    meta["filters"] = [{"id": "delta", "dtype": "<" + dtype}]
+    (tmp_path / ".zarray").write_text(json.dumps(meta))
+    with pytest.raises(MetadataError):
+        zarrbolt.open_array(tmp_path, mode="r")
+    with pytest.raises(ZarrboltError):  # the same strings as an array's data type
+        zarrbolt.create_array(tmp_path / "x", shape=(2,), dtype=dtype)

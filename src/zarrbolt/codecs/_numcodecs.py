@@ -29,7 +29,7 @@ def numpy_dtype_param(name: str, value: Any, what: str, kinds: str, unsupported:
         raise MetadataError(f"codec {name!r}: {what} must be a numpy data type string, got {value!r}")
     try:
         dt = np.dtype(value)
-    except TypeError:
+    except (TypeError, ValueError, SyntaxError):  # (numpy parses comma strings as Python)
         raise MetadataError(f"codec {name!r}: {what} {value!r} is not a numpy data type") from None
     if dt.kind not in kinds or (dt.kind == "f" and dt.itemsize not in (2, 4, 8)):
         raise MetadataError(f"codec {name!r}: {what} {value!r}: {unsupported}" if unsupported

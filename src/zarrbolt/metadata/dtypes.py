@@ -167,7 +167,7 @@ class DataType:
             return cls.parse(dtype)
         try:
             dt = np.dtype(dtype)
-        except TypeError as e:
+        except (TypeError, ValueError, SyntaxError) as e:  # (numpy parses comma strings as Python)
             raise UnknownDataTypeError(f"not a data type: {dtype!r} ({e})") from None
         k, n = dt.kind, dt.itemsize
         if k == "b":

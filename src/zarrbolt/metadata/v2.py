@@ -110,7 +110,7 @@ def _native_members(conf: dict[str, Any], big: bool, where: str) -> dict[str, An
             continue
         try:
             dt = np.dtype(v)
-        except TypeError:
+        except (TypeError, ValueError, SyntaxError):  # (numpy parses comma strings as Python)
             raise MetadataError(f"{where}: {m} {v!r} is not a numpy data type") from None
         if dt.itemsize > 1 and (v[0] == ">") != big:
             raise MetadataError(f"{where}: {m} {v!r} has a byte order other than the array's")

@@ -53,7 +53,7 @@ def _simple_dtype(s: str, where: str) -> np.dtype:
         raise MetadataError(f"{where}: data type {s!r}: a multi-byte type must give its byte order ('<' or '>')")
     try:
         return np.dtype(s)
-    except TypeError as e:  # pragma: no cover - the pattern above admits only numpy's forms
+    except (TypeError, ValueError, SyntaxError) as e:  # pragma: no cover - the pattern above admits only numpy's forms
         raise MetadataError(f"{where}: data type {s!r}: {e}") from None
 
 
