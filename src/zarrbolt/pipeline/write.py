@@ -192,10 +192,10 @@ class ChunkWriter:
         self.conditional = getattr(io.store, "supports_conditional_writes", False) is True
         # partial updates serialized per key (see the module doc)
         self.locking = not self.conditional and bool(config.get("write_lock"))
-        # a remote write collects whole values to send them together (RemoteWriteStore): a
-        # partial update is sent at once, while its lock is held
         # set by write() to store whole shards on a thread of their own (see StoreBehind)
         self.background: StoreBehind | None = None
+        # a remote write collects whole values to send them together (RemoteWriteStore): a
+        # partial update is sent at once, while its lock is held
         self.send_now = getattr(io.store, "send_now", None)
         self.lock_store = getattr(io.store, "base", io.store) if self.send_now is not None else io.store
 
