@@ -96,3 +96,26 @@ def test_failure_part_way_keeps_the_old_shard(tmp_path, monkeypatch):
     for sl in [(slice(0, 32), slice(0, 24)), (slice(0, 32), slice(24, 28)), (slice(32, 40), slice(0, 24)),
                (slice(32, 40), slice(24, 28))]:
         assert np.array_equal(got[sl], old[sl]) or np.array_equal(got[sl], -old[sl])
+
+
+@pytest.mark.parametrize("blocker", ["file", "dir"])
+def test_something_in_the_way_is_a_store_error(tmp_path, monkeypatch, blocker):
+    """A file where the shard's directory should be, or a directory where the shard should be:
+    the store's typed error naming the key, nothing else changed."""
+    from zarrbolt.errors import StoreError
+
+    value = np.arange(40 * 28, dtype="int32").reshape(40, 28) + 1
+    a, _ = _write(tmp_path / "s", value, stream=True, monkeypatch=monkeypatch)
+    root = tmp_path / "s" / "c" / "1"
+    import shutil
+
+    shutil.rmtree(root)
+    if blocker == "file":
+        root.write_bytes(b"in the way")  # c/1 must be a directory
+    else:
+        (root / "0").mkdir(parents=True)  # c/1/0 must be a file
+    with zarrbolt.config.set(threads=2), pytest.raises(StoreError, match="c/1/0"):
+        a[32:, :24] = 5
+    names = [f for _, _, fs in os.walk(tmp_path) for f in fs]
+    assert not [f for f in names if f.startswith(TMP_PREFIX)]
+    np.testing.assert_array_equal(a[:32], value[:32])

@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 
 from ..codecs.sharding import EMPTY, storage_order
+from ..errors import StoreError
+from ..storage import _local_safety as safety
 from .context import ArrayIO
 from .write_shard import _pwrite_all, discard_tmp
 
@@ -69,7 +71,12 @@ def write_streamed(io: ArrayIO, key: str, array: np.ndarray, is_fill: Callable[[
 
     codec, lay, files = io.sharding, io.layout, io.files
     assert codec is not None and lay is not None and files is not None
-    (path,), (tmp,) = files.write_paths([key])
+    try:
+        (path,), (tmp,) = files.write_paths([key])
+    except OSError as e:  # e.g. a file where the key's directory should be
+        if isinstance(e, StoreError):
+            raise
+        raise safety.write_error(key, io.store, e) from e
     offsets = np.full(lay.n, EMPTY, dtype=np.uint64)
     nbytes = np.full(lay.n, EMPTY, dtype=np.uint64)
     pos = 0
