@@ -102,6 +102,34 @@ def test_lazy_buffer_is_writable_zeroed_memory():
     assert b[-1] == 7
 
 
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="POSIX only")
+def test_buffers_are_not_shared_with_a_forked_child():
+    """A forked child (dask's process workers) inherits the parent's thread buffers: it must get
+    its own copy of them.  Python's anonymous mmap is shared by default, which let the workers
+    of one ``da.store`` write into one another's scratch and store garbage inner chunks."""
+    import os
+
+    arena = np.frombuffer(buffers.thread_arena(MiB), np.uint8)
+    scratch = np.frombuffer(buffers.thread_scratch(MiB), np.uint8)
+    helper = np.frombuffer(buffers.helper_buffers(1, MiB, MiB)[0], np.uint8)
+    sparse = outbuf.empty((MiB,), np.uint8, sparse=True)
+    views = [arena, scratch, helper, sparse]
+    for v in views:
+        v[:] = 1
+    pid = os.fork()
+    if pid == 0:  # child: overwrites every inherited buffer
+        try:
+            for v in views:
+                v[:] = 2
+            ok = all(int(v.min()) == 2 for v in views)
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    for name, v in zip(["arena", "scratch", "helper", "sparse output"], views):
+        assert int(v.max()) == 1, f"the child wrote into the parent's {name} buffer"
+
+
 @pytest.mark.parametrize("store", ["local", "memory"])
 def test_a_read_asks_for_an_arena_of_two_chunks(tmp_path, store):
     data = np.arange(64 * 512 * 512, dtype=np.uint16).reshape(64, 512, 512)

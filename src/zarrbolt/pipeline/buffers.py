@@ -46,11 +46,18 @@ GROUP_MAX_ROW_BYTES = 4096
 READ_WINDOW_BYTES = 1 << 30
 
 
+# (MAP_PRIVATE: POSIX only; Windows has no fork and its anonymous memory is the process's own)
+_PRIVATE = {"flags": mmap.MAP_PRIVATE} if hasattr(mmap, "MAP_PRIVATE") else {}
+
+
 def lazy_buffer(nbytes: int) -> memoryview:
     """``nbytes`` of writable memory whose pages become resident only when first written
     (anonymous memory, not zero-filled up front, no transparent huge pages): a buffer sized for
-    the largest call costs only what the calls actually touch."""
-    m = mmap.mmap(-1, max(int(nbytes), 1))
+    the largest call costs only what the calls actually touch.  The mapping is private (copied on
+    write in a forked child): Python's default for anonymous memory is shared, which would let
+    the children of a fork (dask's process workers) and their parent write into one another's
+    buffers."""
+    m = mmap.mmap(-1, max(int(nbytes), 1), **_PRIVATE)
     nohuge = getattr(mmap, "MADV_NOHUGEPAGE", None)
     if nohuge is not None:
         try:
