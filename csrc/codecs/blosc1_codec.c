@@ -59,3 +59,54 @@ zb_status zb_blosc1_encode_step(const void *params, const void *src, size_t n, v
   if (n <= SIZE_MAX - ZB_BLOSC_MAX_OVERHEAD && cap > n + ZB_BLOSC_MAX_OVERHEAD) cap = n + ZB_BLOSC_MAX_OVERHEAD;
   return zb_blosc1_compress(src, n, dst, cap, p.clevel, p.shuffle, p.typesize, p.cname, p.blocksize, out_n);
 }
+
+#if defined(ZB_BLOSC1_ZSTD_REUSE)
+/* ----------------------------------------------------------------------------------------
+ * c-blosc 1.x compresses every block of a zstd chunk with ZSTD_compress, which makes a context on
+ * the stack, detects the CPU (cpuid: a trap to the hypervisor on a virtual machine), allocates
+ * and clears the match tables, and frees them again: about 10 % of the CPU of a blosc-zstd write
+ * of 64^3 uint16 chunks.  Where the linker can redirect a library's calls (GNU ld / lld
+ * --wrap=ZSTD_compress, set by CMakeLists.txt) they come here instead, and each thread compresses
+ * with a context it keeps, from the same zstd that c-blosc links: the same parameters for the same
+ * level and size, so the same bytes (zstd's output does not depend on a context's history). */
+#include "zarrbolt/thread.h"
+
+/* zstd's stable API, declared here: the definitions are those linked into c-blosc. */
+typedef struct ZSTD_CCtx_s ZSTD_CCtx;
+ZSTD_CCtx *ZSTD_createCCtx(void);
+size_t ZSTD_freeCCtx(ZSTD_CCtx *cctx);
+size_t ZSTD_sizeof_CCtx(const ZSTD_CCtx *cctx);
+size_t ZSTD_compressCCtx(ZSTD_CCtx *cctx, void *dst, size_t cap, const void *src, size_t n, int level);
+size_t __real_ZSTD_compress(void *dst, size_t cap, const void *src, size_t n, int level);
+size_t __wrap_ZSTD_compress(void *dst, size_t cap, const void *src, size_t n, int level);
+
+/* A context grown past this (high levels on large blocks) is freed after its call. */
+#define ZB_BLOSC1_KEEP_CCTX_MAX ((size_t)16 << 20)
+
+static void cctx_free(void *p) { ZSTD_freeCCtx((ZSTD_CCtx *)p); }
+
+ZB_TLS_SLOT(cctx_slot, cctx_free)
+
+size_t __wrap_ZSTD_compress(void *dst, size_t cap, const void *src, size_t n, int level) {
+  ZSTD_CCtx *c = (ZSTD_CCtx *)cctx_slot_get();
+  if (c == NULL) {
+    c = ZSTD_createCCtx();
+    if (c == NULL) return __real_ZSTD_compress(dst, cap, src, n, level);
+    if (!cctx_slot_set(c)) { /* no slot on this platform / thread: one context per call */
+      size_t r = ZSTD_compressCCtx(c, dst, cap, src, n, level);
+      ZSTD_freeCCtx(c);
+      return r;
+    }
+  }
+  size_t r = ZSTD_compressCCtx(c, dst, cap, src, n, level);
+  if (ZSTD_sizeof_CCtx(c) > ZB_BLOSC1_KEEP_CCTX_MAX) {
+    cctx_slot_set(NULL);
+    ZSTD_freeCCtx(c);
+  }
+  return r;
+}
+
+int zb_blosc1_zstd_reuse(void) { return 1; }
+#else
+int zb_blosc1_zstd_reuse(void) { return 0; }
+#endif

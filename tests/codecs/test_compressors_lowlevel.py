@@ -350,6 +350,43 @@ def test_concurrent_calls_share_nothing():
 CNAMES = _blosc1.compressors()
 
 
+def _zstd_cases():
+    """Inputs of every kind and size (shuffled, so that each thread's kept zstd context goes from
+    one level and size to another), with their type size, level and shuffle."""
+    rng = np.random.default_rng(5)
+    datas = [b"", bytes(1000)]
+    for n in (1, 100, 4096, 65536, 300_001, MIB + 7):
+        smooth = (np.cumsum(rng.normal(size=n // 2 + 1)) * 50).astype("<i2").tobytes()[:n]
+        part = bytearray(n)
+        part[: n // 3] = smooth[: n // 3]
+        datas += [rng.integers(0, 256, n, dtype=np.uint8).tobytes(), smooth, bytes(part)]
+    cases = [(d, ts, cl, sh) for d in datas for ts in (1, 2, 8) for cl in (1, 3, 5, 7) for sh in (0, 1, 2)]
+    random.Random(9).shuffle(cases)
+    return cases
+
+
+def test_blosc_zstd_chunks_are_the_librarys_own():
+    """blosc1_codec.c gives c-blosc's per-block ZSTD_compress a context kept per thread (on
+    Linux builds): the chunks must be byte for byte those of c-blosc's own ZSTD_compress (a
+    fresh context per block), here python-blosc's copy of the same c-blosc, from 4 threads."""
+    blosc = pytest.importorskip("blosc")
+    if os.uname().sysname == "Linux":
+        assert _blosc1.zstd_context_reuse()
+    if blosc.blosclib_version.split()[0] != _blosc1.library_version().split()[0]:
+        pytest.skip("python-blosc carries another c-blosc version")
+    blosc.set_nthreads(1)
+    cases = _zstd_cases()
+    want = [blosc.compress(d, typesize=ts, clevel=cl, shuffle=sh, cname="zstd") for d, ts, cl, sh in cases]
+
+    def ours(part):
+        return [(i, _blosc1.compress(*cases[i], "zstd")) for i in part]
+
+    with concurrent.futures.ThreadPoolExecutor(4) as ex:
+        got = dict(kv for r in ex.map(ours, [range(k, len(cases), 4) for k in range(4)]) for kv in r)
+    bad = [i for i in range(len(cases)) if got[i] != want[i]]
+    assert not bad, f"{len(bad)} of {len(cases)} chunks differ, first: {cases[bad[0]][1:]} {len(cases[bad[0]][0])} B"
+
+
 @pytest.mark.parametrize("cname", CNAMES)
 @pytest.mark.parametrize("shuffle", [0, 1, 2])
 @pytest.mark.parametrize("typesize", [1, 2, 4, 8, 3])

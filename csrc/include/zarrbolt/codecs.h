@@ -110,6 +110,8 @@ typedef struct {
 zb_status zb_blosc1_encode_step(const void *params, const void *src, size_t n, void *dst, size_t cap,
                                 size_t *out_n);
 const char *zb_blosc1_compressors(void);
+/* 1 when c-blosc's per-block ZSTD_compress calls reuse a context per thread (blosc1_codec.c). */
+int zb_blosc1_zstd_reuse(void);
 
 /* ----------------------------------------------------------------------------- c-blosc2 (decode) */
 /* Parse and validate the 16-byte c-blosc chunk header of src against n: the header must be

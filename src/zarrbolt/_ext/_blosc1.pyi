@@ -14,5 +14,8 @@ def library_version() -> str:
 def compressors() -> list[str]:
     """The compressor names compiled into c-blosc 1.x."""
 
+def zstd_context_reuse() -> bool:
+    """Whether c-blosc's zstd blocks are compressed with a context kept per thread."""
+
 def encode_params(clevel: int, shuffle: int, typesize: int, cname: str, blocksize: int = 0) -> bytes:
     """The parameter block of ``ENCODE_STEP``."""

@@ -14,6 +14,7 @@ include "status.pxi"
 
 from codecs cimport (ZB_BLOSC_MAX_OVERHEAD, ZB_BLOSC_MAX_TYPESIZE, zb_blosc1_max_input, zb_blosc1_compress,
                     zb_blosc1_known_cname, zb_blosc1_version, zb_blosc1_compressors, zb_blosc1_params,
+                    zb_blosc1_zstd_reuse,
                     zb_blosc1_encode_step)
 from libc.string cimport memset, memcpy
 
@@ -83,6 +84,12 @@ def library_version():
 def compressors():
     """The compressor names compiled into c-blosc 1.x."""
     return list(_COMPILED)
+
+
+def zstd_context_reuse():
+    """Whether c-blosc's zstd blocks are compressed with a context kept per thread (builds whose
+    linker redirects c-blosc's ZSTD_compress calls: GNU ld / lld) rather than one per block."""
+    return bool(zb_blosc1_zstd_reuse())
 
 
 from cpython.pycapsule cimport PyCapsule_New

@@ -38,6 +38,7 @@ cdef extern from "zarrbolt/codecs.h" nogil:
     int zb_blosc1_known_cname(const char *cname)
     const char *zb_blosc1_version()
     const char *zb_blosc1_compressors()
+    int zb_blosc1_zstd_reuse()
     ctypedef struct zb_blosc1_params:
         int clevel
         int shuffle
