@@ -64,8 +64,8 @@ zb_status zb_blosc1_encode_step(const void *params, const void *src, size_t n, v
 /* ----------------------------------------------------------------------------------------
  * c-blosc 1.x compresses every block of a zstd chunk with ZSTD_compress, which makes a context on
  * the stack, detects the CPU (cpuid: a trap to the hypervisor on a virtual machine), allocates
- * and clears the match tables, and frees them again: about 10 % of the CPU of a blosc-zstd write
- * of 64^3 uint16 chunks.  Where the linker can redirect a library's calls (GNU ld / lld
+ * and clears the match tables, and frees them again: 5-10 % of the CPU of a blosc-zstd write of
+ * 64^3 uint16 chunks on a virtual machine.  Where the linker can redirect a library's calls (GNU ld / lld
  * --wrap=ZSTD_compress, set by CMakeLists.txt) they come here instead, and each thread compresses
  * with a context it keeps, from the same zstd that c-blosc links: the same parameters for the same
  * level and size, so the same bytes (zstd's output does not depend on a context's history). */
