@@ -493,6 +493,19 @@ class ShardingCodec(ArrayToBytesCodec):
             chunks[k][tuple(dst)] = v[tuple(src)]
         return stack
 
+    def merge_encode(self, spec: ChunkSpec, upd: ShardUpdate, value: Any, existing: Sequence[Any], key: str = "", *,
+                     is_fill: Callable[[np.ndarray], bool] | None = None, encoder: Any = None,
+                     decoder: Callable[[np.ndarray, list[Any], list[Any]], None] | None = None,
+                     empty: Callable[[tuple[int, ...], np.dtype], np.ndarray] | None = None) -> dict[int, Any]:
+        """``{flat: encoded bytes}`` of the touched inner chunks of ``upd`` after the write
+        (:meth:`encode_inner`), merged one after another (:meth:`merge_stacked`) where the
+        selection allows, else in their box (:meth:`merge_update`)."""
+        box = self.merge_stacked(spec, upd, value, existing, key, decoder, empty)
+        if box is not None:
+            return self.encode_inner(box, spec, upd.touched, is_fill=is_fill, encoder=encoder, stacked=True)
+        box = self.merge_update(spec, upd, value, existing, key, decoder, empty)
+        return self.encode_inner(box, spec, upd.touched, is_fill=is_fill, encoder=encoder, origin=upd.origin)
+
     def _decode_into(self, lay: ShardLayout, spec: ChunkSpec, box: np.ndarray, flats: Sequence[int],
                      regions: Sequence[tuple[slice, ...]], existing: Sequence[Any], key: str,
                      decoder: Callable[[np.ndarray, list[Any], list[Any]], None] | None) -> None:
@@ -537,12 +550,7 @@ class ShardingCodec(ArrayToBytesCodec):
             mv, offs, nb = self.split_shard(data, lay, key)
             existing = [None if int(offs[i]) == EMPTY else mv[int(offs[i]): int(offs[i]) + int(nb[i])]
                         for i in upd.touched[~upd.covered].tolist()]
-        box = self.merge_stacked(spec, upd, value, existing, key, decoder)
-        stacked = box is not None
-        if box is None:
-            box = self.merge_update(spec, upd, value, existing, key, decoder)
-        encoded = self.encode_inner(box, spec, upd.touched, is_fill=is_fill, encoder=encoder,
-                                    origin=None if stacked else upd.origin, stacked=stacked)
+        encoded = self.merge_encode(spec, upd, value, existing, key, is_fill=is_fill, encoder=encoder, decoder=decoder)
         if mv is not None:
             assert offs is not None and nb is not None
             keep = np.ones(lay.n, dtype=bool)

@@ -75,6 +75,15 @@ def arena_bytes(chunk_nbytes: int, index_nbytes: int = 0) -> int:
     return min(_ARENA_BYTES, max(ARENA_MIN_BYTES, 2 * int(chunk_nbytes) + int(index_nbytes)))
 
 
+def _arena_size(nbytes: int | None) -> int:
+    """An arena request clamped to [1, _ARENA_BYTES] (None: _ARENA_BYTES)."""
+    return _ARENA_BYTES if nbytes is None else min(max(int(nbytes), 1), _ARENA_BYTES)
+
+
+def _scratch_limit(most: int | None) -> int:
+    return GROUP_SCRATCH_BYTES if most is None else most
+
+
 def _grown(buf: memoryview | None, nbytes: int) -> memoryview:
     """``buf``, or a larger lazy buffer when it holds less than ``nbytes``."""
     if buf is None or len(buf) < nbytes:
@@ -87,7 +96,7 @@ def thread_arena(nbytes: int | None = None) -> memoryview:
     (fresh allocations cost page faults): the first ``nbytes`` of one buffer that grows to the
     most any read of the thread asked for, so only those pages are ever touched (default and
     at most: _ARENA_BYTES)."""
-    nbytes = _ARENA_BYTES if nbytes is None else min(max(int(nbytes), 1), _ARENA_BYTES)
+    nbytes = _arena_size(nbytes)
     a = _grown(getattr(_arenas, "buf", None), nbytes)
     _arenas.buf = a
     return a[:nbytes]
@@ -98,7 +107,7 @@ def thread_scratch(nbytes: int, most: int | None = None) -> memoryview | None:
     allocates and frees its own) when that is more than ``most`` (default GROUP_SCRATCH_BYTES),
     so that reads of arrays with huge chunks do not leave that much memory behind in every
     thread.  The encode's work buffers are the same memory (:func:`pool_work_buffers`)."""
-    if nbytes > (GROUP_SCRATCH_BYTES if most is None else most):
+    if nbytes > _scratch_limit(most):
         return None
     a = _grown(getattr(_scratches, "buf", None), nbytes)
     _scratches.buf = a
@@ -112,13 +121,13 @@ def helper_buffers(w: int, scratch_bytes: int, arena: int | None = None,
     :func:`thread_arena` and :func:`thread_scratch`.  Only one job runs on the pool at a time,
     and its worker ``w`` is the only user of these; a call that finds the pool busy runs alone
     on its own thread's buffers."""
-    arena = _ARENA_BYTES if arena is None else min(max(int(arena), 1), _ARENA_BYTES)
+    arena = _arena_size(arena)
     with _helpers_lock:
         while len(_helpers) < w:
             _helpers.append([None, None])
         h = _helpers[w - 1]
         h[0] = _grown(h[0], arena)
-        if scratch_bytes > (GROUP_SCRATCH_BYTES if most is None else most):
+        if scratch_bytes > _scratch_limit(most):
             return h[0][:arena], None
         h[1] = _grown(h[1], scratch_bytes)
         return h[0][:arena], h[1]

@@ -22,7 +22,7 @@ chunks again.  Then:
 
 A write into several shards updates them side by side, one shard per thread
 (:meth:`LocalShardUpdater.side_by_side`).  The touched inner chunks are read into reused memory
-and merged one after another (``ShardingCodec.merge_stacked``); the replaced file of a large
+and merged one after another (``ShardingCodec.merge_encode``); the replaced file of a large
 rewritten shard is closed on a daemon thread (:func:`_close_replaced`).
 
 New shards and shards of other stores are written by :class:`~.write.ChunkWriter` itself (read
@@ -329,14 +329,10 @@ class LocalShardUpdater:
         offs, nb = codec.decode_index(_pread(fd, lay.index_nbytes, at, key), lay, size, key)
         upd = codec.plan_update(lay, selection)
         existing = _read_entries(fd, key, offs, nb, upd.touched[~upd.covered])
-        # the touched inner chunks merged one after another (each contiguous), else in their box
-        box = codec.merge_stacked(self.spec, upd, value, existing, key, self.decoder, outbuf.empty)
-        stacked = box is not None
-        if box is None:
-            box = codec.merge_update(self.spec, upd, value, existing, key, self.decoder, outbuf.empty)
+        # the touched inner chunks merged (one after another where they can be) and encoded
+        encoded = codec.merge_encode(self.spec, upd, value, existing, key, is_fill=self.is_fill, encoder=self.encoder,
+                                     decoder=self.decoder, empty=outbuf.empty)
         del existing  # (its buffer goes back for the next update)
-        encoded = codec.encode_inner(box, self.spec, upd.touched, is_fill=self.is_fill, encoder=self.encoder,
-                                     origin=None if stacked else upd.origin, stacked=stacked)
         keep = offs != EMPTY
         keep[upd.touched] = False
         if not keep.any() and not encoded:  # nothing left in the shard
