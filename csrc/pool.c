@@ -4,7 +4,9 @@
  * context, number of workers) under g_mu, bumps the generation g_gen and wakes the pool's
  * threads; thread i (1-based) takes part when i < n, then counts g_pending down; the caller runs
  * worker 0 and waits for g_pending to reach 0.  Waiting threads first spin on g_gen / g_pending
- * (reads only) for up to ZB_POOL_SPIN_NS, then sleep on a condition variable. */
+ * (reads only), then sleep on a condition variable: the caller for up to ZB_POOL_SPIN_NS, a pool
+ * thread for up to ZB_POOL_SPIN_BUSY_NS when its last job came soon after the one before (reads
+ * back to back), else ZB_POOL_SPIN_NS. */
 #include "zarrbolt/pool.h"
 
 #include <stdint.h>
@@ -107,13 +109,13 @@ static int online_cpus(void) {
   return g_ncpu;
 }
 
-/* Spin until *p differs from v, for at most ZB_POOL_SPIN_NS (when spinning is on). */
-static void spin_while(volatile long *p, long v) {
+/* Spin until *p differs from v, for at most limit_ns (when spinning is on). */
+static void spin_while(volatile long *p, long v, uint64_t limit_ns) {
   if (!atomic_load_long(&g_spin)) return;
   uint64_t t0 = now_ns();
   for (unsigned k = 1; atomic_load_long(p) == v; k++) {
     cpu_relax();
-    if ((k & 63) == 0 && now_ns() - t0 > ZB_POOL_SPIN_NS) return;
+    if ((k & 63) == 0 && now_ns() - t0 > limit_ns) return;
   }
 }
 
@@ -124,8 +126,9 @@ typedef struct {
 
 static void helper_loop(int id, long seen) {
   int spin = 1; /* not after a job this thread had no part in: others are working then */
+  uint64_t limit = ZB_POOL_SPIN_NS, last_end = 0;
   for (;;) {
-    if (spin) spin_while(&g_gen, seen);
+    if (spin) spin_while(&g_gen, seen, limit);
     mu_lock(&g_mu);
     while (atomic_load_long(&g_gen) == seen) cond_wait(&g_wake, &g_mu);
     seen = atomic_load_long(&g_gen);
@@ -135,7 +138,10 @@ static void helper_loop(int id, long seen) {
     mu_unlock(&g_mu);
     spin = id < n;
     if (!spin) continue; /* not part of this job */
+    /* a job that came soon after this thread's last one: the next may come as soon */
+    limit = last_end && now_ns() - last_end <= ZB_POOL_SPIN_BUSY_NS ? ZB_POOL_SPIN_BUSY_NS : ZB_POOL_SPIN_NS;
     fn(ctx, id);
+    last_end = now_ns();
     if (atomic_add_long(&g_pending, -1) == 0) {
       mu_lock(&g_mu);
       cond_broadcast(&g_done);
@@ -232,7 +238,7 @@ int zb_pool_run(int n, zb_pool_fn fn, void *ctx) {
   fn(ctx, 0);
   if (n > 1) {
     for (long left; (left = atomic_load_long(&g_pending)) != 0;) {
-      spin_while(&g_pending, left); /* until a worker finishes (or the spin ends) */
+      spin_while(&g_pending, left, ZB_POOL_SPIN_NS); /* until a worker finishes (or the spin ends) */
       if (atomic_load_long(&g_pending) == left) break;
     }
     mu_lock(&g_mu);

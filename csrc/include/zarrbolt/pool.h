@@ -11,9 +11,10 @@
  * calling thread.  The return value is the number of workers that ran.
  *
  * Waking a sleeping thread costs tens of microseconds on virtual machines, more than the work of
- * a small read, so the pool's threads wait for the next job spinning for a short while
- * (ZB_POOL_SPIN_NS) before they sleep, and so does the caller for the last worker to finish;
- * only after jobs with no more workers than online processors. 
+ * a small read, so the pool's threads wait for the next job spinning for a short while before
+ * they sleep (ZB_POOL_SPIN_NS; ZB_POOL_SPIN_BUSY_NS while jobs come back to back, as small reads
+ * in a loop do), and so does the caller for the last worker to finish (ZB_POOL_SPIN_NS); only
+ * after jobs with no more workers than online processors.
  * A forked child starts with no threads; its first job starts new ones. */
 #ifndef ZARRBOLT_POOL_H
 #define ZARRBOLT_POOL_H
@@ -27,7 +28,12 @@ extern "C" {
 #endif
 
 #define ZB_POOL_MAX 256          /* workers per job, the calling thread included */
+#ifndef ZB_POOL_SPIN_NS
 #define ZB_POOL_SPIN_NS 100000   /* how long an idle thread keeps looking for work before sleeping */
+#endif
+#ifndef ZB_POOL_SPIN_BUSY_NS
+#define ZB_POOL_SPIN_BUSY_NS 1000000 /* the same after a job that came within this of the one before */
+#endif
 
 typedef void (*zb_pool_fn)(void *ctx, int worker);
 
