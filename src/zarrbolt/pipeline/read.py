@@ -370,7 +370,12 @@ def _read_shard_files(io: ArrayIO, fo: FusedOutput, files: Any, items: list[Any]
     goes ``via_store``, which reports the damage."""
     lay = io.layout
     assert lay is not None and io.sharding is not None
-    keys = [io.chunk_key(sc) for sc, _, _ in items]
+    key_of: dict[tuple[int, ...], str] = {}  # the parts of a split shard: one key, one path
+    for sc, _, _ in items:
+        if sc not in key_of:
+            key_of[sc] = io.chunk_key(sc)
+    keys = [key_of[sc] for sc, _, _ in items]
+    path_of = dict(zip(key_of.values(), files.paths(list(key_of.values()))))
     parts = [g for _, g, _ in items]
     ii = np.concatenate(parts) if len(parts) > 1 else parts[0]
     counts = [len(g) for g in parts]
@@ -380,7 +385,7 @@ def _read_shard_files(io: ArrayIO, fo: FusedOutput, files: Any, items: list[Any]
     starts, shapes, offs = fo.tasks(ii)
     try:
         missing, too_large, retry = fo.plan.read_shards_par(
-            files.paths(keys), counts, np.ascontiguousarray(entries[ii]), bufs, batch_bounds(len(items), workers),
+            [path_of[k] for k in keys], counts, np.ascontiguousarray(entries[ii]), bufs, batch_bounds(len(items), workers),
             starts, shapes, offs, fo.full, lay.n, io.sharding.index_location == "end", bool(lay.fast_index_crc),
             COALESCE_GAP, fo.stream, fo.nslots)
     except (CodecError, StoreError) as e:

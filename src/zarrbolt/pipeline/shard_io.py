@@ -89,15 +89,22 @@ def group_by_shard(coords: np.ndarray, chunks_per_shard: tuple[int, ...]) -> tup
     """For tasks at inner-chunk grid ``coords`` (n, ndim): each task's flat inner-chunk number
     within its shard, and ``[(shard coords, task indices)]`` grouped by shard (C order inside a
     shard kept)."""
-    n = len(coords)
+    n, ndim = coords.shape
     cps = np.asarray(chunks_per_shard, dtype=np.int64)
     shard_coords = coords // cps
-    local = coords % cps
-    flat = np.ravel_multi_index(tuple(local.T), tuple(chunks_per_shard)) if local.shape[1] else np.zeros(n, np.intp)
-    order = np.lexsort(tuple(shard_coords.T[::-1])) if n > 1 else np.arange(n)
+    local = coords - shard_coords * cps
+    # C-order strides of the inner grid of a shard (the flat number: a dot product)
+    strides = np.ones(ndim, dtype=np.int64)
+    for d in range(ndim - 2, -1, -1):
+        strides[d] = strides[d + 1] * cps[d + 1]
+    flat = local @ strides if ndim else np.zeros(n, np.int64)
+    if n <= 1 or not (shard_coords != shard_coords[0]).any():  # one shard (small reads): no sort
+        return flat, ([(tuple(shard_coords[0].tolist()), np.arange(n))] if n else [])
+    order = np.lexsort(shard_coords.T[::-1])
     sc_sorted = shard_coords[order]
-    bounds = np.flatnonzero(np.any(np.diff(sc_sorted, axis=0) != 0, axis=1)) + 1 if n > 1 else np.array([], np.intp)
-    groups = [(tuple(int(v) for v in shard_coords[g[0]]), g) for g in np.split(order, bounds)]
+    edges = [0, *(np.flatnonzero((sc_sorted[1:] != sc_sorted[:-1]).any(axis=1)) + 1).tolist(), n]
+    heads = sc_sorted[edges[:-1]].tolist()
+    groups = [(tuple(h), order[a:b]) for h, a, b in zip(heads, edges[:-1], edges[1:])]
     return flat, groups
 
 
