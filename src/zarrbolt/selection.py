@@ -39,6 +39,8 @@ def selection_kind(selection: Any, ndim: int) -> str:
     """``"vindex"`` (a boolean mask, or integer arrays for every dimension: coordinates),
     ``"oindex"`` (1-D integer or boolean arrays per dimension, mixed with ints and slices) or
     ``"basic"``, by zarr-python's rules for ``Array.__getitem__``."""
+    if type(selection) is tuple and all(type(s) is slice or type(s) is int for s in selection):
+        return "basic"  # the common case, decided without the checks below
     if _is_bool_array(selection):
         if selection.ndim == ndim or ndim == 1:
             return "vindex"  # a mask of the array's shape

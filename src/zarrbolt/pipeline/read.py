@@ -163,7 +163,7 @@ class FusedOutput:
     def prepare(self) -> None:
         """What the decode calls need (only once there are tasks)."""
         full = self.full
-        self.offs = (self.out_starts * np.asarray(full.strides, dtype=np.int64)).sum(axis=1)
+        self.offs = self.out_starts @ np.asarray(full.strides, dtype=np.int64)
         self.stream = buffers.stream_output(full)
         self.nslots = buffers.group_slots(self.plan, full)
         self.scratch_bytes = self.plan.scratch_bytes(self.nslots)
@@ -379,7 +379,6 @@ def _read_shard_files(io: ArrayIO, fo: FusedOutput, files: Any, items: list[Any]
     parts = [g for _, g, _ in items]
     ii = np.concatenate(parts) if len(parts) > 1 else parts[0]
     counts = [len(g) for g in parts]
-    ends = np.cumsum(counts)  # task position -> part: searchsorted(ends, pos, "right")
     workers = min(parallel_workers(len(items), cost=lay.inner.spec.nbytes * len(ii)), POOL_MAX)
     bufs = buffers.pool_read_buffers(workers, fo.scratch_bytes, fo.arena_bytes)
     starts, shapes, offs = fo.tasks(ii)
@@ -389,6 +388,8 @@ def _read_shard_files(io: ArrayIO, fo: FusedOutput, files: Any, items: list[Any]
             starts, shapes, offs, fo.full, lay.n, io.sharding.index_location == "end", bool(lay.fast_index_crc),
             COALESCE_GAP, fo.stream, fo.nslots)
     except (CodecError, StoreError) as e:
+        ends = np.cumsum(counts)  # task position -> part: searchsorted(ends, pos, "right")
+
         def label(pos: int | None) -> str | None:
             if pos is None:
                 return None
@@ -406,6 +407,9 @@ def _read_shard_files(io: ArrayIO, fo: FusedOutput, files: Any, items: list[Any]
         raise err from None
     for j in missing:
         fo.fill_task(int(ii[j]))
+    if not (missing or too_large or retry):
+        return
+    ends = np.cumsum(counts)
     if missing and fo.missing is not None:
         # C reports absent shards and absent inner chunks alike: the shards not in the store
         for p in np.unique(np.searchsorted(ends, missing, side="right")):
