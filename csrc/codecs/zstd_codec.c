@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -205,32 +206,26 @@ zb_status zb_zstd_decompress_prefix(const void *src, size_t n, void *dst, size_t
     return zstd_exact(src, n, dst, cap, out_n);
   ZSTD_DCtx *dctx = get_dctx();
   if (dctx == NULL) return ZB_ENOMEM;
-  /* Streaming decode into an output buffer that ends soon after `want`: zstd decodes block by
-   * block through its window buffer and stops once the output is full.  The window it may
-   * allocate is bounded by the decoded size (a frame that asks for more goes the whole way). */
-  int wlog = 10;
-  while (wlog < 31 && ((size_t)1 << wlog) < cap) wlog++;
-  if (ZSTD_isError(ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax, wlog))) {
-    put_dctx(dctx);
-    return zstd_exact(src, n, dst, cap, out_n);
-  }
-  ZSTD_inBuffer in = {src, n, 0};
-  ZSTD_outBuffer out = {dst, want, 0};
+  /* Block by block straight into dst (zstd's buffer-less API: the blocks before the current one
+   * stay in dst as its window), stopping at the first block that reaches `want`. */
   zb_status st = ZB_OK;
-  while (out.pos < want) {
-    size_t r = ZSTD_decompressStream(dctx, &out, &in);
-    if (ZSTD_isError(r)) {
-      if (ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge) {
-        put_dctx(dctx);
-        return zstd_exact(src, n, dst, cap, out_n);
-      }
-      st = map_zstd_error(r) == ZB_EINVAL ? ZB_ECORRUPT : map_zstd_error(r);
-      break;
-    }
-    if (r == 0 || (in.pos == in.size && out.pos < want)) { /* frame ended (or input ran out) early */
+  const uint8_t *ip = (const uint8_t *)src, *iend = ip + n;
+  uint8_t *op = (uint8_t *)dst;
+  size_t got = 0;
+  if (ZSTD_isError(ZSTD_decompressBegin(dctx))) st = ZB_ENOMEM;
+  while (st == ZB_OK && got < want) {
+    size_t next = ZSTD_nextSrcSizeToDecompress(dctx);
+    if (next == 0 || next > (size_t)(iend - ip)) { /* frame ended (or input ran out) early */
       st = ZB_ECORRUPT;
       break;
     }
+    size_t r = ZSTD_decompressContinue(dctx, op + got, cap - got, ip, next);
+    if (ZSTD_isError(r)) {
+      st = map_zstd_error(r) == ZB_EINVAL ? ZB_ECORRUPT : map_zstd_error(r);
+      break;
+    }
+    ip += next;
+    got += r;
   }
   put_dctx(dctx);
   if (st == ZB_OK) *out_n = want;
