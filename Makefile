@@ -401,7 +401,8 @@ asan-test: asan
 # under TSan, which does not support that and kills the child; the fork paths run in make test and
 # asan-test)
 TSAN_TESTS ?= tests/test_native_pool.py tests/test_native_encode.py tests/kernels/test_gil.py tests/test_fused.py \
-  tests/test_read_planner.py tests/test_outbuf.py --deselect tests/test_native_pool.py::test_a_forked_child_reads_on_a_new_pool \
+  tests/test_read_planner.py tests/test_outbuf.py tests/test_encode_stream.py tests/codecs/test_shard_stream.py \
+  --deselect tests/test_native_pool.py::test_a_forked_child_reads_on_a_new_pool \
   --deselect tests/test_outbuf.py::test_forked_child_starts_with_an_empty_cache
 tsan: sysdeps venv
 	@$(call SAN_BUILD,tsan,-DZB_TSAN=ON)

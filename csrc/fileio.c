@@ -242,6 +242,37 @@ int64_t zb_file_pread(zb_file f, uint8_t *dst, size_t n, uint64_t offset, int *o
 
 void zb_file_close(zb_file f) { close_file((zb_fd)f.h); }
 
+int zb_file_pwrite(zb_file f, const uint8_t *src, size_t n, uint64_t offset, int *os_error) {
+  if ((src == NULL && n) || os_error == NULL || offset > (uint64_t)INT64_MAX - n) return -1;
+  while (n > 0) {
+    size_t step = n < ZB_READ_STEP ? n : ZB_READ_STEP;
+#if defined(_WIN32)
+    OVERLAPPED ov;
+    memset(&ov, 0, sizeof ov);
+    ov.Offset = (DWORD)(offset & 0xFFFFFFFFu);
+    ov.OffsetHigh = (DWORD)(offset >> 32);
+    DWORD w = 0;
+    if (!WriteFile((HANDLE)f.h, src, (DWORD)step, &w, &ov) || w == 0) {
+      *os_error = w == 0 ? ERROR_WRITE_FAULT : (int)GetLastError();
+      return -1;
+    }
+    size_t done = (size_t)w;
+#else
+    ssize_t w = pwrite((int)f.h, src, step, (off_t)offset);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      *os_error = w < 0 ? errno : EIO;
+      return -1;
+    }
+    size_t done = (size_t)w;
+#endif
+    src += done;
+    offset += done;
+    n -= done;
+  }
+  return 0;
+}
+
 /* ------------------------------------------------------------------------------- writing */
 #if defined(_WIN32)
 /* path as a wide string: small, or one from the process heap (*big, to free); NULL on error. */

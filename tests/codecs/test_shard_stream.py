@@ -1,6 +1,7 @@
-"""Whole shards written while they are encoded (pipeline/shard_stream.py): the same bytes as a
-shard encoded whole, fill inner chunks left out, an all-fill shard erased, and a failure part way
-leaves the old shard and no temporary file."""
+"""Whole shards written while they are encoded (pipeline/shard_stream.py), by one C job or batch
+by batch: the same bytes as a shard encoded whole, fill inner chunks left out, an all-fill shard
+erased, and a failure part way leaves the old shard and no temporary file (the C job's own
+failing writes: tests/test_encode_stream.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,15 @@ from zarrbolt.errors import StoreFullError
 from zarrbolt.fsck import fsck
 from zarrbolt.pipeline import shard_stream
 from zarrbolt.storage._local_safety import TMP_PREFIX
+
+
+@pytest.fixture(autouse=True, params=["c-job", "batches"])
+def way(request, monkeypatch):
+    """Every test both ways: the whole shard by one C job (encode_stream), and batch by batch
+    (the way when the C job cannot be had)."""
+    if request.param == "batches":
+        monkeypatch.setattr(shard_stream, "_stream", lambda *args: None)
+    return request.param
 
 
 def _files(root) -> dict[str, bytes]:
@@ -119,3 +129,24 @@ def test_something_in_the_way_is_a_store_error(tmp_path, monkeypatch, blocker):
     names = [f for _, _, fs in os.walk(tmp_path) for f in fs]
     assert not [f for f in names if f.startswith(TMP_PREFIX)]
     np.testing.assert_array_equal(a[:32], value[:32])
+
+
+def test_a_codec_failing_in_the_c_job_leaves_it_to_the_batches(tmp_path, monkeypatch, way):
+    """When the C job raises a codec's error, the file is emptied and written batch by batch
+    (whose Python codecs report a real failure their way): the same bytes as always."""
+    from zarrbolt.errors import CodecError
+    from zarrbolt.pipeline.write import InnerEncoder
+
+    value = np.random.default_rng(2).integers(0, 1000, (40, 28), dtype="int32")
+    b, _ = _write(tmp_path / "w", value, stream=False, monkeypatch=monkeypatch)
+    real = InnerEncoder.stream
+    ran = []
+
+    def failing(self, shard, regions, fd, ring_bytes):
+        ran.append(real(self, shard, regions, fd, ring_bytes))  # bytes in the file, then the error
+        raise CodecError("a codec failed in C")
+
+    monkeypatch.setattr(InnerEncoder, "stream", failing)
+    a, calls = _write(tmp_path / "s", value, stream=True, monkeypatch=monkeypatch)
+    assert len(calls) == 4 and len(ran) == (4 if way == "c-job" else 0)
+    assert _files(tmp_path / "s") == _files(tmp_path / "w")

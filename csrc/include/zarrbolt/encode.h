@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "zarrbolt/fileio.h"
 #include "zarrbolt/pipeline.h"
 #include "zarrbolt/status.h"
 
@@ -119,6 +120,21 @@ zb_status zb_encode_chunks_par(const zb_eplan *plan, const zb_enc_task *tasks, s
                                const int64_t *src_strides, const size_t *bounds, size_t nbatches, uint8_t *out,
                                const size_t *out_lo, int64_t *where, uint8_t *const *work, int nworkers,
                                size_t *failed);
+
+/* Encode chunks (a shard's inner chunks, in the order their bytes are laid out) on up to
+ * nworkers threads of the pool and write them one after another into the open file f from
+ * offset base, in one job (encode_stream.c): a chunk is written as soon as it and every chunk
+ * before it are encoded, so the file is written while the rest are encoded, with no barrier
+ * between parts of the shard.  Encoded chunks wait for their turn in ring[0, ring_bytes), in
+ * slots of slot bytes (at least one; a chunk larger than a slot gets memory of its own).
+ * where[2i], where[2i+1]: chunk i's offset in the file and size, or ZB_ENC_SKIPPED_FILL and 0
+ * (all fill: not written); *end: the offset after the last byte written.  Errors: the status,
+ * *failed the failing chunk (the first of those that failed on each worker), *os_error the
+ * errno / GetLastError() of a failed write (ZB_EIO); what is in the file then is not a shard. */
+zb_status zb_encode_stream(const zb_eplan *plan, const zb_enc_task *tasks, size_t ntasks, const uint8_t *src,
+                           const int64_t *src_strides, uint8_t *const *work, int nworkers, uint8_t *ring,
+                           size_t ring_bytes, size_t slot, zb_file f, uint64_t base, int64_t *where, uint64_t *end,
+                           size_t *failed, int *os_error);
 
 #ifdef __cplusplus
 }

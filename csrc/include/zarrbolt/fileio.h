@@ -46,6 +46,10 @@ int64_t zb_file_pread(zb_file f, uint8_t *dst, size_t n, uint64_t offset, int *o
 
 void zb_file_close(zb_file f);
 
+/* Write all n bytes of src at offset of an open file (f.h: a descriptor opened for writing, a
+ * HANDLE on Windows): 0, or -1 (*os_error set). */
+int zb_file_pwrite(zb_file f, const uint8_t *src, size_t n, uint64_t offset, int *os_error);
+
 /* Write n bytes to a new file at path, atomically: they go to a new file at tmp (created
  * exclusively: it must not exist; mode 0666 less the umask), which is flushed to the device
  * when do_fsync, closed and renamed over path.  Readers see the old file or the new one, never

@@ -99,6 +99,10 @@ class EncodePlan:
                       bounds: Sequence[int], work: list[Buffer | None],
                       out: npt.NDArray[np.uint8] | None = None) -> tuple[npt.NDArray[np.uint8], _I64]:
         """Encode chunks into memory: ``(out, where)``, ``where[i]`` the ``(offset, size)`` of task ``i``."""
+    def encode_stream(self, src: np.ndarray[Any, Any], offsets: npt.NDArray[np.int64], shapes: npt.NDArray[np.int64],
+                      work: list[Buffer | None], fd: int, ring: npt.NDArray[np.uint8], base: int = 0,
+                      slot: int = 0) -> tuple[_I64, int]:
+        """Encode chunks and write them in order to ``fd`` from ``base``: ``(where, end)``."""
     def write_par(self, src: np.ndarray[Any, Any], paths: list[bytes], tmps: list[bytes],
                   offsets: npt.NDArray[np.int64], shapes: npt.NDArray[np.int64], bounds: Sequence[int],
                   work: list[Buffer | None], fsync: bool = False) -> tuple[int, int, int, int, bytes]:

@@ -27,9 +27,9 @@ from stage cimport (zb_step, zb_aa_stage, zb_bb_fn, zb_bb_inplace_fn, zb_aa_fn, 
 from pipeline cimport (zb_plan, zb_elem, zb_decode_task, zb_scratch, zb_plan_decode, zb_plan_set_fused_convert,
                       ZB_PLAN_MAXDIM, ZB_PLAN_MAXSTEPS, ZB_ELEM_NONE, ZB_ELEM_CAST, ZB_ELEM_SCALE_OFFSET,
                       ZB_ELEM_CAST_SCALE_OFFSET)
-from encode cimport (zb_eplan, zb_enc_task, zb_eplan_check, zb_eplan_work_bytes, zb_encode_chunks_par,
+from encode cimport (zb_eplan, zb_enc_task, zb_eplan_check, zb_eplan_work_bytes, zb_encode_chunks_par, zb_encode_stream,
                     ZB_ENC_MAXDIM, ZB_ENC_MAXSTEPS, ZB_ENC_MAXITEM, ZB_ENC_SKIPPED_FILL, ZB_ENC_SKIPPED_ROOM)
-from fileio cimport zb_file_read, ZB_FILE_CHANGED, ZB_WRITE_CREATE, ZB_WRITE_DATA, ZB_WRITE_RENAME
+from fileio cimport zb_file, zb_file_read, ZB_FILE_CHANGED, ZB_WRITE_CREATE, ZB_WRITE_DATA, ZB_WRITE_RENAME
 from local_io cimport (zb_worker_bufs, zb_shard_spec, zb_shard_read, zb_chunk_file, zb_plan_read_decode_par,
                       zb_plan_read_shards_par, zb_encode_write_par, ZB_SKIPPED_MISSING, ZB_SKIPPED_TOO_LARGE,
                       ZB_SKIPPED_RETRY, ZB_ENC_PENDING, ZB_ENC_WRITTEN, ZB_ENC_FILL)
@@ -647,6 +647,44 @@ cdef class EncodePlan:
                                       &failed)
         zb_raise_at(st, "encode", failed)
         return out, where
+
+    def encode_stream(self, src, int64_t[::1] offsets, int64_t[:, ::1] shapes, list work, int fd, ring,
+                      uint64_t base=0, Py_ssize_t slot=0):
+        """Encode chunks of ``src`` (as :meth:`write_par`; in the order their bytes go) on
+        ``len(work)`` threads of the native pool and write them one after another to the file
+        open for writing as descriptor ``fd`` from offset ``base`` as each is ready, chunks
+        waiting for their turn in ``ring`` (a writable uint8 array of at least
+        :attr:`pack_room` bytes: slots of that size, or of ``slot`` bytes when given; a chunk
+        larger than a slot waits in memory of its own).  Returns ``(where, end)``: per task its
+        ``(offset, size)`` in the file or offset ENC_SKIPPED_FILL (all fill: not written), and
+        the offset after the last byte written.  Codec errors raise with the task index as
+        ``exc.task_index``; a failed write raises OSError.  After an error the file holds
+        nothing usable."""
+        cdef Py_ssize_t nw = len(work), n = offsets.shape[0]
+        # (bounds only for the checks: the workers take chunks one at a time, in order)
+        cdef _EncodeCall c = _EncodeCall(self, src, offsets, shapes, [n * i // max(nw, 1) for i in range(nw + 1)],
+                                         work)
+        cdef Py_ssize_t ntasks = c.ntasks
+        cdef size_t room = <size_t>slot if slot > 0 else <size_t>self.pack_room
+        if ring.dtype != np.uint8 or ring.ndim != 1 or <size_t>ring.shape[0] < room:
+            raise ValueError("ring must be a 1-d uint8 array of at least one slot (pack_room bytes)")
+        cdef uint8_t[::1] ring_v = ring
+        where = np.zeros((ntasks, 2), dtype=np.int64)
+        cdef int64_t[:, ::1] where_v = where
+        cdef zb_file f
+        f.h = fd
+        cdef uint64_t end = 0
+        cdef size_t failed = 0
+        cdef int os_error = 0
+        cdef int st
+        with nogil:
+            st = zb_encode_stream(&self.plan, c.tasks, <size_t>ntasks, c.src, c.strides, c.wptr, c.nworkers,
+                                  &ring_v[0], <size_t>ring_v.shape[0], room, f, base,
+                                  &where_v[0, 0] if ntasks else NULL, &end, &failed, &os_error)
+        if st == ZB_EIO:
+            raise OSError(os_error, _os_error_text(os_error))
+        zb_raise_at(st, "encode", failed)
+        return where, int(end)
 
     def write_par(self, src, list paths, list tmps, int64_t[::1] offsets, int64_t[:, ::1] shapes, bounds,
                   list work, bint fsync=False):

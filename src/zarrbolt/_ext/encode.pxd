@@ -1,6 +1,7 @@
 # C declarations of zarrbolt/encode.h: the encode plan.  Status codes are returned as int.
-from libc.stdint cimport int64_t, uint8_t
+from libc.stdint cimport int64_t, uint8_t, uint64_t
 
+from fileio cimport zb_file
 from pipeline cimport zb_elem
 from stage cimport zb_step, zb_aa_stage, ZB_PLAN_MAXKERNELS
 
@@ -39,3 +40,7 @@ cdef extern from "zarrbolt/encode.h" nogil:
                              const int64_t *src_strides, const size_t *bounds, size_t nbatches, uint8_t *out,
                              const size_t *out_lo, int64_t *where, uint8_t *const *work, int nworkers,
                              size_t *failed)
+    int zb_encode_stream(const zb_eplan *plan, const zb_enc_task *tasks, size_t ntasks, const uint8_t *src,
+                         const int64_t *src_strides, uint8_t *const *work, int nworkers, uint8_t *ring,
+                         size_t ring_bytes, size_t slot, zb_file f, uint64_t base, int64_t *where, uint64_t *end,
+                         size_t *failed, int *os_error)

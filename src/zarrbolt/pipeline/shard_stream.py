@@ -1,12 +1,16 @@
 """Whole shards written to a local file while they are encoded (:func:`write_streamed`).
 
-A large shard written whole is encoded a batch of inner chunks at a time (``BATCH_BYTES`` of
-decoded data, by the fused C encode on the pool) and each batch's encoded bytes are written to
-the shard's temporary file by a thread of its own while the next batch is encoded; the index
-goes last, then the file is renamed over the shard (atomic, as every LocalStore write).  So the
-write holds two batches of encoded bytes instead of the whole encoded shard, and the file's
-writing overlaps the encoding, the last shard's included.  The bytes are the same as those of
-``ShardingCodec.assemble`` (the inner chunks in ``write_order``, the index at the end).
+A large shard written whole is encoded and written to the shard's temporary file by one C job
+on the pool (:meth:`~.write.InnerEncoder.stream`, csrc/encode_stream.c): each inner chunk is
+written as soon as it and the chunks before it are encoded, the chunks waiting for their turn
+in a ring of about ``BATCH_BYTES``.  Where that job cannot be had (no C encode plan, a codec
+failing in C) the shard is encoded a batch of inner chunks at a time (``BATCH_BYTES`` of decoded
+data) and each batch's encoded bytes are written by a thread of its own while the next batch is
+encoded.  Either way the index goes last, then the file is renamed over the shard (atomic, as
+every LocalStore write); the write holds a ring or two batches of encoded bytes instead of the
+whole encoded shard, and the file's writing overlaps the encoding, the last shard's included.
+The bytes are the same as those of ``ShardingCodec.assemble`` (the inner chunks in
+``write_order``, the index at the end).
 
 Only for stores with native files (POSIX), shards with the index at the end and at least
 ``STREAM_MIN_BYTES`` of decoded data; else the shard is encoded whole and stored with
@@ -21,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..codecs.sharding import EMPTY, storage_order
-from ..errors import StoreError
+from ..errors import CodecError, StoreError
 from ..storage import _local_safety as safety
 from .context import ArrayIO
 from .write_shard import _pwrite_all, discard_tmp
@@ -41,24 +45,59 @@ def streamable(io: ArrayIO, shard_nbytes: int) -> bool:
             and codec.index_location == "end" and shard_nbytes >= STREAM_MIN_BYTES)
 
 
+def _laid_out(io: ArrayIO, array: np.ndarray) -> list[int]:
+    """The shard's inner chunks inside ``array``, in the order their bytes are laid out."""
+    codec, lay = io.sharding, io.layout
+    assert codec is not None and lay is not None
+    inside = codec.inner_within(lay, array.shape).tolist()
+    order = storage_order(lay.chunks_per_shard, codec.write_order)
+    if order is None:
+        return sorted(inside)
+    keep = set(inside)
+    return [i for i in order if i in keep]
+
+
 def _batches(io: ArrayIO, array: np.ndarray, is_fill: Callable[[np.ndarray], bool],
              encoder: Any) -> Iterator[tuple[list[int], dict[int, Any]]]:
     """``(flats, {flat: encoded bytes})`` of the shard's inner chunks inside ``array``, a batch at a
     time, in the order their bytes are laid out (fill chunks left out of the dict)."""
     codec, lay = io.sharding, io.layout
     assert codec is not None and lay is not None
-    inside = codec.inner_within(lay, array.shape).tolist()
-    order = storage_order(lay.chunks_per_shard, codec.write_order)
-    if order is None:
-        seq = sorted(inside)
-    else:
-        keep = set(inside)
-        seq = [i for i in order if i in keep]
+    seq = _laid_out(io, array)
     per = max(1, BATCH_BYTES // max(lay.inner.spec.nbytes, 1))
     spec = io.bound.ab_spec
     for lo in range(0, len(seq), per):
         part = seq[lo: lo + per]
         yield part, codec.encode_inner(array, spec, part, is_fill=is_fill, encoder=encoder)
+
+
+def _stream(io: ArrayIO, array: np.ndarray, encoder: Any, fd: int, offsets: np.ndarray,
+            nbytes: np.ndarray) -> int | None:
+    """The whole shard encoded and written to ``fd`` (from its start) by one C job
+    (:meth:`~.write.InnerEncoder.stream`), its inner chunks' places set in ``offsets`` and
+    ``nbytes``: the bytes written.  None when that cannot be had (no such encoder, a shard C
+    does not take, a codec failing in C): the file is then empty again for the batched way,
+    which reports a codec's failure its own way."""
+    stream = getattr(encoder, "stream", None)
+    if stream is None:
+        return None
+    seq = _laid_out(io, array)
+    codec, lay = io.sharding, io.layout
+    assert codec is not None and lay is not None
+    regions = [tuple(slice(r.start, min(r.stop, e)) for r, e in zip(codec.inner_region(lay, i), array.shape))
+               for i in seq]
+    try:
+        got = stream(array, regions, fd, BATCH_BYTES)
+    except (CodecError, ValueError):  # (as InnerEncoder.__call__: the batched way reports it)
+        got = None
+    if got is None:
+        os.ftruncate(fd, 0)
+        return None
+    where, end = got
+    for i, (o, n) in zip(seq, where.tolist()):
+        if o >= 0:
+            offsets[i], nbytes[i] = o, n
+    return int(end)
 
 
 def write_streamed(io: ArrayIO, key: str, array: np.ndarray, is_fill: Callable[[np.ndarray], bool],
@@ -84,23 +123,27 @@ def write_streamed(io: ArrayIO, key: str, array: np.ndarray, is_fill: Callable[[
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
         try:
-            try:
-                for part, encoded in _batches(io, array, is_fill, encoder):
-                    pieces, at = [], pos
-                    for i in part:
-                        enc = encoded.get(i)
-                        if enc is None:
-                            continue
-                        n = memoryview(enc).nbytes
-                        offsets[i], nbytes[i] = pos, n
-                        pos += n
-                        pieces.append(enc)
-                    if pieces:
-                        writer.submit(_pwrite_all, fd, pieces, at)
-            except BaseException:
-                writer.wait(report=False)  # (the file is closed only once nothing writes to it)
-                raise
-            writer.wait()
+            streamed = _stream(io, array, encoder, fd, offsets, nbytes)
+            if streamed is not None:
+                pos = streamed
+            else:
+                try:
+                    for part, encoded in _batches(io, array, is_fill, encoder):
+                        pieces, at = [], pos
+                        for i in part:
+                            enc = encoded.get(i)
+                            if enc is None:
+                                continue
+                            n = memoryview(enc).nbytes
+                            offsets[i], nbytes[i] = pos, n
+                            pos += n
+                            pieces.append(enc)
+                        if pieces:
+                            writer.submit(_pwrite_all, fd, pieces, at)
+                except BaseException:
+                    writer.wait(report=False)  # (the file is closed only once nothing writes to it)
+                    raise
+                writer.wait()
             if pos:
                 _pwrite_all(fd, [codec.encode_index(lay, offsets, nbytes)], pos)
                 if files.fsync:

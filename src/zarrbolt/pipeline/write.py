@@ -406,38 +406,71 @@ def _never_fill(chunk: np.ndarray) -> bool:
     return False
 
 
-def inner_encoder(io: ArrayIO, keep_empty: bool = False
-                  ) -> Callable[[np.ndarray, list[Any]], tuple[np.ndarray, np.ndarray]] | None:
-    """For shards written whole: encode a shard's inner chunks in one C call (csrc/encode.c,
-    zb_encode_chunks_par; see ShardingCodec.encode_shard), or None when the inner chain has
-    no encode plan.  ``keep_empty``: inner chunks equal to the fill value are encoded too."""
-    plan = io.inner_encode_plan(keep_empty)
-    if plan is None:
-        return None
-    inner_nbytes = plan.chunk_nbytes
-    work_bytes = plan.work_bytes
-    dtype, ndim = io.dtype, len(io.chunk_shape)
+class InnerEncoder:
+    """A shard's inner chunks encoded by one C call (csrc/encode.c; see
+    ShardingCodec.encode_shard): called as ``encoder(shard, regions)`` into memory, or
+    :meth:`stream` straight into the shard's file."""
 
-    def encode(shard: np.ndarray, regions: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    def __init__(self, io: ArrayIO, plan: Any):
+        self.plan = plan
+        self.dtype, self.ndim = io.dtype, len(io.chunk_shape)
+
+    def _tasks(self, shard: np.ndarray, regions: list[Any]) -> tuple[np.ndarray, np.ndarray, int] | None:
+        """The C call's offsets and shapes of ``regions`` of ``shard``, and its workers (None:
+        a shard C cannot take)."""
         n = len(regions)
-        if shard.dtype != dtype or shard.ndim != ndim:
-            return np.empty(0, np.uint8), np.full((n, 2), -2, np.int64)
+        if shard.dtype != self.dtype or shard.ndim != self.ndim:
+            return None
         starts = np.array([[r.start for r in reg] for reg in regions], dtype=np.int64).reshape(n, shard.ndim)
         shapes = np.array([[r.stop - r.start for r in reg] for reg in regions], dtype=np.int64).reshape(n, shard.ndim)
         offsets = np.ascontiguousarray(starts @ np.asarray(shard.strides, dtype=np.int64))
-        workers = min(parallel_workers(n, cost=inner_nbytes * n), POOL_MAX)
-        work = buffers.pool_work_buffers(workers, work_bytes)
+        workers = min(parallel_workers(n, cost=self.plan.chunk_nbytes * n), POOL_MAX)
+        return offsets, shapes, workers
+
+    def __call__(self, shard: np.ndarray, regions: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+        """``(buffer, where)``: the encoded chunks packed in memory (``plan.encode_chunks``);
+        where -2: the Python codecs encode that chunk."""
+        n = len(regions)
+        tasks = self._tasks(shard, regions)
+        if tasks is None:
+            return np.empty(0, np.uint8), np.full((n, 2), -2, np.int64)
+        offsets, shapes, workers = tasks
+        work = buffers.pool_work_buffers(workers, self.plan.work_bytes)
         # the packed pieces live in memory from the output cache: once the store is done with
         # them it goes back there for the next shard (fresh memory per shard costs page faults)
-        out = outbuf.empty((n * plan.pack_room,), np.uint8, sparse=True)
+        out = outbuf.empty((n * self.plan.pack_room,), np.uint8, sparse=True)
         try:
-            packed: tuple[np.ndarray, np.ndarray] = plan.encode_chunks(shard, offsets, shapes, batch_bounds(n, workers), work, out)
+            packed: tuple[np.ndarray, np.ndarray] = self.plan.encode_chunks(shard, offsets, shapes,
+                                                                            batch_bounds(n, workers), work, out)
             return packed
         except (CodecError, ValueError):
             # a codec failed in C: the Python codecs encode them all and report it their way
             return out, np.full((n, 2), -2, np.int64)
 
-    return encode
+    def stream(self, shard: np.ndarray, regions: list[Any], fd: int, ring_bytes: int) -> tuple[np.ndarray, int] | None:
+        """Encode ``regions`` of ``shard`` and write them one after another to the file open as
+        ``fd`` from its start, each as soon as it and those before it are encoded
+        (``plan.encode_stream``: one job, no barrier), waiting in a ring of about ``ring_bytes``.
+        Returns ``(where, end)`` (per region its offset in the file and size, or offset -1: all
+        fill, not written), or None for a shard C cannot take.  Raises CodecError (a codec
+        failed in C) or OSError (a write failed); the file holds nothing usable then."""
+        tasks = self._tasks(shard, regions)
+        if tasks is None:
+            return None
+        offsets, shapes, workers = tasks
+        work = buffers.pool_work_buffers(workers, self.plan.work_bytes)
+        room = self.plan.pack_room
+        ring = outbuf.empty((max(4 * workers, ring_bytes // room) * room,), np.uint8, sparse=True)
+        result: tuple[np.ndarray, int] = self.plan.encode_stream(shard, offsets, shapes, work, fd, ring)
+        return result
+
+
+def inner_encoder(io: ArrayIO, keep_empty: bool = False) -> InnerEncoder | None:
+    """For shards written whole: the encoder of a shard's inner chunks by one C call, or None
+    when the inner chain has no encode plan.  ``keep_empty``: inner chunks equal to the fill
+    value are encoded too."""
+    plan = io.inner_encode_plan(keep_empty)
+    return InnerEncoder(io, plan) if plan is not None else None
 
 
 def inner_decoder(io: ArrayIO) -> Callable[[np.ndarray, list[Any], list[Any]], None] | None:
