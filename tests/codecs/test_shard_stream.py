@@ -142,11 +142,39 @@ def test_a_codec_failing_in_the_c_job_leaves_it_to_the_batches(tmp_path, monkeyp
     real = InnerEncoder.stream
     ran = []
 
-    def failing(self, shard, regions, fd, ring_bytes):
-        ran.append(real(self, shard, regions, fd, ring_bytes))  # bytes in the file, then the error
+    def failing(self, shard, regions, fd, ring_bytes, base=0):
+        ran.append(real(self, shard, regions, fd, ring_bytes, base))  # bytes in the file, then the error
         raise CodecError("a codec failed in C")
 
     monkeypatch.setattr(InnerEncoder, "stream", failing)
     a, calls = _write(tmp_path / "s", value, stream=True, monkeypatch=monkeypatch)
     assert len(calls) == 4 and len(ran) == (4 if way == "c-job" else 0)
     assert _files(tmp_path / "s") == _files(tmp_path / "w")
+
+
+@pytest.mark.parametrize("window", [8 * 8 * 4, 5 * 8 * 8 * 4])
+def test_a_shard_in_several_c_jobs_is_the_same_bytes(tmp_path, monkeypatch, way, window):
+    """A shard larger than WINDOW_BYTES is encoded by one C job per window (Python gets a turn
+    between them), each writing on from where the last ended."""
+    from zarrbolt.pipeline.write import InnerEncoder
+
+    monkeypatch.setattr(shard_stream, "WINDOW_BYTES", window)  # one and five inner chunks a job
+    real, jobs = InnerEncoder.stream, []
+
+    def counting(self, shard, regions, fd, ring_bytes, base=0):
+        jobs.append((len(regions), base))
+        return real(self, shard, regions, fd, ring_bytes, base)
+
+    monkeypatch.setattr(InnerEncoder, "stream", counting)
+    rng = np.random.default_rng(3)
+    value = rng.integers(0, 1000, (40, 28), dtype="int32")
+    value[8:16, 0:8] = 0
+    a, _ = _write(tmp_path / "s", value, stream=True, monkeypatch=monkeypatch)
+    b, _ = _write(tmp_path / "w", value, stream=False, monkeypatch=monkeypatch)
+    assert _files(tmp_path / "s") == _files(tmp_path / "w")
+    if way == "c-job":  # shard c/0/0: 12 inner chunks, in jobs of one or five, each on from the last
+        per = window // (8 * 8 * 4)
+        first = [j for j in jobs[: -(-12 // per)]]
+        assert [n for n, _ in first] == [min(per, 12 - k) for k in range(0, 12, per)]
+        assert first[0][1] == 0 and all(b0 <= b1 for (_, b0), (_, b1) in zip(first, first[1:]))  # (fill: none)
+        assert first[-1][1] > 0

@@ -34,8 +34,10 @@ __all__ = ["BATCH_BYTES", "STREAM_MIN_BYTES", "streamable", "write_streamed"]
 
 # Shards of at least this many decoded bytes are streamed.
 STREAM_MIN_BYTES = 32 << 20
-# Decoded bytes of inner chunks encoded per batch (at least one inner chunk).
+# Decoded bytes of inner chunks encoded per batch (at least one inner chunk); the C job's ring.
 BATCH_BYTES = 16 << 20
+# Decoded bytes of inner chunks one C job encodes and writes (at least one inner chunk).
+WINDOW_BYTES = 1 << 30
 
 
 def streamable(io: ArrayIO, shard_nbytes: int) -> bool:
@@ -73,31 +75,36 @@ def _batches(io: ArrayIO, array: np.ndarray, is_fill: Callable[[np.ndarray], boo
 
 def _stream(io: ArrayIO, array: np.ndarray, encoder: Any, fd: int, offsets: np.ndarray,
             nbytes: np.ndarray) -> int | None:
-    """The whole shard encoded and written to ``fd`` (from its start) by one C job
-    (:meth:`~.write.InnerEncoder.stream`), its inner chunks' places set in ``offsets`` and
-    ``nbytes``: the bytes written.  None when that cannot be had (no such encoder, a shard C
-    does not take, a codec failing in C): the file is then empty again for the batched way,
-    which reports a codec's failure its own way."""
+    """The whole shard encoded and written to ``fd`` (from its start) by C jobs
+    (:meth:`~.write.InnerEncoder.stream`), one per WINDOW_BYTES of decoded inner chunks (Python,
+    and a pending KeyboardInterrupt, gets a turn between them), its inner chunks' places set in
+    ``offsets`` and ``nbytes``: the bytes written.  None when that cannot be had (no such
+    encoder, a shard C does not take, a codec failing in C): the file is then empty again for
+    the batched way, which reports a codec's failure its own way."""
     stream = getattr(encoder, "stream", None)
     if stream is None:
         return None
     seq = _laid_out(io, array)
     codec, lay = io.sharding, io.layout
     assert codec is not None and lay is not None
-    regions = [tuple(slice(r.start, min(r.stop, e)) for r, e in zip(codec.inner_region(lay, i), array.shape))
-               for i in seq]
-    try:
-        got = stream(array, regions, fd, BATCH_BYTES)
-    except (CodecError, ValueError):  # (as InnerEncoder.__call__: the batched way reports it)
-        got = None
-    if got is None:
-        os.ftruncate(fd, 0)
-        return None
-    where, end = got
-    for i, (o, n) in zip(seq, where.tolist()):
-        if o >= 0:
-            offsets[i], nbytes[i] = o, n
-    return int(end)
+    per = max(1, WINDOW_BYTES // max(lay.inner.spec.nbytes, 1))
+    pos = 0
+    for lo in range(0, len(seq), per):
+        part = seq[lo: lo + per]
+        regions = [tuple(slice(r.start, min(r.stop, e)) for r, e in zip(codec.inner_region(lay, i), array.shape))
+                   for i in part]
+        try:
+            got = stream(array, regions, fd, BATCH_BYTES, pos)
+        except (CodecError, ValueError):  # (as InnerEncoder.__call__: the batched way reports it)
+            got = None
+        if got is None:
+            os.ftruncate(fd, 0)
+            return None
+        where, pos = got
+        for i, (o, n) in zip(part, where.tolist()):
+            if o >= 0:
+                offsets[i], nbytes[i] = o, n
+    return pos
 
 
 def write_streamed(io: ArrayIO, key: str, array: np.ndarray, is_fill: Callable[[np.ndarray], bool],

@@ -447,9 +447,10 @@ class InnerEncoder:
             # a codec failed in C: the Python codecs encode them all and report it their way
             return out, np.full((n, 2), -2, np.int64)
 
-    def stream(self, shard: np.ndarray, regions: list[Any], fd: int, ring_bytes: int) -> tuple[np.ndarray, int] | None:
+    def stream(self, shard: np.ndarray, regions: list[Any], fd: int, ring_bytes: int,
+               base: int = 0) -> tuple[np.ndarray, int] | None:
         """Encode ``regions`` of ``shard`` and write them one after another to the file open as
-        ``fd`` from its start, each as soon as it and those before it are encoded
+        ``fd`` from offset ``base``, each as soon as it and those before it are encoded
         (``plan.encode_stream``: one job, no barrier), waiting in a ring of about ``ring_bytes``.
         Returns ``(where, end)`` (per region its offset in the file and size, or offset -1: all
         fill, not written), or None for a shard C cannot take.  Raises CodecError (a codec
@@ -461,7 +462,7 @@ class InnerEncoder:
         work = buffers.pool_work_buffers(workers, self.plan.work_bytes)
         room = self.plan.pack_room
         ring = outbuf.empty((max(4 * workers, ring_bytes // room) * room,), np.uint8, sparse=True)
-        result: tuple[np.ndarray, int] = self.plan.encode_stream(shard, offsets, shapes, work, fd, ring)
+        result: tuple[np.ndarray, int] = self.plan.encode_stream(shard, offsets, shapes, work, fd, ring, base)
         return result
 
 
