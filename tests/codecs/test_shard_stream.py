@@ -178,3 +178,27 @@ def test_a_shard_in_several_c_jobs_is_the_same_bytes(tmp_path, monkeypatch, way,
         assert [n for n, _ in first] == [min(per, 12 - k) for k in range(0, 12, per)]
         assert first[0][1] == 0 and all(b0 <= b1 for (_, b0), (_, b1) in zip(first, first[1:]))  # (fill: none)
         assert first[-1][1] > 0
+
+
+def test_a_codec_failing_in_a_later_c_job_gives_up_the_earlier_ones(tmp_path, monkeypatch, way):
+    """A shard in several C jobs whose third job raises a codec's error: what the first two
+    wrote is given up, and the batched way writes the whole shard (the same bytes as always)."""
+    from zarrbolt.errors import CodecError
+    from zarrbolt.pipeline.write import InnerEncoder
+
+    monkeypatch.setattr(shard_stream, "WINDOW_BYTES", 2 * 8 * 8 * 4)  # two inner chunks a job
+    value = np.random.default_rng(4).integers(0, 1000, (40, 28), dtype="int32")
+    value[0:8, 16:24] = 0  # a fill inner chunk in the second job
+    b, _ = _write(tmp_path / "w", value, stream=False, monkeypatch=monkeypatch)
+    real, jobs = InnerEncoder.stream, []
+
+    def third_fails(self, shard, regions, fd, ring_bytes, base=0):
+        jobs.append(base)
+        if len(jobs) % 6 == 3:  # the third job of each 12-chunk shard (6 jobs)
+            raise CodecError("a codec failed in C")
+        return real(self, shard, regions, fd, ring_bytes, base)
+
+    monkeypatch.setattr(InnerEncoder, "stream", third_fails)
+    a, _ = _write(tmp_path / "s", value, stream=True, monkeypatch=monkeypatch)
+    assert _files(tmp_path / "s") == _files(tmp_path / "w")
+    np.testing.assert_array_equal(a[:], value)

@@ -97,8 +97,10 @@ def _stream(io: ArrayIO, array: np.ndarray, encoder: Any, fd: int, offsets: np.n
             got = stream(array, regions, fd, BATCH_BYTES, pos)
         except (CodecError, ValueError):  # (as InnerEncoder.__call__: the batched way reports it)
             got = None
-        if got is None:
+        if got is None:  # (the windows already written are given up too)
             os.ftruncate(fd, 0)
+            offsets[:] = EMPTY
+            nbytes[:] = EMPTY
             return None
         where, pos = got
         for i, (o, n) in zip(part, where.tolist()):
@@ -110,7 +112,7 @@ def _stream(io: ArrayIO, array: np.ndarray, encoder: Any, fd: int, offsets: np.n
 def write_streamed(io: ArrayIO, key: str, array: np.ndarray, is_fill: Callable[[np.ndarray], bool],
                    encoder: Any) -> None:
     """Encode shard ``key`` from ``array`` (the shard, or of an edge shard its part inside the
-    array) and store it, a batch of inner chunks at a time (see the module doc).  A shard whose
+    array) and store it while it is encoded (see the module doc).  A shard whose
     inner chunks are all fill (by ``is_fill``) is erased instead.  A failure leaves the old shard
     as it was and no temporary file (OSError: the store's typed StoreError)."""
     from .write import StoreBehind  # (write imports this module)
