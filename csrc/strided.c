@@ -40,6 +40,38 @@ typedef struct {
 
 #define ZB_PAGE_BYTES 4096
 
+/* Software prefetch.  Short rows far apart (a chunk gathered out of a large array: 128-byte
+ * rows 2 KiB apart, planes 1 MiB apart) defeat the hardware prefetchers, which follow streams
+ * within a page: every line is then a demand miss and the copy waits on memory latency.  Such
+ * copies fetch the rows ZB_PF_BYTES of copying ahead.  Prefetches never fault, but only rows
+ * the copy itself reads are prefetched. */
+#ifndef ZB_PF_BYTES
+#  define ZB_PF_BYTES 16384
+#endif
+#define ZB_PF_MAX_ROW 1024 /* longer rows: the hardware prefetchers suffice */
+/* Tiles whose source rows span this much or more (a chunk gathered out of a large array,
+ * not cached) are staged: the tile's rows are prefetched a step of m ahead and copied into
+ * a contiguous buffer before the register transposes, so that each source line is fetched
+ * once instead of being evicted between the transposes that share it (rows a power of two
+ * apart all fall into one cache set).  Hot sources (a decoded chunk) are read in place. */
+#define ZB_FAR_ROWS (2 << 20)
+#ifndef ZB_PF_TILE_M
+#  define ZB_PF_TILE_M 1 /* tiles: the rows of the tile this many steps of m ahead */
+#endif
+#if defined(ZB_STRIDED_SSE2)
+#  define ZB_PREFETCH(p) _mm_prefetch((const char *)(p), _MM_HINT_T0)
+#elif defined(__GNUC__) || defined(__clang__)
+#  define ZB_PREFETCH(p) __builtin_prefetch((p), 0, 3)
+#else
+#  define ZB_PREFETCH(p) ((void)(p))
+#endif
+
+/* Prefetch the lines of the n > 0 bytes at p. */
+static inline void prefetch_bytes(const char *p, int64_t n) {
+  for (int64_t o = 0; o < n; o += 64) ZB_PREFETCH(p + o);
+  ZB_PREFETCH(p + n - 1);
+}
+
 /* Highest instruction set the tiled kernels may use (testing hook, see strided.h). */
 static int g_isa_limit = ZB_STRIDED_ISA_AVX2;
 
@@ -194,7 +226,9 @@ static inline void micro_8(char *d, int64_t dj, const char *s, int64_t sk) { /* 
     ATTR static void NAME(char *d, int64_t dj, const char *s, int64_t sk, int64_t nj,           \
                           int64_t nk, int64_t nm, int64_t dm, int64_t sm) {                     \
       _Alignas(64) char buf[(TBK) * (TBJ) * (SZ)];                                              \
-      const int64_t bstride = (TBK) * (SZ);                                                     \
+      _Alignas(64) char stage[(TBK) * (TBJ) * (SZ)];                                            \
+      const int64_t bstride = (TBK) * (SZ), sstride = (TBJ) * (SZ);                             \
+      const int far = sk >= ZB_FAR_ROWS / (TBK);                                                \
       for (int64_t k0 = 0; k0 < nk; k0 += (TBK)) {                                              \
         int64_t k1 = zb_min64(k0 + (TBK), nk);                                                  \
         int64_t kn = ((k1 - k0) / (BK)) * (BK);                                                 \
@@ -205,10 +239,21 @@ static inline void micro_8(char *d, int64_t dj, const char *s, int64_t sk) { /* 
             const char *sb = s + m * sm;                                                        \
             char *db = d + m * dm;                                                              \
             const char *st = sb + k0 * sk + j0 * (SZ);                                          \
+            const char *src = st;                                                               \
+            int64_t srow = sk;                                                                  \
+            if (far) {                                                                          \
+              if (m + ZB_PF_TILE_M < nm)                                                        \
+                for (int64_t k = 0; k < k1 - k0; k++)                                           \
+                  prefetch_bytes(st + ZB_PF_TILE_M * sm + k * sk, (j1 - j0) * (SZ));            \
+              for (int64_t k = 0; k < kn; k++)                                                  \
+                memcpy(stage + k * sstride, st + k * sk, (size_t)jn * (SZ));                    \
+              src = stage;                                                                      \
+              srow = sstride;                                                                   \
+            }                                                                                   \
             char *dt = db + j0 * dj + k0 * (SZ);                                                \
             for (int64_t k = 0; k < kn; k += (BK))                                              \
               for (int64_t j = 0; j < jn; j += (BJ))                                            \
-                MICRO(buf + j * bstride + k * (SZ), bstride, st + k * sk + j * (SZ), sk);       \
+                MICRO(buf + j * bstride + k * (SZ), bstride, src + k * srow + j * (SZ), srow);  \
             if (kn == (TBK)) {                                                                  \
               for (int64_t j = 0; j < jn; j++) copy_line_16(dt + j * dj, buf + j * bstride, bstride); \
             } else if (kn > 0) {                                                                \
@@ -401,6 +446,52 @@ static void outer_loop(const zb_dim *od, int no, char *d, const char *s, const z
   }
 }
 
+/* One step of the outer dimensions for the source cursor alone; 0 past the last index. */
+static int step_src(const zb_dim *od, int no, int64_t *idx, const char **s) {
+  for (int i = no - 1; i >= 0; i--) {
+    if (++idx[i] < od[i].n) {
+      *s += od[i].ss;
+      return 1;
+    }
+    *s -= od[i].ss * (od[i].n - 1);
+    idx[i] = 0;
+  }
+  return 0;
+}
+
+/* outer_loop for short rows (ZB_INNER_ROW*, rowbytes each): a second source cursor runs
+ * `ahead` rows in front and prefetches them. */
+static void outer_rows_prefetch(const zb_dim *od, int no, char *d, const char *s, const zb_inner *in,
+                                int64_t rowbytes, int64_t ahead) {
+  int64_t idx[ZB_STRIDED_MAXDIM], pidx[ZB_STRIDED_MAXDIM];
+  for (int i = 0; i < no; i++) idx[i] = pidx[i] = 0;
+  const char *ps = s;
+  int live = 1;
+  for (int64_t k = 0; k < ahead && live; k++) {
+    prefetch_bytes(ps, rowbytes);
+    live = step_src(od, no, pidx, &ps);
+  }
+  for (;;) {
+    if (live) {
+      prefetch_bytes(ps, rowbytes);
+      live = step_src(od, no, pidx, &ps);
+    }
+    run_inner(in, d, s);
+    int i = no - 1;
+    for (; i >= 0; i--) {
+      if (++idx[i] < od[i].n) {
+        d += od[i].ds;
+        s += od[i].ss;
+        break;
+      }
+      d -= od[i].ds * (od[i].n - 1);
+      s -= od[i].ss * (od[i].n - 1);
+      idx[i] = 0;
+    }
+    if (i < 0) return;
+  }
+}
+
 zb_status zb_strided_copy(void *dst, const int64_t *dst_strides, const void *src,
                           const int64_t *src_strides, const int64_t *shape, int ndim,
                           size_t itemsize) {
@@ -491,7 +582,11 @@ zb_status zb_strided_copy_ex(void *dst, const int64_t *dst_strides, const void *
       if (run >= ZB_STREAM_MIN_RUN) in.kind = ZB_INNER_ROW_STREAM;
     }
 #endif
-    outer_loop(dims, nd - 1, d, s, &in);
+    int64_t rowbytes = k.n * (int64_t)itemsize;
+    if (nd >= 2 && rowbytes <= ZB_PF_MAX_ROW && zb_abs64(dims[nd - 2].ss) >= 2 * rowbytes)
+      outer_rows_prefetch(dims, nd - 1, d, s, &in, rowbytes, ZB_PF_BYTES / rowbytes + 1);
+    else
+      outer_loop(dims, nd - 1, d, s, &in);
 #if defined(ZB_STRIDED_SSE2)
     if (in.kind == ZB_INNER_ROW_STREAM) _mm_sfence();
 #endif

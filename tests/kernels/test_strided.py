@@ -163,6 +163,40 @@ def test_strided_copy_into_region(dtype, isa):
     assert same(out, ref)
 
 
+@pytest.mark.parametrize("dtype", ["u1", "u2", "u4", "u8", "V3"])
+@pytest.mark.parametrize("box", [(64, 64, 64), (70, 5, 67), (16, 3, 130), (1, 64, 64), (65, 2, 17)])
+def test_gather_chunk_from_large_array(dtype, box, isa):
+    """A chunk gathered out of a large array, as writes do: source rows far apart (planes of
+    >= 128 KiB), so the copies prefetch ahead and transposes stage their tiles first; plain,
+    transposed (the stored order of transpose(2, 1, 0)) and at an unaligned offset."""
+    rng = np.random.default_rng(9)
+    itemsize = np.dtype(dtype).itemsize
+    width = 2 * box[2] + 3
+    height = box[1] + -(-(128 << 10) // (width * itemsize))
+    vol = rand_array(rng, (box[0] + 2, height, width), dtype)
+    region = vol[1:1 + box[0], 0:box[1], 3:3 + box[2]]
+    for order in [(0, 1, 2), (2, 1, 0), (1, 2, 0)]:
+        dst = np.empty(tuple(box[o] for o in order), dtype=dtype)
+        kernels.strided_copy(dst.transpose(np.argsort(order)), region)
+        assert same(dst, np.ascontiguousarray(region.transpose(order)))
+
+
+@pytest.mark.parametrize("row_bytes", [2, 64, 100, 128, 1024, 1026])
+@pytest.mark.parametrize("rows", [1, 3, 200])
+def test_short_rows_far_apart(row_bytes, rows):
+    """Rows of at most a KiB with gaps between them (prefetched ahead), over several outer
+    dimensions so that the prefetching cursor crosses them, and ending at the last row."""
+    rng = np.random.default_rng(10)
+    src = rand_array(rng, (3, rows, 4 * row_bytes + 64), "u1")
+    view = src[:, :, 17:17 + row_bytes]
+    dst = np.empty(view.shape, dtype="u1")
+    kernels.strided_copy(dst, view)
+    assert same(dst, view)
+    dst2 = np.empty((rows, 3, row_bytes), dtype="u1")  # the outer dimensions swapped
+    kernels.strided_copy(dst2.transpose(1, 0, 2), view)
+    assert same(dst2, np.ascontiguousarray(view.transpose(1, 0, 2)))
+
+
 def test_f_order_and_mixed_itemsize_kinds():
     rng = np.random.default_rng(9)
     a = rand_array(rng, (13, 27, 5), "f4")
