@@ -29,6 +29,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ._ext import _shard
+
 from .errors import BoundsCheckError
 
 
@@ -309,26 +311,18 @@ class _ProductIndexer:
         removed, see :meth:`unit_shape`).  None for other selections."""
         if self._advanced or not self.dims:
             return None
-        per: list[list[tuple[int, int, int, int]]] = []  # per dim: (coord, start, length, out start)
-        for d in self.dims:
-            if isinstance(d, _DimSlice) and d.step != 1:
-                return None
-            ch = d.chunks()
-            if not ch:
-                z = np.zeros((0, len(self.dims)), dtype=np.int64)
-                return z, z, z, z
+        lo: list[int] = []
+        hi: list[int] = []
+        for d in self.dims:  # the selection is a box: [lo, hi) per dimension
             if isinstance(d, _DimInt):
-                per.append([(e[0], e[1], 1, 0) for e in ch])
+                lo.append(d.i)
+                hi.append(d.i + 1)
+            elif d.step == 1:
+                lo.append(d.start)
+                hi.append(max(d.start, d.stop))
             else:
-                per.append([(e[0], e[1].start, e[1].stop - e[1].start, e[2].start) for e in ch])
-        if math.prod(len(p) for p in per) <= 256:  # small reads: no array machinery per dimension
-            rows = np.array(list(itertools.product(*per)), dtype=np.int64)  # (n, ndim, 4)
-        else:
-            cols = [np.array(p, dtype=np.int64) for p in per]
-            grids = np.meshgrid(*[np.arange(len(c)) for c in cols], indexing="ij")
-            rows = np.stack([c[g.reshape(-1)] for c, g in zip(cols, grids)], axis=1)
-        r = np.ascontiguousarray(rows.transpose(2, 0, 1))
-        return r[0], r[1], r[2], r[3]
+                return None
+        return _shard.box_tasks(lo, hi, self.chunk_shape)
 
     def unit_shape(self) -> tuple[int, ...]:
         """The output shape with one axis per array dimension (see :meth:`unit_step_items`)."""
@@ -523,9 +517,34 @@ def _dims_from(sel: list[Any], shape: tuple[int, ...], chunk_shape: tuple[int, .
     return dims, newaxis_at
 
 
+def _slice_box(selection: tuple[Any, ...], shape: Sequence[int], chunk_shape: Sequence[int]) -> list[Any] | None:
+    """The per-dimension indexers of a tuple of one step-1 slice (int or None bounds) per
+    dimension of valid shapes (the common read of a box), made without the general checks;
+    None for anything else."""
+    if len(selection) != len(shape) or len(shape) != len(chunk_shape):
+        return None
+    dims = []
+    for s, n, cs in zip(selection, shape, chunk_shape):
+        if (type(s) is not slice or s.step is not None or type(n) is not int or type(cs) is not int
+                or n < 0 or cs < 1 or not (s.start is None or type(s.start) is int)
+                or not (s.stop is None or type(s.stop) is int)):
+            return None
+        start, stop, _ = s.indices(n)
+        d = _DimSlice.__new__(_DimSlice)
+        d.start, d.stop, d.step, d.n, d.cs = start, stop, 1, n, cs
+        d.length = stop - start if stop > start else 0
+        d._entries = None
+        dims.append(d)
+    return dims
+
+
 def basic_indexer(selection: Any, shape: Sequence[int], chunk_shape: Sequence[int]) -> _ProductIndexer:
     """Indexer of a basic selection: integers (negative counts from the end), slices with any
     step, one Ellipsis, np.newaxis; missing trailing dimensions are selected whole."""
+    if type(selection) is tuple:
+        dims_ = _slice_box(selection, shape, chunk_shape)
+        if dims_ is not None:
+            return _ProductIndexer(dims_, [], tuple(shape), tuple(chunk_shape))
     shape, chunk_shape = _check_shapes(shape, chunk_shape)
     if not isinstance(selection, tuple) and _is_arraylike(selection) and _as_int(selection) is None:
         raise IndexError(f"unsupported selection item {type(selection).__name__} for basic indexing; {_ADVICE}")

@@ -1,5 +1,6 @@
 """Shard index parsing/validation and read coalescing: compiled module ``_shard.pyx``."""
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -26,3 +27,10 @@ def coalesce(pairs_in: npt.ArrayLike, wanted_in: npt.ArrayLike, max_gap: int,
 def shard_windows(offsets: npt.ArrayLike, nbytes: npt.ArrayLike, entries: npt.ArrayLike, arena_cap: int,
                   max_gap: int) -> tuple[_I64, _I64, _I64, _U64, _U64]:
     """The sharded-read I/O plan: ``(window_ends, order, read_of, begins, ends)``."""
+
+def box_tasks(lo: Sequence[int], hi: Sequence[int], chunk: Sequence[int]) -> tuple[_I64, _I64, _I64, _I64]:
+    """The chunk-grid tasks of the box ``[lo, hi)``: ``(coords, starts, shapes, out_starts)``, (n, ndim) each."""
+
+def shard_of_tasks(coords_in: npt.ArrayLike, cps: Sequence[int]) -> tuple[_I64, _I64, bool]:
+    """``(flat, shard, one)`` of tasks at inner-chunk grid ``coords``: flat number in the shard,
+    shard coordinates, whether all are in one shard."""

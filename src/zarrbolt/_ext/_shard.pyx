@@ -9,6 +9,7 @@ from libc.stdint cimport int64_t, uint64_t
 
 cnp.import_array()
 
+from grid cimport ZB_GRID_MAXDIM, zb_box_count, zb_box_tasks, zb_shard_of_tasks
 from shard_index cimport (zb_shard_index_parse_crc, zb_shard_index_parse, zb_shard_index_find_overlap,
                          zb_shard_coalesce, zb_shard_windows)
 
@@ -148,3 +149,64 @@ def shard_windows(offsets, nbytes, entries, uint64_t arena_cap, uint64_t max_gap
         raise IndexError(f"entry out of range [0, {n})")
     zb_raise(st, "shard_windows")
     return wend[:nwin], order[:nord], read_of[:nord], begins[:nreads], ends[:nreads]
+
+
+cdef int _dims_in(object values, int64_t *out, int nd) except -1:
+    cdef int d
+    if len(values) != nd:
+        raise ValueError(f"expected {nd} values, got {len(values)}")
+    for d in range(nd):
+        out[d] = values[d]
+    return 0
+
+
+def box_tasks(lo, hi, chunk):
+    """The chunk-grid tasks of the box ``[lo, hi)`` over chunks of shape ``chunk`` (zb_box_tasks):
+    ``(coords, starts, shapes, out_starts)``, int64 arrays of shape (n, ndim), C order of the grid."""
+    cdef int nd = len(chunk)
+    cdef int64_t clo[32]
+    cdef int64_t chi[32]
+    cdef int64_t cch[32]
+    cdef size_t n = 0
+    cdef int st
+    if nd < 1 or nd > ZB_GRID_MAXDIM:
+        raise ValueError(f"box_tasks: {nd} dimensions (1 to {ZB_GRID_MAXDIM})")
+    _dims_in(lo, clo, nd)
+    _dims_in(hi, chi, nd)
+    _dims_in(chunk, cch, nd)
+    st = zb_box_count(nd, clo, chi, cch, &n)
+    if st != 0:
+        raise ValueError(f"box_tasks: bad box {tuple(lo)}..{tuple(hi)} or chunk shape {tuple(chunk)}")
+    out = np.empty((4, n, nd), dtype=np.int64)
+    cdef int64_t[:, :, ::1] o = out
+    if n:
+        with nogil:
+            st = zb_box_tasks(nd, clo, chi, cch, n, &o[0, 0, 0], &o[1, 0, 0], &o[2, 0, 0], &o[3, 0, 0])
+        zb_raise(st, "box_tasks")
+    return out[0], out[1], out[2], out[3]
+
+
+def shard_of_tasks(coords_in, cps):
+    """Tasks at inner-chunk grid ``coords`` (n, ndim) with ``cps`` inner chunks per shard dimension
+    (zb_shard_of_tasks): ``(flat, shard, one)``: each one's flat inner chunk number in its shard,
+    its shard's grid coordinates (n, ndim), and whether all are in the same shard."""
+    coords = np.ascontiguousarray(coords_in, dtype=np.int64)
+    cdef int nd = len(cps)
+    cdef int64_t ccps[32]
+    if nd < 1 or nd > ZB_GRID_MAXDIM or coords.ndim != 2 or coords.shape[1] != nd:
+        raise ValueError(f"shard_of_tasks: coords of shape {coords.shape} for {nd} dimensions")
+    _dims_in(cps, ccps, nd)
+    cdef size_t n = coords.shape[0]
+    flat = np.empty(n, dtype=np.int64)
+    shard = np.empty((n, nd), dtype=np.int64)
+    cdef int one = 1
+    cdef int st = 0
+    cdef int64_t[:, ::1] c = coords
+    cdef int64_t[::1] f = flat
+    cdef int64_t[:, ::1] sh = shard
+    if n:
+        with nogil:
+            st = zb_shard_of_tasks(nd, n, &c[0, 0], ccps, &f[0], &sh[0, 0], &one)
+    if st != 0:
+        raise ValueError("shard_of_tasks: negative coordinates or inner chunks per shard < 1")
+    return flat, shard, bool(one)

@@ -200,7 +200,10 @@ class FusedOutput:
             raise task_error(e, lambda i: f"chunk {'?' if i is None else names[i]}") or e from None
 
     def tasks(self, ii: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(starts, shapes, offsets)`` of tasks ``ii`` as the C calls take them."""
+        """``(starts, shapes, offsets)`` of tasks ``ii`` (None: all, in order) as the C calls take them."""
+        if ii is None:
+            return (np.ascontiguousarray(self.starts), np.ascontiguousarray(self.shapes),
+                    np.ascontiguousarray(self.offs))
         return (np.ascontiguousarray(self.starts[ii]), np.ascontiguousarray(self.shapes[ii]),
                 np.ascontiguousarray(self.offs[ii]))
 
@@ -354,7 +357,11 @@ def _read_sharded_fused(io: ArrayIO, indexer: Any, items: tuple[Any, ...], out: 
     if files is not None:
         strategy_counts["sharded-fused-files"] += 1
         entries = flat.astype(np.int64, copy=False)
-        for lo, hi in buffers.read_windows([inner_nbytes * len(g) for _, g, _ in items_]):
+        windows = buffers.read_windows([inner_nbytes * len(g) for _, g, _ in items_])
+        if len(groups) == 1 and len(windows) == 1:  # one shard's parts in order: the tasks as they are
+            _read_shard_files(io, fo, files, items_, entries, via_store, whole=True)
+            return fo.out
+        for lo, hi in windows:
             _read_shard_files(io, fo, files, items_[lo:hi], entries, via_store)
     else:
         strategy_counts["sharded-fused-store"] += 1
@@ -363,11 +370,12 @@ def _read_sharded_fused(io: ArrayIO, indexer: Any, items: tuple[Any, ...], out: 
 
 
 def _read_shard_files(io: ArrayIO, fo: FusedOutput, files: Any, items: list[Any], entries: np.ndarray,
-                      via_store: Callable[[list[Any]], None]) -> None:
+                      via_store: Callable[[list[Any]], None], whole: bool = False) -> None:
     """Local shard files: every part of every shard of ``items`` (index read, inner chunk reads,
     decodes) in C, on the threads of the native pool, with the GIL released once.  What C
     leaves (damaged indexes, shards that changed while read, inner chunks larger than the arena)
-    goes ``via_store``, which reports the damage."""
+    goes ``via_store``, which reports the damage.  ``whole``: ``items`` are all of ``fo``'s
+    tasks, in order."""
     lay = io.layout
     assert lay is not None and io.sharding is not None
     key_of: dict[tuple[int, ...], str] = {}  # the parts of a split shard: one key, one path
@@ -377,14 +385,20 @@ def _read_shard_files(io: ArrayIO, fo: FusedOutput, files: Any, items: list[Any]
     keys = [key_of[sc] for sc, _, _ in items]
     path_of = dict(zip(key_of.values(), files.paths(list(key_of.values()))))
     parts = [g for _, g, _ in items]
-    ii = np.concatenate(parts) if len(parts) > 1 else parts[0]
     counts = [len(g) for g in parts]
+    if whole:
+        ii = np.arange(fo.n)
+        starts, shapes, offs = fo.tasks(None)
+        ents = np.ascontiguousarray(entries)
+    else:
+        ii = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        starts, shapes, offs = fo.tasks(ii)
+        ents = np.ascontiguousarray(entries[ii])
     workers = min(parallel_workers(len(items), cost=lay.inner.spec.nbytes * len(ii)), POOL_MAX)
     bufs = buffers.pool_read_buffers(workers, fo.scratch_bytes, fo.arena_bytes)
-    starts, shapes, offs = fo.tasks(ii)
     try:
         missing, too_large, retry = fo.plan.read_shards_par(
-            [path_of[k] for k in keys], counts, np.ascontiguousarray(entries[ii]), bufs, batch_bounds(len(items), workers),
+            [path_of[k] for k in keys], counts, ents, bufs, batch_bounds(len(items), workers),
             starts, shapes, offs, fo.full, lay.n, io.sharding.index_location == "end", bool(lay.fast_index_crc),
             COALESCE_GAP, fo.stream, fo.nslots)
     except (CodecError, StoreError) as e:

@@ -90,15 +90,10 @@ def group_by_shard(coords: np.ndarray, chunks_per_shard: tuple[int, ...]) -> tup
     within its shard, and ``[(shard coords, task indices)]`` grouped by shard (C order inside a
     shard kept)."""
     n, ndim = coords.shape
-    cps = np.asarray(chunks_per_shard, dtype=np.int64)
-    shard_coords = coords // cps
-    local = coords - shard_coords * cps
-    # C-order strides of the inner grid of a shard (the flat number: a dot product)
-    strides = np.ones(ndim, dtype=np.int64)
-    for d in range(ndim - 2, -1, -1):
-        strides[d] = strides[d + 1] * cps[d + 1]
-    flat = local @ strides if ndim else np.zeros(n, np.int64)
-    if n <= 1 or not (shard_coords != shard_coords[0]).any():  # one shard (small reads): no sort
+    if not ndim:
+        return np.zeros(n, np.int64), ([((), np.arange(n))] if n else [])
+    flat, shard_coords, one = _shard.shard_of_tasks(coords, chunks_per_shard)
+    if one:  # one shard (small reads): no sort
         return flat, ([(tuple(shard_coords[0].tolist()), np.arange(n))] if n else [])
     order = np.lexsort(shard_coords.T[::-1])
     sc_sorted = shard_coords[order]
