@@ -39,7 +39,8 @@ static int missing_error(DWORD e) {
 }
 
 /* 1: opened, 0: missing, -1: error (*err set). */
-static int open_file(const char *path, zb_fd *fd, int64_t *size, int *err) {
+static int open_file(const char *path, zb_fd *fd, int64_t *size, int *err, int nofollow) {
+  (void)nofollow; /* (no O_NOFOLLOW: the caller checks links itself) */
   wchar_t small[512];
   wchar_t *w = small;
   int len = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, NULL, 0);
@@ -116,15 +117,19 @@ static int64_t pread_some(zb_fd fd, uint8_t *dst, size_t n, uint64_t offset, int
 #else
 typedef int zb_fd;
 
-static int open_file(const char *path, zb_fd *fd, int64_t *size, int *err) {
+#  ifndef O_NOFOLLOW
+#    define O_NOFOLLOW 0
+#  endif
+static int open_file(const char *path, zb_fd *fd, int64_t *size, int *err, int nofollow) {
   int f;
   do {
     /* O_NONBLOCK: a FIFO at a chunk's path must not block the open (it is then not a
      * regular file: missing); reads of regular files ignore the flag. */
-    f = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    f = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
   } while (f < 0 && errno == EINTR);
   if (f < 0) {
     if (errno == ENOENT || errno == ENOTDIR || errno == EISDIR || errno == ENAMETOOLONG) return 0;
+    if (nofollow && O_NOFOLLOW && (errno == ELOOP || errno == EMLINK)) return 2; /* (FreeBSD: EMLINK) */
     *err = errno;
     return -1;
   }
@@ -193,10 +198,10 @@ zb_status zb_read_files(zb_file_read *items, size_t n, uint8_t *buf, size_t cap,
     if (it->path == NULL) return ZB_EINVAL;
     zb_fd fd;
     int64_t size = 0;
-    int r = open_file(it->path, &fd, &size, os_error);
+    int r = open_file(it->path, &fd, &size, os_error, it->nofollow);
     if (r < 0) return ZB_EIO;
-    if (r == 0) {
-      it->size = ZB_FILE_MISSING;
+    if (r == 0 || r == 2) {
+      it->size = r == 0 ? ZB_FILE_MISSING : ZB_FILE_LINK;
       continue;
     }
     if (size < 0 || (uint64_t)size > (uint64_t)(cap - pos)) {
@@ -220,12 +225,16 @@ zb_status zb_read_files(zb_file_read *items, size_t n, uint8_t *buf, size_t cap,
   return ZB_OK;
 }
 
-int zb_file_open(const char *path, zb_file *f, int64_t *size, int *os_error) {
+int zb_file_open_ex(const char *path, int nofollow, zb_file *f, int64_t *size, int *os_error) {
   if (path == NULL || f == NULL || size == NULL || os_error == NULL) return -1;
   zb_fd fd;
-  int r = open_file(path, &fd, size, os_error);
+  int r = open_file(path, &fd, size, os_error, nofollow);
   if (r == 1) f->h = (intptr_t)fd;
   return r;
+}
+
+int zb_file_open(const char *path, zb_file *f, int64_t *size, int *os_error) {
+  return zb_file_open_ex(path, 0, f, size, os_error);
 }
 
 int64_t zb_file_pread(zb_file f, uint8_t *dst, size_t n, uint64_t offset, int *os_error) {

@@ -20,8 +20,8 @@ static zb_status read_decode(zb_decoder *d, zb_file_read *files, zb_decode_task 
             return st;
         }
         for (size_t k = i; k < i + done; k++) {
-            if (files[k].size == ZB_FILE_MISSING) {
-                skipped[k] = ZB_SKIPPED_MISSING;
+            if (files[k].size == ZB_FILE_MISSING || files[k].size == ZB_FILE_LINK) {
+                skipped[k] = files[k].size == ZB_FILE_MISSING ? ZB_SKIPPED_MISSING : ZB_SKIPPED_TOO_LARGE;
                 continue;
             }
             skipped[k] = 0;
@@ -203,16 +203,18 @@ static zb_status plan_windows(windows *w, int64_t *mem, const shard_io *io, size
                             w->scratch);
 }
 
-enum { SHARD_MISSING, SHARD_RETRY, SHARD_OPEN };
+enum { SHARD_MISSING, SHARD_LINK, SHARD_RETRY, SHARD_OPEN };
 
 /* Open the shard and read and validate its index into io->pairs.  *how: SHARD_MISSING (no
- * file; not open), SHARD_RETRY (open; too small, damaged or shrinking: the caller's way reports
- * it) or SHARD_OPEN (open, pairs valid).  ZB_EIO: *os_error set (open when *how != MISSING). */
+ * file; not open), SHARD_LINK (a symbolic link not followed; not open: the caller's way reads
+ * it), SHARD_RETRY (open; too small, damaged or shrinking: the caller's way reports it) or
+ * SHARD_OPEN (open, pairs valid).  ZB_EIO: *os_error set (open when *how > SHARD_LINK). */
 static zb_status open_shard(shard_io *io, const char *path, int *how) {
     int64_t size = 0;
     *how = SHARD_MISSING;
-    int r = zb_file_open(path, &io->f, &size, io->os_error);
-    if (r <= 0) return r < 0 ? ZB_EIO : ZB_OK;
+    int r = zb_file_open_ex(path, io->spec->nofollow, &io->f, &size, io->os_error);
+    if (r == 2) *how = SHARD_LINK;
+    if (r <= 0 || r == 2) return r < 0 ? ZB_EIO : ZB_OK;
     *how = SHARD_RETRY;
     const uint64_t index_nbytes = 16 * (uint64_t)io->spec->nentries + (io->spec->index_crc ? 4 : 0);
     /* too small for its index, or an index larger than the arena */
@@ -331,6 +333,7 @@ static zb_status read_shard(shard_io *io, const zb_shard_read *sh, int64_t *work
     if (io->count == 0) return ZB_OK;
     int how;
     zb_status st = open_shard(io, sh->path, &how);
+    if (how == SHARD_LINK) return ZB_OK; /* its tasks stay ZB_SKIPPED_RETRY */
     if (how == SHARD_MISSING) {
         if (st != ZB_OK) *io->failed = io->first;
         for (size_t k = 0; st == ZB_OK && k < io->count; k++) io->skipped[k] = ZB_SKIPPED_MISSING;

@@ -14,11 +14,16 @@
 #include "zarrbolt/crc32c.h"
 #include "zarrbolt/downsample.h"
 #include "zarrbolt/encode.h"
+#include "zarrbolt/fileio.h"
 #include "zarrbolt/local_io.h"
 #include "zarrbolt/pool.h"
 #include "zarrbolt/shard_index.h"
 #include "zarrbolt/strided.h"
 #include "zarrbolt/vlen.h"
+
+#ifndef _WIN32
+#  include <unistd.h>
+#endif
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 static uint32_t rnd(void) { /* xorshift64* */
@@ -336,19 +341,41 @@ static void test_shard_read(void) {
         tasks[i].out_offset = i * CH;
         tasks[i].shape[0] = CH;
     }
-    zb_shard_spec spec = {N, 1, 0, 1 << 20};
+    zb_shard_spec spec = {N, 1, 0, 1 << 20, 0};
     zb_shard_read rd = {path, 0, N};
     size_t failed;
     int os_error;
     zb_status st = zb_plan_read_shards(&plan, &spec, &rd, 1, entries, tasks, N, arena, sizeof arena, ip, work, out,
                                        ostr, &sc, 0, skipped, &failed, &os_error);
-    remove(path);
     CHECK(st == ZB_OK, "read shards: status %d", st);
     for (int e = 0; e < N; e++) {
         CHECK(skipped[e] == (e == 4 ? ZB_SKIPPED_MISSING : 0), "task %d skipped %d", e, skipped[e]);
         CHECK(e == 4 || memcmp(out + e * CH, want + e * CH, CH) == 0, "inner chunk %d differs", e);
     }
-    printf("shard read: windows without their gaps, an empty inner chunk\n");
+#ifndef _WIN32
+    /* a link to the shard: followed, or with nofollow left to the caller (every task to retry;
+     * a whole-file read reports it and reads nothing) */
+    char link[600];
+    snprintf(link, sizeof link, "%s.link", path);
+    CHECK(symlink(path, link) == 0, "cannot link %s", link);
+    rd.path = link;
+    st = zb_plan_read_shards(&plan, &spec, &rd, 1, entries, tasks, N, arena, sizeof arena, ip, work, out, ostr, &sc,
+                             0, skipped, &failed, &os_error);
+    CHECK(st == ZB_OK && skipped[0] == 0 && skipped[4] == ZB_SKIPPED_MISSING, "a link followed");
+    spec.nofollow = 1;
+    st = zb_plan_read_shards(&plan, &spec, &rd, 1, entries, tasks, N, arena, sizeof arena, ip, work, out, ostr, &sc,
+                             0, skipped, &failed, &os_error);
+    CHECK(st == ZB_OK, "a link not followed: status %d", st);
+    for (int e = 0; e < N; e++) CHECK(skipped[e] == ZB_SKIPPED_RETRY, "a link not followed: task %d", e);
+    zb_file_read items[2] = {{link, 0, 0, 1}, {path, 0, 0, 1}};
+    size_t done = 0;
+    st = zb_read_files(items, 2, arena, sizeof arena, &done, &os_error);
+    CHECK(st == ZB_OK && items[0].size == ZB_FILE_LINK && items[1].size == (int64_t)pos && done == 1,
+          "whole-file reads: a link not followed (%d, %lld, %zu)", st, (long long)items[0].size, done);
+    remove(link);
+#endif
+    remove(path);
+    printf("shard read: windows without their gaps, an empty inner chunk, links\n");
 }
 
 /* ------------------------------------------------------------------- vlen, checksums */

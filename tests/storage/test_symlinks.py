@@ -122,3 +122,54 @@ def test_policy_none_refuses_every_link(tree):
 def test_bad_policy():
     with pytest.raises(StoreError):
         LocalStore("x", follow_symlinks="sometimes")
+
+
+@pytest.fixture
+def shards(tmp_path):
+    """A sharded array ``root`` (4 shards of 8, inner chunks of 4) and a directory ``outside``
+    with a shard of another array of the same layout."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    kw = dict(shape=(32,), dtype="int32", chunks=(4,), shards=(8,), compressors=None, fill_value=0)
+    a = zarrbolt.create_array(LocalStore(root), **kw)
+    a[:] = np.arange(32, dtype="int32")
+    other = zarrbolt.create_array(LocalStore(outside), **kw)
+    other[:] = 99
+    return root, outside
+
+
+def test_shard_links_in_the_native_reads(shards):
+    """The C shard reads open with O_NOFOLLOW: a shard file that is a link is read through the
+    store, which follows it inside the root and refuses it elsewhere; a link made after the
+    array's first read is seen at once (no listing of the directory is kept between reads)."""
+    root, outside = shards
+    a = zarrbolt.open_array(LocalStore(root), mode="r")
+    np.testing.assert_array_equal(a[:], np.arange(32))
+    os.unlink(root / "c" / "1")
+    os.symlink("0", root / "c" / "1")  # inside the root (relative): followed
+    np.testing.assert_array_equal(a[8:16], np.arange(8))
+    np.testing.assert_array_equal(a[10:12], [2, 3])  # a part of the shard
+    os.unlink(root / "c" / "1")
+    os.symlink(outside / "c" / "1", root / "c" / "1")  # outside: refused, never read
+    with pytest.raises(SymlinkError, match="outside the root"):
+        a[8:16]
+    with pytest.raises(SymlinkError):
+        a[:]
+    with zarrbolt.config.set(fused_pipeline=False), pytest.raises(SymlinkError):  # the Store way: not "missing"
+        zarrbolt.open_array(LocalStore(root), mode="r")[8:16]
+    np.testing.assert_array_equal(a[16:], np.arange(16, 32))  # the other shards still read
+    np.testing.assert_array_equal(zarrbolt.open_array(LocalStore(root, follow_symlinks="all"), mode="r")[8:16],
+                                  [99] * 8)
+    os.unlink(root / "c" / "1")
+    os.symlink("0", root / "c" / "1")
+    with pytest.raises(SymlinkError, match="is a symbolic link"):
+        zarrbolt.open_array(LocalStore(root, follow_symlinks="none"), mode="r")[8:16]
+
+
+def test_a_chunk_link_made_between_reads_is_seen(tree):
+    root, outside = tree
+    a = zarrbolt.open_array(LocalStore(root), mode="r")
+    np.testing.assert_array_equal(a[4:8], [4, 5, 6, 7])
+    os.unlink(root / "c" / "1")
+    os.symlink(outside / "secret", root / "c" / "1")
+    with pytest.raises(SymlinkError):
+        a[4:8]

@@ -14,19 +14,23 @@ extern "C" {
 
 #define ZB_FILE_MISSING (-1)  /* zb_file_read.size: no regular file at this path */
 #define ZB_FILE_NOT_READ (-2) /* zb_file_read.size: not reached (or did not fit) */
+#define ZB_FILE_LINK (-3)     /* zb_file_read.size: a symbolic link, not followed (nofollow) */
 #define ZB_FILE_CHANGED (-1)  /* *os_error of zb_read_files: a file shrank while it was read */
 
 typedef struct {
   const char *path; /* NUL-terminated; UTF-8 on Windows, the file system's bytes elsewhere */
-  int64_t size;     /* out: the file's size, ZB_FILE_MISSING or ZB_FILE_NOT_READ */
+  int64_t size;     /* out: the file's size, ZB_FILE_MISSING, ZB_FILE_LINK or ZB_FILE_NOT_READ */
   size_t offset;    /* out: where in buf the file's bytes start */
+  int nofollow;     /* in: a symbolic link at path is not followed but reported (ZB_FILE_LINK;
+                       POSIX O_NOFOLLOW: the last component only; ignored on Windows) */
 } zb_file_read;
 
 /* Read items[0..n) one after another, each whole file at the next free position of
  * buf[0..cap), and stop before the first file that does not fit in the space left:
  * *done is then its index and its size is set (offset unspecified); a file larger than cap
  * itself can never fit and is the caller's to read another way.  Missing files (no such
- * path, a directory, not a regular file) get ZB_FILE_MISSING and take no space.
+ * path, a directory, not a regular file) get ZB_FILE_MISSING and take no space, as do the
+ * symbolic links of nofollow items (ZB_FILE_LINK: the caller resolves them by its policy).
  * Errors: ZB_EIO, *done the failing item and *os_error errno / GetLastError(), or
  * ZB_FILE_CHANGED when the file shrank while it was read (a concurrent writer). */
 zb_status zb_read_files(zb_file_read *items, size_t n, uint8_t *buf, size_t cap, size_t *done, int *os_error);
@@ -39,6 +43,10 @@ typedef struct {
 /* Open path for reading: 1 (opened, *size its size), 0 (no regular file there: missing, a
  * directory, a FIFO...), or -1 (*os_error set). */
 int zb_file_open(const char *path, zb_file *f, int64_t *size, int *os_error);
+
+/* zb_file_open; with nofollow, 2 (not opened) when path's last component is a symbolic link
+ * (POSIX O_NOFOLLOW; on Windows nofollow is ignored). */
+int zb_file_open_ex(const char *path, int nofollow, zb_file *f, int64_t *size, int *os_error);
 
 /* Read n bytes at offset into dst: the count read (fewer than n only at end of file), or -1
  * (*os_error set).  Does not move a file position that other readers share. */

@@ -26,7 +26,8 @@ extern "C" {
 
 /* ------------------------------------------------------------------------------ chunk files */
 #define ZB_SKIPPED_MISSING 1   /* no such file: the caller fills the region */
-#define ZB_SKIPPED_TOO_LARGE 2 /* larger than the arena: the caller reads and decodes it */
+#define ZB_SKIPPED_TOO_LARGE 2 /* larger than the arena, or a symbolic link not followed
+                                  (zb_file_read.nofollow): the caller reads and decodes it */
 
 /* Read the chunk files files[i].path into arena (as many per round as fit, see zb_read_files)
  * and decode each into out as zb_plan_decode does for tasks[i] (whose src/n this sets), all in
@@ -63,6 +64,8 @@ typedef struct {
     int index_at_end;   /* index_location "end" (else "start") */
     int index_crc;      /* index codecs [bytes(little), crc32c] (else [bytes(little)]) */
     uint64_t max_gap;   /* neighbouring inner chunks at most this many bytes apart are read together */
+    int nofollow;       /* a shard file that is a symbolic link is not followed: its tasks are
+                           ZB_SKIPPED_RETRY (see zb_file_open_ex) */
 } zb_shard_spec;
 
 typedef struct {

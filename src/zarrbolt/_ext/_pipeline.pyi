@@ -63,14 +63,14 @@ class Plan:
     def read_decode_par(self, paths: list[bytes], bufs: list[tuple[Buffer, Buffer | None]], bounds: Sequence[int],
                         starts: npt.NDArray[np.int64], shapes: npt.NDArray[np.int64],
                         out_offsets: npt.NDArray[np.int64], out: np.ndarray[Any, Any], stream: bool = False,
-                        nslots: int = 1) -> tuple[list[int], list[int]]:
+                        nslots: int = 1, nofollow: bool = False) -> tuple[list[int], list[int]]:
         """Read whole chunk files and decode them on the native pool: ``(missing, too_large)``."""
     def read_shards_par(self, paths: list[bytes], counts: Sequence[int], entries: npt.NDArray[np.int64],
                         bufs: list[tuple[Buffer, Buffer | None]], bounds: Sequence[int],
                         starts: npt.NDArray[np.int64], shapes: npt.NDArray[np.int64],
                         out_offsets: npt.NDArray[np.int64], out: np.ndarray[Any, Any], nentries: int,
                         index_at_end: bool, index_crc: bool, max_gap: int, stream: bool = False,
-                        nslots: int = 1) -> tuple[list[int], list[int], list[int]]:
+                        nslots: int = 1, nofollow: bool = False) -> tuple[list[int], list[int], list[int]]:
         """Read inner chunks from local shard files and decode them: ``(missing, too_large, retry)``."""
     @property
     def chunk_shape(self) -> tuple[int, ...]:

@@ -282,7 +282,7 @@ cdef class Plan:
         zb_raise_at(st, f"chunk {failed}", failed)
 
     def read_decode_par(self, list paths, list bufs, bounds, int64_t[:, ::1] starts, int64_t[:, ::1] shapes,
-                        int64_t[::1] out_offsets, out, bint stream=False, int nslots=1):
+                        int64_t[::1] out_offsets, out, bint stream=False, int nslots=1, bint nofollow=False):
         """Read chunk file ``paths[i]`` (bytes; whole file) and decode it into ``out`` like
         :meth:`decode`, in batches ``paths[bounds[b]:bounds[b + 1]]`` that up to ``len(bufs)``
         threads of the native pool take in turn, all with the GIL released once.  ``bufs[w]``:
@@ -290,7 +290,8 @@ cdef class Plan:
         buffer the worker reads as many files per round into as fit, and a scratch as for
         :meth:`decode` (None: one is allocated per call).  Returns ``(missing, too_large)``: the
         task indices whose file does not exist (the caller fills them) and those larger than
-        their worker's arena (the caller reads and decodes them).  Errors: StoreError (with the
+        their worker's arena or, with ``nofollow``, whose path is a symbolic link (POSIX: not
+        followed; the caller reads and decodes them its own way).  Errors: StoreError (with the
         OS error; the task index as ``exc.task_index``) or, like :meth:`decode`, CorruptChunkError /
         ChecksumError; of the lowest failing batch, the one a single thread would report."""
         cdef Py_ssize_t ntasks = len(paths)
@@ -316,6 +317,7 @@ cdef class Plan:
             self._worker_bufs(bufs, nslots, wb, views, &nviews)
             for i in range(ntasks):
                 files[i].path = <const char *>(<bytes>paths[i])  # paths (a list) keeps them alive
+                files[i].nofollow = nofollow
                 skipped[i] = 0
                 tasks[i].src = NULL
                 tasks[i].n = 0
@@ -342,7 +344,7 @@ cdef class Plan:
 
     def read_shards_par(self, list paths, counts, int64_t[::1] entries, list bufs, bounds, int64_t[:, ::1] starts,
                         int64_t[:, ::1] shapes, int64_t[::1] out_offsets, out, size_t nentries, bint index_at_end,
-                        bint index_crc, uint64_t max_gap, bint stream=False, int nslots=1):
+                        bint index_crc, uint64_t max_gap, bint stream=False, int nslots=1, bint nofollow=False):
         """Read inner chunks straight from local shard files and decode them into ``out`` like
         :meth:`decode`, in batches of shard reads ``paths[bounds[b]:bounds[b + 1]]`` that up to
         ``len(bufs)`` threads of the native pool take in turn (``bufs`` as for
@@ -352,8 +354,9 @@ cdef class Plan:
         the index (``nentries`` entries, at the end or the start, with or without a CRC-32C) is
         read and validated first.  Returns ``(missing, too_large, retry)`` task indices: a
         missing shard or an empty inner chunk (the caller fills them), inner chunks larger than
-        the worker's arena, and the tasks of shards whose index is damaged or that changed while
-        being read (the caller redoes them its own way, which reports the damage).  Errors:
+        the worker's arena, and the tasks of shards whose index is damaged, that changed while
+        being read or, with ``nofollow``, whose path is a symbolic link (POSIX: not followed; the
+        caller redoes them its own way, which reports the damage).  Errors:
         StoreError (OS error; the task index as ``exc.task_index``) or, like :meth:`decode`,
         CorruptChunkError / ChecksumError; of the lowest failing batch."""
         cdef Py_ssize_t ntasks = entries.shape[0]
@@ -381,6 +384,7 @@ cdef class Plan:
         spec.index_at_end = index_at_end
         spec.index_crc = index_crc
         spec.max_gap = max_gap
+        spec.nofollow = nofollow
         cdef Py_buffer *views = <Py_buffer *>malloc(sizeof(Py_buffer) * 2 * nworkers)
         cdef zb_worker_bufs *wb = <zb_worker_bufs *>malloc(sizeof(zb_worker_bufs) * nworkers)
         cdef zb_shard_read *shards = <zb_shard_read *>malloc(sizeof(zb_shard_read) * max(nshards, 1))

@@ -23,6 +23,7 @@ cdef extern from "zarrbolt/local_io.h" nogil:
         int index_at_end
         int index_crc
         uint64_t max_gap
+        int nofollow
     ctypedef struct zb_shard_read:
         const char *path
         size_t first

@@ -236,10 +236,11 @@ def _read_chunk_files(io: ArrayIO, fo: FusedOutput, files: Any, keys: list[str],
     m = hi - lo
     workers = min(parallel_workers(m, cost=io.bound.spec.nbytes * m), POOL_MAX)
     bufs = buffers.pool_read_buffers(workers, fo.scratch_bytes, fo.arena_bytes)
+    paths, nofollow = files.read_paths(keys[lo:hi])
     try:
         missing, too_large = fo.plan.read_decode_par(
-            files.paths(keys[lo:hi]), bufs, batch_bounds(m, workers), fo.starts[lo:hi], fo.shapes[lo:hi],
-            fo.offs[lo:hi], fo.full, fo.stream, fo.nslots)
+            paths, bufs, batch_bounds(m, workers), fo.starts[lo:hi], fo.shapes[lo:hi],
+            fo.offs[lo:hi], fo.full, fo.stream, fo.nslots, nofollow)
     except (CodecError, StoreError) as e:
         i = getattr(e, "task_index", None)
         if isinstance(i, int) and 0 <= i < hi - lo:
@@ -249,7 +250,7 @@ def _read_chunk_files(io: ArrayIO, fo: FusedOutput, files: Any, keys: list[str],
         raise task_error(e, lambda i: f"chunk {'?' if i is None else keys[lo + i]}") or e from None
     for j in missing:
         fo.absent(lo + j, keys[lo + j])
-    for j in too_large:  # larger than the arena
+    for j in too_large:  # larger than the arena, or a link left to the store
         key = keys[lo + j]
         data = io.store.get(key)
         if data is None:
@@ -383,7 +384,8 @@ def _read_shard_files(io: ArrayIO, fo: FusedOutput, files: Any, items: list[Any]
         if sc not in key_of:
             key_of[sc] = io.chunk_key(sc)
     keys = [key_of[sc] for sc, _, _ in items]
-    path_of = dict(zip(key_of.values(), files.paths(list(key_of.values()))))
+    paths, nofollow = files.read_paths(list(key_of.values()))
+    path_of = dict(zip(key_of.values(), paths))
     parts = [g for _, g, _ in items]
     counts = [len(g) for g in parts]
     if whole:
@@ -400,7 +402,7 @@ def _read_shard_files(io: ArrayIO, fo: FusedOutput, files: Any, items: list[Any]
         missing, too_large, retry = fo.plan.read_shards_par(
             [path_of[k] for k in keys], counts, ents, bufs, batch_bounds(len(items), workers),
             starts, shapes, offs, fo.full, lay.n, io.sharding.index_location == "end", bool(lay.fast_index_crc),
-            COALESCE_GAP, fo.stream, fo.nslots)
+            COALESCE_GAP, fo.stream, fo.nslots, nofollow)
     except (CodecError, StoreError) as e:
         ends = np.cumsum(counts)  # task position -> part: searchsorted(ends, pos, "right")
 

@@ -18,7 +18,8 @@ from .. import config
 from .._ext import _shard
 from .. import _threads
 from ..codecs.sharding import COALESCE_GAP, EMPTY
-from ..errors import CorruptChunkError, StoreError
+from ..errors import (CorruptChunkError, StoreError, StoreIOError, StorePermissionError, StoreUnavailableError,
+                      SymlinkError)
 
 __all__ = [
     "COALESCE_GAP",
@@ -131,6 +132,8 @@ def shard_index(store: Any, key: str, codec: Any, lay: Any) -> tuple[np.ndarray,
     kind, index_nbytes = codec.index_range(lay)
     try:
         total = store.getsize(key)
+    except (StoreIOError, StorePermissionError, StoreUnavailableError, SymlinkError):
+        raise  # there but unreadable, refused, or the store unreachable: not a missing shard
     except StoreError:  # the shard does not exist
         return None
     if total < index_nbytes:

@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from .. import config
-from ..errors import InvalidKeyError, StoreError
+from ..errors import InvalidKeyError, StoreError, StoreIOError
 from . import _local_safety as safety
 from ._base import (
     ByteRequest,
@@ -391,7 +391,9 @@ class LocalStore(Store):
         try:
             st = os.stat(path)
         except OSError as e:
-            raise StoreError(f"key {key!r} not found in {self}") from e
+            if e.errno in _MISSING:
+                raise StoreError(f"key {key!r} not found in {self}") from e
+            raise StoreIOError(f"cannot read {key!r} from {self}: {e}") from e  # e.g. a link loop
         if not stat.S_ISREG(st.st_mode):
             raise StoreError(f"key {key!r} not found in {self} (a directory is there)")
         return st.st_size
@@ -740,6 +742,21 @@ class NativeFiles:
                 if hit is not None and name in hit[1]:
                     out[i] = _fs_bytes(guard.check_link(os.path.join(hit[0], name)))
         return out
+
+    def read_paths(self, keys: list[str]) -> tuple[list[bytes], bool]:
+        """``(paths, nofollow)``: the files of ``keys`` for the native reads, as :meth:`paths`,
+        and whether those reads must open them with O_NOFOLLOW.  Under the store's symlink
+        policy (not ``"all"``) on POSIX only the directories are checked (once each): a key
+        whose file is a link is then neither listed nor resolved here but refused by the open
+        itself (race-free, and no directory listing per read), and the caller reads it through
+        the store, which resolves or refuses it by the policy."""
+        guard = self._store._guard
+        if guard.policy == "all" or _WINDOWS or not _O_NOFOLLOW:
+            return self.paths(keys), False
+        prefix, root = self._prefix, self._store._root_str
+        for rd in {k.rpartition("/")[0] for k in keys}:
+            guard.check_dir(os.path.join(root, *rd.split("/")) if rd else root)
+        return [os.fsencode(prefix + k) for k in keys], True
 
     @property
     def fsync(self) -> bool:
