@@ -242,11 +242,13 @@ static inline void micro_8(char *d, int64_t dj, const char *s, int64_t sk) { /* 
             const char *src = st;                                                               \
             int64_t srow = sk;                                                                  \
             if (far) {                                                                          \
-              if (m + ZB_PF_TILE_M < nm)                                                        \
-                for (int64_t k = 0; k < k1 - k0; k++)                                           \
-                  prefetch_bytes(st + ZB_PF_TILE_M * sm + k * sk, (j1 - j0) * (SZ));            \
-              for (int64_t k = 0; k < kn; k++)                                                  \
+              const int pf = m + ZB_PF_TILE_M < nm;                                             \
+              for (int64_t k = 0; k < kn; k++) {                                                \
+                if (pf) prefetch_bytes(st + ZB_PF_TILE_M * sm + k * sk, (j1 - j0) * (SZ));      \
                 memcpy(stage + k * sstride, st + k * sk, (size_t)jn * (SZ));                    \
+              }                                                                                 \
+              for (int64_t k = kn; pf && k < k1 - k0; k++)                                      \
+                prefetch_bytes(st + ZB_PF_TILE_M * sm + k * sk, (j1 - j0) * (SZ));              \
               src = stage;                                                                      \
               srow = sstride;                                                                   \
             }                                                                                   \
