@@ -50,8 +50,10 @@ class DefaultChunkKeyEncoding(_SeparatorEncoding):
     __slots__ = ()
 
     def encode_chunk_key(self, coords: Sequence[int]) -> str:
+        if not len(coords):
+            return "c"
         s = self.separator
-        return "c" + "".join(f"{s}{int(c)}" for c in coords)
+        return "c" + s + s.join(map(str, map(int, coords)))
 
     def decode_chunk_key(self, key: str) -> tuple[int, ...]:
         if key == "c":
@@ -71,7 +73,7 @@ class V2ChunkKeyEncoding(_SeparatorEncoding):
     def encode_chunk_key(self, coords: Sequence[int]) -> str:
         if len(coords) == 0:
             return "0"
-        return self.separator.join(str(int(c)) for c in coords)
+        return self.separator.join(map(str, map(int, coords)))
 
     def decode_chunk_key(self, key: str) -> tuple[int, ...]:
         return self._parse_ints(key.split(self.separator), key)
