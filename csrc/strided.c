@@ -427,27 +427,6 @@ static void run_inner(const zb_inner *in, char *d, const char *s) {
   }
 }
 
-/* Walk the outer dimensions (last one fastest) and run the inner operation at each index. */
-static void outer_loop(const zb_dim *od, int no, char *d, const char *s, const zb_inner *in) {
-  int64_t idx[ZB_STRIDED_MAXDIM];
-  for (int i = 0; i < no; i++) idx[i] = 0;
-  for (;;) {
-    run_inner(in, d, s);
-    int i = no - 1;
-    for (; i >= 0; i--) {
-      if (++idx[i] < od[i].n) {
-        d += od[i].ds;
-        s += od[i].ss;
-        break;
-      }
-      d -= od[i].ds * (od[i].n - 1);
-      s -= od[i].ss * (od[i].n - 1);
-      idx[i] = 0;
-    }
-    if (i < 0) return;
-  }
-}
-
 /* One step of the outer dimensions for the source cursor alone; 0 past the last index. */
 static int step_src(const zb_dim *od, int no, int64_t *idx, const char **s) {
   for (int i = no - 1; i >= 0; i--) {
@@ -461,14 +440,15 @@ static int step_src(const zb_dim *od, int no, int64_t *idx, const char **s) {
   return 0;
 }
 
-/* outer_loop for short rows (ZB_INNER_ROW*, rowbytes each): a second source cursor runs
- * `ahead` rows in front and prefetches them. */
-static void outer_rows_prefetch(const zb_dim *od, int no, char *d, const char *s, const zb_inner *in,
-                                int64_t rowbytes, int64_t ahead) {
+/* Walk the outer dimensions (last one fastest) and run the inner operation at each index.
+ * ahead > 0 (short rows of rowbytes each, ZB_INNER_ROW*): a second source cursor runs `ahead`
+ * rows in front and prefetches them. */
+static void outer_loop(const zb_dim *od, int no, char *d, const char *s, const zb_inner *in, int64_t rowbytes,
+                       int64_t ahead) {
   int64_t idx[ZB_STRIDED_MAXDIM], pidx[ZB_STRIDED_MAXDIM];
   for (int i = 0; i < no; i++) idx[i] = pidx[i] = 0;
   const char *ps = s;
-  int live = 1;
+  int live = ahead > 0;
   for (int64_t k = 0; k < ahead && live; k++) {
     prefetch_bytes(ps, rowbytes);
     live = step_src(od, no, pidx, &ps);
@@ -584,11 +564,10 @@ zb_status zb_strided_copy_ex(void *dst, const int64_t *dst_strides, const void *
       if (run >= ZB_STREAM_MIN_RUN) in.kind = ZB_INNER_ROW_STREAM;
     }
 #endif
-    int64_t rowbytes = k.n * (int64_t)itemsize;
+    int64_t rowbytes = k.n * (int64_t)itemsize, ahead = 0;
     if (nd >= 2 && rowbytes <= ZB_PF_MAX_ROW && zb_abs64(dims[nd - 2].ss) >= 2 * rowbytes)
-      outer_rows_prefetch(dims, nd - 1, d, s, &in, rowbytes, ZB_PF_BYTES / rowbytes + 1);
-    else
-      outer_loop(dims, nd - 1, d, s, &in);
+      ahead = ZB_PF_BYTES / rowbytes + 1;
+    outer_loop(dims, nd - 1, d, s, &in, rowbytes, ahead);
 #if defined(ZB_STRIDED_SSE2)
     if (in.kind == ZB_INNER_ROW_STREAM) _mm_sfence();
 #endif
@@ -637,12 +616,12 @@ zb_status zb_strided_copy_ex(void *dst, const int64_t *dst_strides, const void *
     for (int i = 0; i < nd - 1; i++) {
       if (i != jj && i != mm) od[no++] = dims[i];
     }
-    outer_loop(od, no, d, s, &in);
+    outer_loop(od, no, d, s, &in, 0, 0);
     return ZB_OK;
   }
 
   in.kind = ZB_INNER_STRIDED;
-  outer_loop(dims, nd - 1, d, s, &in);
+  outer_loop(dims, nd - 1, d, s, &in, 0, 0);
   return ZB_OK;
 }
 
