@@ -17,7 +17,8 @@ from ._base import (
     check_key,
     check_prefix,
 )
-from .local import LocalStore, NativeFiles
+from .local import LocalStore
+from .native_files import NativeFiles
 from .memory import MemoryStore
 
 
