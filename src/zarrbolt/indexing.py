@@ -30,7 +30,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._ext import _shard
-
 from .errors import BoundsCheckError
 
 
