@@ -173,3 +173,17 @@ def test_a_chunk_link_made_between_reads_is_seen(tree):
     os.symlink(outside / "secret", root / "c" / "1")
     with pytest.raises(SymlinkError):
         a[4:8]
+
+
+def test_getsize_of_a_link_loop_is_an_error_not_a_missing_key(tree):
+    """A file that cannot be reached (here a link to itself) is a StoreIOError naming the key,
+    never "not found": a shard read through the store would otherwise take it for absent."""
+    from zarrbolt.errors import StoreIOError
+
+    root, _ = tree
+    os.unlink(root / "c" / "1")
+    os.symlink(root / "c" / "1", root / "c" / "1")
+    with pytest.raises(StoreIOError, match="c/1"):
+        LocalStore(root).getsize("c/1")
+    with pytest.raises(StoreError, match="not found"):
+        LocalStore(root).getsize("c/9")

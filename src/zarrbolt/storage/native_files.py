@@ -49,9 +49,7 @@ class NativeFiles:
         if guard.policy == "all":
             return out
         linked: dict[str, tuple[str, frozenset[str]]] = {}
-        for rd in {k.rpartition("/")[0] for k in keys}:
-            d = os.path.join(store._root_str, *rd.split("/")) if rd else store._root_str
-            guard.check_dir(d)
+        for rd, d in self._checked_dirs(keys).items():
             names = guard.links_in(d)
             if names:
                 linked[rd] = (d, names)
@@ -73,10 +71,21 @@ class NativeFiles:
         guard = self._store._guard
         if guard.policy == "all" or _WINDOWS or not _O_NOFOLLOW:
             return self.paths(keys), False
-        prefix, root = self._prefix, self._store._root_str
-        for rd in {k.rpartition("/")[0] for k in keys}:
-            guard.check_dir(os.path.join(root, *rd.split("/")) if rd else root)
+        self._checked_dirs(keys)
+        prefix = self._prefix
         return [os.fsencode(prefix + k) for k in keys], True
+
+    def _checked_dirs(self, keys: list[str]) -> dict[str, str]:
+        """The directories of ``keys`` (as in the keys -> their paths), each checked against
+        the store's symlink policy (SymlinkError)."""
+        store = self._store
+        root, guard = store._root_str, store._guard
+        out: dict[str, str] = {}
+        for rd in {k.rpartition("/")[0] for k in keys}:
+            d = os.path.join(root, *rd.split("/")) if rd else root
+            guard.check_dir(d)
+            out[rd] = d
+        return out
 
     @property
     def fsync(self) -> bool:
