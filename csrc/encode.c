@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "zarrbolt/numeric.h"
-#include "zarrbolt/pipeline.h"
+#include "zarrbolt/decode.h"
 #include "zarrbolt/pool.h"
 #include "zarrbolt/strided.h"
 

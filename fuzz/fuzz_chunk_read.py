@@ -1,5 +1,5 @@
 """Whole reads of stored chunks through the array API: the fused C read pipeline of local files
-(csrc/pipeline.c, local_io.c, stage.c: chunk reads, decode steps, partial decodes, shard indexes
+(csrc/decode.c, local_io.c, stage.c: chunk reads, decode steps, partial decodes, shard indexes
 and inner-chunk reads) and the in-memory store's path, for every codec chain in
 chunk_configs.CONFIGS (blosc, gzip, zstd, crc32c, transpose, sharding with both index locations,
 vlen, scale_offset + cast_value, v2 delta / fletcher32 / zlib / lz4, numcodecs checksums).

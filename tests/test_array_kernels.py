@@ -164,33 +164,33 @@ def test_kernels_before_a_permutation_take_the_per_codec_path():
 
 
 def test_plans_check_the_kernels_item_sizes():
-    from zarrbolt._ext import _kernels, _pipeline
+    from zarrbolt._ext import _kernels, _plans
 
     k = (_kernels._TEST_DELTA_DECODE, _kernels._test_delta_params(2, 4), 2, 4)
-    _pipeline.Plan([], 4, 0, [8], None, 64, kernels=[k])
+    _plans.Plan([], 4, 0, [8], None, 64, kernels=[k])
     with pytest.raises(ValueError):
-        _pipeline.Plan([], 2, 0, [8], None, 64, kernels=[k])  # stored elements are 4 bytes
+        _plans.Plan([], 2, 0, [8], None, 64, kernels=[k])  # stored elements are 4 bytes
     with pytest.raises(ValueError):
-        _pipeline.Plan([], 4, 0, [8], None, 64, kernels=[k, k])  # 4-byte output into a 2-byte input
+        _plans.Plan([], 4, 0, [8], None, 64, kernels=[k, k])  # 4-byte output into a 2-byte input
     with pytest.raises(ValueError):  # partial decodes never run through kernels
         from zarrbolt._ext import _codecs
 
-        _pipeline.Plan([("transform", _codecs.ZSTD_DECODE_STEP, b"")], 4, 0, [8], None, 64,
+        _plans.Plan([("transform", _codecs.ZSTD_DECODE_STEP, b"")], 4, 0, [8], None, 64,
                        ("prefix", _codecs.ZSTD_PREFIX_FN), kernels=[k])
     ke = (_kernels._TEST_DELTA_ENCODE, _kernels._test_delta_params(2, 4), 2, 4)
-    _pipeline.EncodePlan([], 2, 4, [8], None, b"\0\0", False, 64, kernels=[ke])  # swaps the 4-byte output
+    _plans.EncodePlan([], 2, 4, [8], None, b"\0\0", False, 64, kernels=[ke])  # swaps the 4-byte output
     with pytest.raises(ValueError):
-        _pipeline.EncodePlan([], 4, 0, [8], None, b"\0\0\0\0", False, 64, kernels=[ke])
+        _plans.EncodePlan([], 4, 0, [8], None, b"\0\0\0\0", False, 64, kernels=[ke])
     with pytest.raises(ValueError):
-        _pipeline.EncodePlan([], 2, 0, [8], None, b"\0\0", False, 16, kernels=[ke])  # buffers too small
+        _plans.EncodePlan([], 2, 0, [8], None, b"\0\0", False, 16, kernels=[ke])  # buffers too small
 
 
 def test_kernel_errors_name_the_chunk():
     """A kernel's status reaches Python as the chunk's error (bad parameters: invalid)."""
-    from zarrbolt._ext import _kernels, _pipeline
+    from zarrbolt._ext import _kernels, _plans
 
     bad = (_kernels._TEST_DELTA_DECODE, _kernels._test_delta_params(4, 3), 4, 4)
-    plan = _pipeline.Plan([], 4, 0, [4], None, 64, kernels=[bad])
+    plan = _plans.Plan([], 4, 0, [4], None, 64, kernels=[bad])
     out = np.zeros(4, "int32")
     with pytest.raises(ValueError) as e:
         plan.decode([bytes(16)], np.zeros((1, 1), np.int64), np.full((1, 1), 4, np.int64), np.zeros(1, np.int64), out)

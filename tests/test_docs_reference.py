@@ -34,15 +34,16 @@ def _blocks() -> list[tuple[str, str, str]]:
 BLOCKS = _blocks()
 
 
-_PIPELINE = "zarrbolt.codec_pipeline"
+_DOORS = ("zarrbolt.codec_pipeline", "zarrbolt.zarr_python")
 HAVE_ZARR = importlib.util.find_spec("zarr") is not None
 
 
 def _resolve(dotted: str) -> object:
     """The object a ``:::`` path names: the longest importable module prefix, then attributes.
-    Without zarr-python (the main virtualenv), zarrbolt.codec_pipeline cannot be imported: its
-    paths are checked in the installed sources instead (the module's file, the class statement)."""
-    if not HAVE_ZARR and (dotted == _PIPELINE or dotted.startswith(_PIPELINE + ".")):
+    Without zarr-python (the main virtualenv), zarrbolt.codec_pipeline and zarrbolt.zarr_python
+    cannot be imported: their paths are checked in the installed sources instead (the module's
+    file, the class statement)."""
+    if not HAVE_ZARR and any(dotted == d or dotted.startswith(d + ".") for d in _DOORS):
         return _static_pipeline_object(dotted)
     parts = dotted.split(".")
     for i in range(len(parts), 0, -1):
@@ -57,7 +58,10 @@ def _resolve(dotted: str) -> object:
 
 
 def _static_pipeline_object(dotted: str) -> str:
-    base = Path(zarrbolt.__file__).parent / "codec_pipeline"
+    if dotted == "zarrbolt.codec_pipeline":
+        assert (Path(zarrbolt.__file__).parent / "codec_pipeline.py").is_file()
+        return dotted
+    base = Path(zarrbolt.__file__).parent / "zarr_python"
     parts = dotted.split(".")[2:]
     if not parts:
         assert (base / "__init__.py").is_file()
@@ -65,7 +69,7 @@ def _static_pipeline_object(dotted: str) -> str:
     src = (base / f"{parts[0]}.py").read_text(encoding="utf-8")
     for name in parts[1:]:
         if not re.search(rf"^(\s*(class|def) {name}\b|{name}\s*[:=])", src, re.MULTILINE):
-            raise AttributeError(f"{dotted}: no {name} in codec_pipeline/{parts[0]}.py")
+            raise AttributeError(f"{dotted}: no {name} in zarr_python/{parts[0]}.py")
     return dotted
 
 
@@ -143,5 +147,5 @@ def test_every_public_member_of_the_modules_is_in_the_reference(module):
 def test_the_codec_pipeline_page_documents_the_class():
     # zarrbolt.codec_pipeline imports zarr-python, absent here: check the block by its path
     paths = {path for _, path, _ in BLOCKS}
-    assert "zarrbolt.codec_pipeline.pipeline.ZarrboltCodecPipeline" in paths
+    assert "zarrbolt.zarr_python.pipeline.ZarrboltCodecPipeline" in paths
     assert "zarrbolt.codec_pipeline" in paths

@@ -213,7 +213,7 @@ def test_codec_pipeline_is_documented():
     import ast
     from pathlib import Path
 
-    path = Path(zarrbolt.__file__).parent / "codec_pipeline" / "pipeline.py"
+    path = Path(zarrbolt.__file__).parent / "zarr_python" / "pipeline.py"
     tree = ast.parse(path.read_text(encoding="utf-8"))
     undocumented, seen = [], 0
     for node in tree.body:

@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 
 import zarrbolt
-from zarrbolt._ext import _codecs, _pipeline
+from zarrbolt._ext import _codecs, _plans
 
 CHUNK = (8, 16)
 
 
-def _plan(level: int = 1) -> _pipeline.EncodePlan:
+def _plan(level: int = 1) -> _plans.EncodePlan:
     steps = [("transform", _codecs.ZSTD_ENCODE_STEP, _codecs.zstd_encode_params(level, False))]
-    return _pipeline.EncodePlan(steps, 4, 0, list(CHUNK), None, b"\0\0\0\0", True, 1 << 16)
+    return _plans.EncodePlan(steps, 4, 0, list(CHUNK), None, b"\0\0\0\0", True, 1 << 16)
 
 
 def _tasks(shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -60,9 +60,9 @@ def _expected(plan, value, offsets, shapes, base: int = 0):
     buf, where = plan.encode_chunks(value, offsets, shapes, [0, len(offsets)], [None])
     out, places, pos = [], [], base
     for o, n in where.tolist():
-        assert o != _pipeline.ENC_SKIPPED_ROOM
-        if o == _pipeline.ENC_SKIPPED_FILL:
-            places.append([_pipeline.ENC_SKIPPED_FILL, 0])
+        assert o != _plans.ENC_SKIPPED_ROOM
+        if o == _plans.ENC_SKIPPED_FILL:
+            places.append([_plans.ENC_SKIPPED_FILL, 0])
             continue
         out.append(bytes(buf[o:o + n]))
         places.append([pos, n])
@@ -145,7 +145,7 @@ def test_codec_errors_name_the_chunk():
     from zarrbolt._ext import _blosc1
 
     step = ("transform", _blosc1.ENCODE_STEP, _blosc1.encode_params(5, 0, 1, "nope"))
-    plan = _pipeline.EncodePlan([step], 1, 0, [8], None, b"\0", False, 1024)
+    plan = _plans.EncodePlan([step], 1, 0, [8], None, b"\0", False, 1024)
     r, w = os.pipe()
     try:
         with pytest.raises(ValueError) as e:

@@ -372,11 +372,11 @@ from numeric_chains import BLOSC_LZ4, NUMERIC, _cv, _so  # noqa: E402,F401
 def fused_convert(request):
     """Chains with a one-pass cast_value + scale_offset decode, converted on the way into the
     output (the default) and through a scratch buffer first."""
-    from zarrbolt._ext import _pipeline
+    from zarrbolt._ext import _plans
 
-    old = _pipeline._set_fused_convert(request.param == "convert-into-output")
+    old = _plans._set_fused_convert(request.param == "convert-into-output")
     yield request.param
-    _pipeline._set_fused_convert(old)
+    _plans._set_fused_convert(old)
 
 
 @pytest.mark.parametrize("name", sorted(NUMERIC))

@@ -251,10 +251,10 @@ def test_other_stores_and_chains_take_the_per_codec_path(tmp_path):
 
 
 def test_encode_plan_rejects_bad_tasks():
-    from zarrbolt._ext import _kernels, _pipeline
+    from zarrbolt._ext import _kernels, _plans
 
     CRC32C = ("inplace", _kernels.CRC32C_ENCODE_STEP, b"")
-    plan = _pipeline.EncodePlan([CRC32C], 2, 0, [4, 4], None, b"\0\0", False, 64)
+    plan = _plans.EncodePlan([CRC32C], 2, 0, [4, 4], None, b"\0\0", False, 64)
     src = np.zeros((8, 8), "uint16")
     bad_shape = np.array([[5, 4]], np.int64)
     with pytest.raises(ValueError, match="shape"):
@@ -270,12 +270,12 @@ def test_encode_plan_rejects_bad_tasks():
         plan.write_par(src, [b"/nonexistent/a"], [b"/nonexistent/t"], np.zeros(1, np.int64),
                        np.array([[4, 4]], np.int64), [0, 1], [bytearray(8)])
     with pytest.raises(ValueError):
-        _pipeline.EncodePlan([CRC32C], 2, 0, [4, 4], None, b"\0\0", False, 16)  # buffers too small
+        _plans.EncodePlan([CRC32C], 2, 0, [4, 4], None, b"\0\0", False, 16)  # buffers too small
     with pytest.raises(ValueError):
-        _pipeline.EncodePlan([CRC32C], 2, 0, [4, 4], [0, 0], b"\0\0", False, 64)  # not a permutation
+        _plans.EncodePlan([CRC32C], 2, 0, [4, 4], [0, 0], b"\0\0", False, 64)  # not a permutation
     st, failed, err, stage, res = plan.write_par(src, [b"/nonexistent/a"], [b"/nonexistent/t"],
                                                  np.zeros(1, np.int64), np.array([[4, 4]], np.int64), [0, 1], [None])
-    assert st != 0 and failed == 0 and err != 0 and _pipeline.WRITE_STAGES[stage] == "create" and res == b"\0"
+    assert st != 0 and failed == 0 and err != 0 and _plans.WRITE_STAGES[stage] == "create" and res == b"\0"
 
 
 def sharding(inner, chunk, index_location="end"):
@@ -320,14 +320,14 @@ def test_shard_updates_re_encode_the_touched_inner_chunks(tmp_path):
 def test_inner_chunks_larger_than_their_room_are_encoded_in_python(tmp_path):
     """gzip level 0 (stored blocks) adds more than the per-chunk room the C packing keeps for
     1 MiB inner chunks: those come back unencoded and the Python codec encodes them."""
-    from zarrbolt._ext import _codecs, _pipeline
+    from zarrbolt._ext import _codecs, _plans
 
-    plan = _pipeline.EncodePlan([("transform", _codecs.GZIP_ENCODE_STEP, _codecs.gzip_encode_params(0))], 2, 0,
+    plan = _plans.EncodePlan([("transform", _codecs.GZIP_ENCODE_STEP, _codecs.gzip_encode_params(0))], 2, 0,
                                 [512, 1024], None,
                                 b"\0\0", True, 2 << 20)
     src = np.ones((512, 1024), "uint16")
     buf, where = plan.encode_chunks(src, np.zeros(1, np.int64), np.array([[512, 1024]], np.int64), [0, 1], [None])
-    assert where.tolist() == [[_pipeline.ENC_SKIPPED_ROOM, 0]]
+    assert where.tolist() == [[_plans.ENC_SKIPPED_ROOM, 0]]
     data = np.arange(1024 * 1024, dtype="uint16").reshape(1024, 1024)
     gz0 = [LE, {"name": "gzip", "configuration": {"level": 0}}]
     fused, slow, a = write_both(tmp_path, data, sharding(gz0, (512, 1024)), (1024, 1024))
@@ -336,11 +336,11 @@ def test_inner_chunks_larger_than_their_room_are_encoded_in_python(tmp_path):
 
 
 def test_encode_chunks_reports_codec_errors_with_the_task():
-    from zarrbolt._ext import _blosc1, _pipeline
+    from zarrbolt._ext import _blosc1, _plans
 
     # an unknown compressor name reaches c-blosc: an invalid-argument status for task 0
     step = ("transform", _blosc1.ENCODE_STEP, _blosc1.encode_params(5, 0, 1, "nope"))
-    plan = _pipeline.EncodePlan([step], 1, 0, [8], None,
+    plan = _plans.EncodePlan([step], 1, 0, [8], None,
                                 b"\0", False, 1024)
     with pytest.raises(ValueError) as e:
         plan.encode_chunks(np.ones(8, "uint8"), np.zeros(1, np.int64), np.array([[8]], np.int64), [0, 1], [None])

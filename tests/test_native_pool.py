@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import zarrbolt as zarr
-from zarrbolt._ext import _kernels, _pipeline
+from zarrbolt._ext import _kernels, _plans
 from zarrbolt.errors import ChecksumError, CorruptChunkError
 from zarrbolt.storage import LocalStore, MemoryStore
 
@@ -107,7 +107,7 @@ def test_many_python_threads_share_the_pool(tmp_path):
             t.join(timeout=120)
         assert not any(t.is_alive() for t in ts)
     assert not errors, errors[0]
-    assert 1 <= _pipeline.pool_threads() <= _pipeline.POOL_MAX
+    assert 1 <= _plans.pool_threads() <= _plans.POOL_MAX
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX only")
@@ -115,14 +115,14 @@ def test_a_forked_child_reads_on_a_new_pool(tmp_path):
     a, data = _array(tmp_path)
     with zarr.config.set(threads=3):
         np.testing.assert_array_equal(a[...], data)  # the parent's pool threads are running
-        assert _pipeline.pool_threads() >= 2
+        assert _plans.pool_threads() >= 2
         r, w = os.pipe()
         pid = os.fork()
         if pid == 0:  # child: the parent's threads do not exist here
             ok = 0
             try:
-                ok = int(_pipeline.pool_threads() == 0 and np.array_equal(a[...], data)
-                         and _pipeline.pool_threads() >= 2 and np.array_equal(a[3:30, 5:60, 7:70], data[3:30, 5:60, 7:70]))
+                ok = int(_plans.pool_threads() == 0 and np.array_equal(a[...], data)
+                         and _plans.pool_threads() >= 2 and np.array_equal(a[3:30, 5:60, 7:70], data[3:30, 5:60, 7:70]))
             finally:
                 os.write(w, bytes([ok]))
                 os._exit(0)
@@ -247,7 +247,7 @@ def test_more_threads_than_the_pool_takes(tmp_path, monkeypatch):
     pool's largest job."""
     monkeypatch.setattr(za, "_helpers", [])  # the helpers' buffers go with the test
     a, data = _array(tmp_path)
-    with zarr.config.set(threads=_pipeline.POOL_MAX + 50):
+    with zarr.config.set(threads=_plans.POOL_MAX + 50):
         np.testing.assert_array_equal(a[...], data)
         np.testing.assert_array_equal(a[1:40, 3:97, 2:120], data[1:40, 3:97, 2:120])
 
@@ -396,7 +396,7 @@ def test_batch_runner_edge_cases():
     assert _kernels._test_batches([], 3) == (0, 0, 0, b"", 0, 0)
     st, *_ = _kernels._test_batches([False], 0)
     assert st < 0  # no worker: ZB_EINVAL, nothing ran
-    st, failed, _, ran, _, _ = _kernels._test_batches([True] * 5, _pipeline.POOL_MAX + 10)
+    st, failed, _, ran, _, _ = _kernels._test_batches([True] * 5, _plans.POOL_MAX + 10)
     assert st < 0 and failed == 0 and ran[0] == 1
 
 

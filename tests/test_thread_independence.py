@@ -4,7 +4,7 @@ Structural checks, not timings: (1) two reads of two arrays each wait inside the
 fetch until the other read is inside its own (a barrier): a lock held by one read across its
 fetch would stop the other from arriving, and the barrier would break; (2) two reads (and two
 writes) of arrays in local directories are seen inside the native, GIL-free batch runner at the
-same time (a counter in csrc/pool.c, ``_pipeline.pool_callers_peak``).  The throughput ratio is
+same time (a counter in csrc/pool.c, ``_plans.pool_callers_peak``).  The throughput ratio is
 benchmarks/thread_scaling.py's ``--two-arrays``.
 """
 
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import zarrbolt as zarr
-from zarrbolt._ext import _pipeline
+from zarrbolt._ext import _plans
 from zarrbolt.storage import LocalStore, MemoryStore
 
 SHAPE = (32, 256, 512)  # 8 MiB of uint16
@@ -89,11 +89,11 @@ def _both_inside_the_batch_runner(make_calls, attempts=200) -> int:
     start = threading.Barrier(2, timeout=BARRIER_TIMEOUT)
     peak = 0
     for _ in range(attempts):
-        _pipeline.pool_callers_peak(reset=True)
+        _plans.pool_callers_peak(reset=True)
         calls = make_calls()
         errors = run_both([lambda f=f: (start.wait(), f()) for f in calls])
         assert not errors, errors
-        peak = _pipeline.pool_callers_peak()
+        peak = _plans.pool_callers_peak()
         if peak >= 2:
             break
     return peak

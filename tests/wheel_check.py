@@ -11,7 +11,7 @@ from pathlib import Path
 
 # the compiled modules every build has (more may come: each one found is checked)
 MODULES = ("_blosc1", "_blosc2", "_checksum32", "_codecs", "_delta", "_downsample", "_kernels", "_lz4", "_numeric",
-           "_pipeline", "_shard", "_vlen", "_zlib")
+           "_plans", "_shard", "_vlen", "_zlib")
 
 
 def installed_location() -> Path:

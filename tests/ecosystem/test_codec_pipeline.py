@@ -35,7 +35,7 @@ DEFAULT = "zarr.core.codec_pipeline.BatchedCodecPipeline"
 
 
 @pytest.fixture(autouse=True)
-def _pipeline():
+def _plans():
     with zarr.config.set({"codec_pipeline.path": PATH}):
         yield
 

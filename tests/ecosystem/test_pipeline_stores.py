@@ -1,5 +1,5 @@
 """zarrbolt's read and write planners on zarr-python 3 stores, through the adapters of
-``zarrbolt.codec_pipeline.stores`` / ``staging``: arrays written by zarr-python read by zarrbolt
+``zarrbolt.zarr_python.stores`` / ``staging``: arrays written by zarr-python read by zarrbolt
 (and back), request counts and concurrency measured with a counting wrapper store."""
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from zarr.storage import ManagedMemoryStore, MemoryStore, WrapperStore  # noqa: 
 from zarr.testing.store import LatencyStore  # noqa: E402
 
 import zarrbolt  # noqa: E402
-from zarrbolt.codec_pipeline.staging import (  # noqa: E402
+from zarrbolt.zarr_python.staging import (  # noqa: E402
     StagedStore,
     read_requests,
     staged_read_store,
     write_requests,
 )
-from zarrbolt.codec_pipeline.stores import (  # noqa: E402
+from zarrbolt.zarr_python.stores import (  # noqa: E402
     DeferredWriteStore,
     LoopBridge,
     ZarrMemoryView,
@@ -736,7 +736,7 @@ def test_run_in_worker_does_not_starve_the_loops_executor(tmp_path):
 
     from zarr.core.sync import sync
 
-    from zarrbolt.codec_pipeline.stores import run_in_worker
+    from zarrbolt.zarr_python.stores import run_in_worker
 
     var = contextvars.ContextVar("var", default=0)
     z = LatencyStore(ZLocalStore(tmp_path))

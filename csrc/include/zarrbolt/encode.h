@@ -1,4 +1,4 @@
-/* Fused chunk encode: the mirror of the decode plan (zarrbolt/pipeline.h) for writes.
+/* Fused chunk encode: the mirror of the decode plan (zarrbolt/decode.h) for writes.
  *
  * An encode plan is a bound codec chain
  *     [elementwise] [permutation] [array kernel]* -> bytes -> (bytes->bytes step)*
@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 #include "zarrbolt/fileio.h"
-#include "zarrbolt/pipeline.h"
+#include "zarrbolt/decode.h"
 #include "zarrbolt/status.h"
 
 #ifdef __cplusplus

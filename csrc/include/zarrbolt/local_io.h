@@ -1,5 +1,5 @@
 /* File batches of local stores: read chunk files and shard files and decode them with the
- * decode plan (zarrbolt/pipeline.h), encode chunks with the encode plan (zarrbolt/encode.h) and
+ * decode plan (zarrbolt/decode.h), encode chunks with the encode plan (zarrbolt/encode.h) and
  * write them atomically, many files per call and with no Python in between.
  *
  * The plans themselves turn bytes into arrays and arrays into bytes and open no file; this
@@ -17,7 +17,7 @@
 
 #include "zarrbolt/encode.h"
 #include "zarrbolt/fileio.h"
-#include "zarrbolt/pipeline.h"
+#include "zarrbolt/decode.h"
 #include "zarrbolt/status.h"
 
 #ifdef __cplusplus

@@ -1,5 +1,5 @@
 /* The step ABI of the fused plans: what a codec's C wrapper implements to run inside the decode
- * plan (zarrbolt/pipeline.h) and the encode plan (zarrbolt/encode.h).
+ * plan (zarrbolt/decode.h) and the encode plan (zarrbolt/encode.h).
  *
  * A codec joins a plan through function pointers that its own extension module exports as
  * capsules, each with an opaque block of parameters (at most ZB_STEP_PARAMS_MAX bytes: the
@@ -38,7 +38,7 @@ typedef zb_status (*zb_bb_fn)(const void *params, const void *src, size_t n, voi
 typedef zb_status (*zb_bb_inplace_fn)(const void *params, uint8_t *buf, size_t n, size_t cap, size_t *out_n);
 typedef zb_status (*zb_aa_fn)(const void *params, const void *src, void *dst, size_t nelem);
 
-/* Partial decodes (the chain's only bytes->bytes codec; see zarrbolt/pipeline.h):
+/* Partial decodes (the chain's only bytes->bytes codec; see zarrbolt/decode.h):
  * decode items [start, start + nitems) (items of the header's typesize) into dst; */
 typedef zb_status (*zb_getitem_fn)(const void *src, size_t n, int64_t start, int64_t nitems, void *dst,
                                    size_t cap, size_t *out_n);

@@ -2,7 +2,7 @@
 from libc.stdint cimport int64_t, uint8_t, uint64_t
 
 from fileio cimport zb_file
-from pipeline cimport zb_elem
+from decode cimport zb_elem
 from stage cimport zb_step, zb_aa_stage, ZB_PLAN_MAXKERNELS
 
 cdef extern from "zarrbolt/encode.h" nogil:

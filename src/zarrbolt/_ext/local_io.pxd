@@ -3,7 +3,7 @@
 from libc.stdint cimport int64_t, uint8_t, uint64_t
 
 from fileio cimport zb_file_read
-from pipeline cimport zb_plan, zb_decode_task, zb_scratch
+from decode cimport zb_plan, zb_decode_task, zb_scratch
 from encode cimport zb_eplan, zb_enc_task
 
 cdef extern from "zarrbolt/local_io.h" nogil:

@@ -11,7 +11,7 @@ The plan compiler asks each codec of a bound chain for its part and knows no cod
 Every method returns None where the codec has no C form for that spec; the chain then takes the
 per-codec path.  The C side of every step is in ``csrc/include/zarrbolt/stage.h``: function
 pointers in capsules exported by the codec's own extension module, with parameter blocks (at most
-``zarrbolt._ext._pipeline.STEP_PARAMS_MAX`` bytes) that its module builds and the plans copy.
+``zarrbolt._ext._plans.STEP_PARAMS_MAX`` bytes) that its module builds and the plans copy.
 
 A chain compiles when its array->array stages are, in chain order, permutations and elementwise
 stages (at most one permutation, the elementwise ones merging into one with
@@ -44,7 +44,7 @@ class PermuteStage:
 class ElementwiseStage:
     """An order-independent map of each element (scale_offset, cast_value).  Subclasses (see
     :mod:`zarrbolt.codecs.numeric`) produce the plans' ``elem`` description: a dict with
-    ``kind``, ``src`` / ``dst`` dtypes and the map's parameters (``zarrbolt._ext._pipeline``)."""
+    ``kind``, ``src`` / ``dst`` dtypes and the map's parameters (``zarrbolt._ext._plans``)."""
 
     def then(self, other: ElementwiseStage) -> ElementwiseStage | None:
         """This stage followed (in chain order) by ``other`` as one stage, or None when the two

@@ -1,4 +1,4 @@
-"""Compiling bound codec chains to the fused C plans (``zarrbolt._ext._pipeline``).
+"""Compiling bound codec chains to the fused C plans (``zarrbolt._ext._plans``).
 
 Each codec contributes its own part (:mod:`zarrbolt.codecs.stages`): this module only walks the
 chain and knows no codec.  A chain compiles when
@@ -31,14 +31,14 @@ class _Stages(NamedTuple):
     kernels: list[ArrayKernelStage]  # in chain order
 
 
-def _pipeline_module() -> Any:
+def _plans_module() -> Any:
     if not config.get("fused_pipeline"):
         return None
     try:
-        from .._ext import _pipeline
+        from .._ext import _plans
     except ImportError:  # pragma: no cover - extension not built
         return None
-    return _pipeline
+    return _plans
 
 
 def _array_stages(bound: Any) -> _Stages | None:
@@ -91,8 +91,8 @@ def _kernel_args(stages: _Stages, decode: bool) -> list[tuple[Any, ...]]:
 
 def compile_decode_plan(bound: Any) -> Any | None:
     """The C decode plan of a :class:`~zarrbolt.pipeline.chain.BoundChain`, or None."""
-    _pipeline = _pipeline_module()
-    stages = _array_stages(bound) if _pipeline is not None else None
+    _plans = _plans_module()
+    stages = _array_stages(bound) if _plans is not None else None
     if stages is None:
         return None
     chain, spec, stored = bound.chain, bound.spec, bound.ab_spec
@@ -101,7 +101,7 @@ def compile_decode_plan(bound: Any) -> Any | None:
     if swap is None or elem is False:
         return None
     steps = [c.c_decode_step(s) for c, s in zip(chain.bb, bound.bb_specs)]
-    if None in steps or len(spec.shape) > _pipeline.MAXDIM or len(steps) > _pipeline.MAXSTEPS:
+    if None in steps or len(spec.shape) > _plans.MAXDIM or len(steps) > _plans.MAXSTEPS:
         return None
     scratch = max([spec.nbytes, stored.nbytes, *bound.bb_limits, *(s.nbytes for s in bound.aa_specs)])
     # partial decodes: the only bytes->bytes codec decodes the part of the chunk a region needs (a
@@ -111,7 +111,7 @@ def compile_decode_plan(bound: Any) -> Any | None:
     if len(chain.bb) == 1 and not stages.kernels:
         partial = chain.bb[0].c_partial(bound.bb_specs[0])
     try:
-        return _pipeline.Plan(steps, stored.dtype.itemsize, swap, list(spec.shape), stages.perm, scratch, partial,
+        return _plans.Plan(steps, stored.dtype.itemsize, swap, list(spec.shape), stages.perm, scratch, partial,
                               elem, _kernel_args(stages, True))
     except (ValueError, TypeError, CodecError, OverflowError):
         # OverflowError: a chunk whose size does not fit a size_t (no plan; reading or writing
@@ -120,23 +120,23 @@ def compile_decode_plan(bound: Any) -> Any | None:
 
 
 def compile_encode_plan(bound: Any, skip_fill: bool) -> Any | None:
-    """The C encode plan (``zarrbolt._ext._pipeline.EncodePlan``) of a bound chain, for writing
+    """The C encode plan (``zarrbolt._ext._plans.EncodePlan``) of a bound chain, for writing
     whole chunks, or None (the chain takes the per-codec path).  ``skip_fill``: chunks equal to
     the fill value are left out (write_empty_chunks false)."""
-    _pipeline = _pipeline_module()
-    stages = _array_stages(bound) if _pipeline is not None else None
+    _plans = _plans_module()
+    stages = _array_stages(bound) if _plans is not None else None
     if stages is None:
         return None
     chain, spec, stored = bound.chain, bound.spec, bound.ab_spec
     dt = spec.dtype.numpy_dtype
-    if dt.kind not in "biufcmM" or dt.hasobject or dt.itemsize > _pipeline.ENC_MAXITEM or not dt.isnative:
+    if dt.kind not in "biufcmM" or dt.hasobject or dt.itemsize > _plans.ENC_MAXITEM or not dt.isnative:
         return None
     swap = chain.ab.c_byteswap(stored)
     elem = _elem_dict(stages, False)
     if swap is None or elem is False:
         return None
     steps = [c.c_encode_step(s) for c, s in zip(chain.bb, bound.bb_specs)]
-    if None in steps or len(spec.shape) > _pipeline.ENC_MAXDIM or len(steps) > _pipeline.ENC_MAXSTEPS:
+    if None in steps or len(spec.shape) > _plans.ENC_MAXDIM or len(steps) > _plans.ENC_MAXSTEPS:
         return None
     # every buffer holds the chunk (as every stage's elements), each step's output and the
     # crc32c steps' 4 bytes
@@ -147,7 +147,7 @@ def compile_encode_plan(bound: Any, skip_fill: bool) -> Any | None:
         cap = max(cap, n)
     fill = np.asarray(spec.fill_value, dtype=dt).tobytes()
     try:
-        return _pipeline.EncodePlan(steps, dt.itemsize, swap, list(spec.shape), stages.perm, fill, skip_fill, cap,
+        return _plans.EncodePlan(steps, dt.itemsize, swap, list(spec.shape), stages.perm, fill, skip_fill, cap,
                                     elem, _kernel_args(stages, False))
     except (ValueError, TypeError, OverflowError):  # OverflowError: as in compile_decode_plan
         return None

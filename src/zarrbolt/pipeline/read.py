@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from . import buffers, outbuf
-from .._ext._pipeline import POOL_MAX
+from .._ext._plans import POOL_MAX
 from .._threads import batch_bounds, parallel_workers, run_batches
 from ..errors import CodecError, CodecRangeError, CorruptChunkError, MetadataError, StoreError
 from ..indexing import ChunkProjection

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import buffers, outbuf, shard_stream
 from .. import config, kernels
-from .._ext._pipeline import ENC_FILL, POOL_MAX
+from .._ext._plans import ENC_FILL, POOL_MAX
 from .._threads import batch_bounds, parallel_workers, run_batches
 from ..errors import (CodecError, InvalidValueError, MetadataError, ReadOnlyError, ValueOverflowError,
                       ZarrboltError)

@@ -1,11 +1,11 @@
-# C declarations of zarrbolt/pipeline.h: the storage-free decode plan (the plan, its elementwise
+# C declarations of zarrbolt/decode.h: the storage-free decode plan (the plan, its elementwise
 # step, tasks, scratch and zb_plan_decode).  Status codes are returned as int.
 from libc.stdint cimport int64_t, uint8_t
 
 from numeric cimport zb_cast_opts
 from stage cimport zb_step, zb_aa_stage, zb_getitem_fn, zb_sizes_fn, zb_prefix_fn, ZB_PLAN_MAXKERNELS
 
-cdef extern from "zarrbolt/pipeline.h" nogil:
+cdef extern from "zarrbolt/decode.h" nogil:
     enum:
         ZB_PLAN_MAXDIM
         ZB_PLAN_MAXSTEPS

@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
-"""Fused decode of a batch of chunks straight into the output array (csrc/pipeline.c), and
+"""Fused decode of a batch of chunks straight into the output array (csrc/decode.c), and
 fused encode (csrc/encode.c).
 
 ``Plan`` is a compiled ``[elementwise] [permutation] [array kernel]* -> bytes -> (bytes->bytes
@@ -24,7 +24,7 @@ from strided cimport ZB_COPY_STREAM
 
 from stage cimport (zb_step, zb_aa_stage, zb_bb_fn, zb_bb_inplace_fn, zb_aa_fn, zb_getitem_fn, zb_sizes_fn,
                    zb_prefix_fn, ZB_STEP_PARAMS_MAX, ZB_PLAN_MAXKERNELS, ZB_STEP_TRANSFORM, ZB_STEP_INPLACE)
-from pipeline cimport (zb_plan, zb_elem, zb_decode_task, zb_scratch, zb_plan_decode, zb_plan_set_fused_convert,
+from decode cimport (zb_plan, zb_elem, zb_decode_task, zb_scratch, zb_plan_decode, zb_plan_set_fused_convert,
                       ZB_PLAN_MAXDIM, ZB_PLAN_MAXSTEPS, ZB_ELEM_NONE, ZB_ELEM_CAST, ZB_ELEM_SCALE_OFFSET,
                       ZB_ELEM_CAST_SCALE_OFFSET)
 from encode cimport (zb_eplan, zb_enc_task, zb_eplan_check, zb_eplan_work_bytes, zb_encode_chunks_par, zb_encode_stream,
@@ -245,7 +245,7 @@ cdef class Plan:
         stores (for outputs far larger than the caches).  ``scratch``: an optional writable buffer
         of at least ``scratch_bytes(nslots)`` bytes to decode in (else one is allocated);
         ``nslots`` > 1 groups the copies of neighbouring chunks (see ``zb_scratch`` in
-        pipeline.h).  Returns None; raises CorruptChunkError / ChecksumError with the failing
+        decode.h).  Returns None; raises CorruptChunkError / ChecksumError with the failing
         task's index as ``exc.task_index``."""
         cdef Py_ssize_t ntasks = len(buffers)
         cdef int64_t out_strides[ZB_PLAN_MAXDIM]

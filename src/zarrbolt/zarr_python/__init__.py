@@ -1,4 +1,6 @@
-"""zarrbolt as a zarr-python 3 codec pipeline (needs zarr-python: ``pip install zarrbolt[zarr]``).
+"""zarrbolt's door into zarr-python 3 (the only package of zarrbolt that imports zarr; needs
+zarr-python: ``pip install zarrbolt[zarr]``): zarrbolt as zarr-python's codec pipeline, under
+its public name :mod:`zarrbolt.codec_pipeline`.
 
 ::
 

@@ -1,5 +1,5 @@
-/* Fused chunk decode (see zarrbolt/pipeline.h). */
-#include "zarrbolt/pipeline.h"
+/* Fused chunk decode (see zarrbolt/decode.h). */
+#include "zarrbolt/decode.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -92,7 +92,7 @@ static zb_status elem_convert(const zb_elem *e, const uint8_t *src, uint8_t *dst
     }
 }
 
-typedef zb_copy_group copy_group; /* see zarrbolt/pipeline.h */
+typedef zb_copy_group copy_group; /* see zarrbolt/decode.h */
 
 static int g_fused_convert = 1;
 

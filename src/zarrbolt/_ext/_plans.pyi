@@ -1,5 +1,5 @@
 """The fused decode (``Plan``) and encode (``EncodePlan``) pipelines and the native pool:
-compiled module ``_pipeline.pyx`` (csrc/pipeline.c, csrc/encode.c, csrc/pool.c)."""
+compiled module ``_plans.pyx`` (csrc/decode.c, csrc/encode.c, csrc/pool.c)."""
 
 from collections.abc import Sequence
 from typing import Any
