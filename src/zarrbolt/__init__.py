@@ -48,7 +48,7 @@ from .convert import CopyReport, copy, copy_array
 from .array_config import ArrayConfig
 from .group import Group
 from .migrate import migrate
-from ._memory import release_memory
+from .pipeline.outbuf import release_memory
 from .unsupported import UnsupportedArray, UnsupportedNode
 from .storage import LocalStore, MemoryStore, Store
 

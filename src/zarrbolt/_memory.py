@@ -9,8 +9,8 @@ The output cache (``pipeline/outbuf.py``) keeps memory the program has dropped. 
 * else the least of 1 GiB, 1/16 of the machine's memory and 1/16 of the process's memory limit
   (cgroup v2 ``memory.max``, cgroup v1 ``memory.limit_in_bytes``, ``RLIMIT_AS``, ``RLIMIT_DATA``).
 
-:func:`release_memory` (``zarrbolt.release_memory()``) hands back what zarrbolt keeps between
-reads at once.
+:func:`malloc_trim` hands the allocator's free lists back; ``zarrbolt.release_memory()``
+(``pipeline/outbuf.py``, which owns what zarrbolt keeps between reads) calls it.
 """
 
 from __future__ import annotations
@@ -219,18 +219,8 @@ def under_pressure() -> bool:
     return m is not None and m[0] < PRESSURE_FRACTION * m[1]
 
 
-def release_memory() -> None:
-    """Hand back to the operating system the memory zarrbolt keeps between reads: the output
-    cache's buffers, the calling thread's and the native pool's read buffers, and (glibc) the
-    allocator's free lists.  Safe at any time; later reads allocate again what they need."""
-    from .pipeline import buffers, outbuf
-
-    outbuf.clear()
-    buffers.release()
-    _malloc_trim()
-
-
-def _malloc_trim() -> None:
+def malloc_trim() -> None:
+    """Hand the allocator's free lists back to the operating system (glibc; a no-op elsewhere)."""
     if not sys.platform.startswith("linux"):
         return
     try:

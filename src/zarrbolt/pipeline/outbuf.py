@@ -182,6 +182,15 @@ def clear() -> None:
         _held = 0
 
 
+def release_memory() -> None:
+    """Hand back to the operating system the memory zarrbolt keeps between reads: the output
+    cache's buffers, the calling thread's and the native pool's read buffers, and (glibc) the
+    allocator's free lists.  Safe at any time; later reads allocate again what they need."""
+    clear()
+    buffers.release()
+    _memory.malloc_trim()
+
+
 def held_bytes() -> int:
     """Bytes of dropped results currently kept."""
     with _lock:
