@@ -90,7 +90,7 @@ def _kernel_args(stages: _Stages, decode: bool) -> list[tuple[Any, ...]]:
 
 
 def compile_decode_plan(bound: Any) -> Any | None:
-    """The C decode plan of a :class:`~zarrbolt.pipeline.chain.BoundChain`, or None."""
+    """The C decode plan of a :class:`~zarrbolt.codecs.chain.BoundChain`, or None."""
     _plans = _plans_module()
     stages = _array_stages(bound) if _plans is not None else None
     if stages is None:
