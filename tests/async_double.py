@@ -36,8 +36,8 @@ class DoubleSource:
 
     def __init__(self, store: AsyncMemoryStore):
         self.store = store
-        self.concurrency = store.concurrency
-        self.max_bytes_in_flight = store.max_bytes_in_flight
+        self.concurrency = store.bounds[0]
+        self.max_bytes_in_flight = store.bounds[1]
 
     def run(self, coro: Any) -> Any:
         fut = asyncio.run_coroutine_threadsafe(coro, self.store._loop.loop)
@@ -128,8 +128,7 @@ class AsyncMemoryStore(MemoryStore):
         super().__init__()
         self._loop = _Loop()
         self.latency = latency
-        self.concurrency = concurrency
-        self.max_bytes_in_flight = max_bytes_in_flight
+        self.bounds = (concurrency, max_bytes_in_flight)  # its source's (Store.concurrency asks that)
         self.supports_conditional_writes = conditional
         self.lock = threading.Lock()
         self.faults: dict[str, BaseException] = {}

@@ -175,7 +175,7 @@ def test_a_shard_write_that_fails_part_way_keeps_the_old_shard(tmp_path):
     import signal
 
     from zarrbolt.errors import StoreError
-    from zarrbolt.pipeline import shard_stream
+    from zarrbolt.pipeline.shard import storing as shard_stream
     from zarrbolt.storage._local_safety import TMP_PREFIX
 
     a = zarrbolt.create_array(tmp_path / "s", shape=(64, 64), dtype="int32", chunks=(8, 8), shards=(64, 64),

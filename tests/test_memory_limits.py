@@ -169,7 +169,7 @@ def test_memory_pressure_makes_the_reaper_drop_the_cache(monkeypatch):
 def test_large_shards_are_written_one_at_a_time_with_the_same_bytes(tmp_path, monkeypatch, min_bytes):
     """Shards too large to encode side by side (pipeline/write.py _large_shards) are encoded one
     at a time, their inner chunks in parallel: the stored bytes are the same either way."""
-    from zarrbolt.pipeline import write as write_mod
+    from zarrbolt.pipeline.shard import storing as write_mod
 
     data = np.random.default_rng(4).integers(0, 3000, (32, 256, 256), dtype=np.uint16)
     kw = dict(shape=data.shape, chunks=(16, 128, 128), shards=(32, 128, 128), dtype="uint16")

@@ -1,5 +1,6 @@
 """The read planner (zarrbolt.pipeline.read) picks the strategy by the store's capabilities and
-the chain, and the sharded I/O plan (zarrbolt.pipeline.shard_io) windows shards the one way."""
+the chain, and the sharded reads window shards the one way: the C rule (zarrbolt.kernels.
+shard_windows, zb_shard_windows) equals the windowing the reads used before it."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import pytest
 
 import zarrbolt as zarr
 from zarrbolt import kernels
-from zarrbolt.codecs.sharding import COALESCE_GAP, EMPTY
+from zarrbolt.codecs.sharding import EMPTY
 from zarrbolt.errors import ChecksumError, CodecError, StoreError
+from zarrbolt.kernels import shard_windows
 from zarrbolt.pipeline import read as planner
-from zarrbolt.pipeline.shard_io import shard_windows
+from zarrbolt.pipeline.fused import task_error
+from zarrbolt.pipeline.shard.fetch import COALESCE_GAP
 from zarrbolt.storage import LocalStore, MemoryStore
 
 BLOSC = [{"name": "bytes", "configuration": {"endian": "little"}},
@@ -173,9 +176,9 @@ def test_shard_windows_of_nothing():
 def test_task_error_names_the_failing_task():
     e = ChecksumError("checksum mismatch")
     e.task_index = 2
-    err = planner.task_error(e, lambda i: f"chunk c/{i}")
+    err = task_error(e, lambda i: f"chunk c/{i}")
     assert type(err) is ChecksumError and str(err) == "chunk c/2: checksum mismatch"
-    assert str(planner.task_error(CodecError("bad"), lambda i: f"chunk {'?' if i is None else i}")) == "chunk ?: bad"
-    assert planner.task_error(StoreError("gone"), lambda i: None if i is None else "x") is None
+    assert str(task_error(CodecError("bad"), lambda i: f"chunk {'?' if i is None else i}")) == "chunk ?: bad"
+    assert task_error(StoreError("gone"), lambda i: None if i is None else "x") is None
     # a second argument is not a task index: only the attribute is
-    assert str(planner.task_error(StoreError("io", 1), lambda i: f"shard {i}")) == "shard None: io"
+    assert str(task_error(StoreError("io", 1), lambda i: f"shard {i}")) == "shard None: io"

@@ -654,10 +654,31 @@ class Array(Node):
         if any(s < 0 for s in new_shape):
             raise MetadataError(f"resize: negative size in {new_shape}")
         new_meta = self._metadata.evolve(shape=new_shape)
-        from .array_resize import trim_to
-
-        trim_to(self, new_shape)
+        self._trim_to(new_shape)
         self._save_metadata(new_meta)
+
+    def _trim_to(self, new_shape: tuple[int, ...]) -> None:
+        """Delete the stored chunks wholly outside ``new_shape``, and reset to the fill value the
+        part of each boundary chunk that falls outside it: a write of the fill value there through
+        the write path (its read-modify-write of the chunk, or of the touched inner chunks of a
+        shard, under the key's lock), storing no chunk that was not stored."""
+        old_shape = self.shape
+        if all(n >= o for n, o in zip(new_shape, old_shape)):
+            return
+        grid = self._metadata.chunk_grid
+        to_delete = []
+        for key in list(self._iter_stored_chunk_keys()):
+            coords = self._metadata.chunk_key_encoding.decode_chunk_key(key[len(self._key_prefix):])
+            if any(r.start >= n for r, n in zip(grid.chunk_region(coords, old_shape), new_shape)):
+                to_delete.append(key)
+        self._store.erase_values(to_delete)
+        # the extent of the chunks that stay: up to the end of the chunk holding the new edge
+        kept = tuple(min(o, -(-n // c) * c) for n, o, c in zip(new_shape, old_shape, self._chunk_shape))
+        for d in range(self.ndim):
+            if new_shape[d] < kept[d]:
+                sel = tuple(slice(new_shape[i], kept[i]) if i == d else slice(0, kept[i]) for i in range(self.ndim))
+                write_pipeline.write(self._io, basic_indexer(sel, old_shape, self._chunk_shape), self._fill,
+                                     write_empty=False)
 
     def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
         """Grow along ``axis`` and write ``data`` at the end; returns the new shape.
@@ -706,8 +727,7 @@ def _layout_json(meta: ArrayMetadata) -> dict[str, Any]:
 
 
 def _store_token(store: Store) -> Any:
-    token = getattr(store, "_dask_token", None)  # Store._dask_token; objects that only look like stores have none
-    return token() if callable(token) else (type(store).__qualname__, id(store))
+    return store.token() if isinstance(store, Store) else (type(store).__qualname__, id(store))
 
 
 def operator_index(x: Any) -> int:

@@ -117,7 +117,7 @@ _DEFAULTS: dict[str, Any] = {
     # fill value (zarr-python's ``array.read_missing_chunks``)
     "read_missing_chunks": True,
     # how a write into part of an existing shard stores it: "rewrite" (the whole shard, atomic)
-    # or "append" (the touched inner chunks and a new index appended; see pipeline/write_shard.py)
+    # or "append" (the touched inner chunks and a new index appended; see pipeline/shard/storing.py)
     "shard_update": _env_choice("ZARRBOLT_SHARD_UPDATE", "rewrite", ("rewrite", "append")),
     # decode and encode with the fused C pipeline where the codec chain allows it (off: the
     # per-codec path)

@@ -1,4 +1,4 @@
-"""Whole shards written while they are encoded (pipeline/shard_stream.py), by one C job or batch
+"""Whole shards written while they are encoded (pipeline/shard/storing.py), by one C job or batch
 by batch: the same bytes as a shard encoded whole, fill inner chunks left out, an all-fill shard
 erased, and a failure part way leaves the old shard and no temporary file (the C job's own
 failing writes: tests/test_encode_stream.py)."""
@@ -14,7 +14,8 @@ import pytest
 import zarrbolt
 from zarrbolt.errors import StoreFullError
 from zarrbolt.fsck import fsck
-from zarrbolt.pipeline import shard_stream
+from zarrbolt.pipeline.shard import storing as shard_stream
+from zarrbolt.storage import files as storage_files
 from zarrbolt.storage._local_safety import TMP_PREFIX
 
 
@@ -85,7 +86,7 @@ def test_failure_part_way_keeps_the_old_shard(tmp_path, monkeypatch):
     old = np.arange(40 * 28, dtype="int32").reshape(40, 28)
     a, _ = _write(tmp_path / "s", old, stream=True, monkeypatch=monkeypatch)
     before = _files(tmp_path / "s")
-    real = shard_stream._pwrite_all
+    real = storage_files.pwrite_all
     n = []
 
     def full_disk(fd, views, offset):  # the second batch's write finds the disk full
@@ -94,7 +95,7 @@ def test_failure_part_way_keeps_the_old_shard(tmp_path, monkeypatch):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         return real(fd, views, offset)
 
-    monkeypatch.setattr(shard_stream, "_pwrite_all", full_disk)
+    monkeypatch.setattr(storage_files, "pwrite_all", full_disk)
     with zarrbolt.config.set(threads=2), pytest.raises(StoreFullError) as info:
         a[:] = -old
     assert "c/" in str(info.value)
@@ -135,7 +136,7 @@ def test_a_codec_failing_in_the_c_job_leaves_it_to_the_batches(tmp_path, monkeyp
     """When the C job raises a codec's error, the file is emptied and written batch by batch
     (whose Python codecs report a real failure their way): the same bytes as always."""
     from zarrbolt.errors import CodecError
-    from zarrbolt.pipeline.write import InnerEncoder
+    from zarrbolt.pipeline.shard.encode import InnerEncoder
 
     value = np.random.default_rng(2).integers(0, 1000, (40, 28), dtype="int32")
     b, _ = _write(tmp_path / "w", value, stream=False, monkeypatch=monkeypatch)
@@ -156,7 +157,7 @@ def test_a_codec_failing_in_the_c_job_leaves_it_to_the_batches(tmp_path, monkeyp
 def test_a_shard_in_several_c_jobs_is_the_same_bytes(tmp_path, monkeypatch, way, window):
     """A shard larger than WINDOW_BYTES is encoded by one C job per window (Python gets a turn
     between them), each writing on from where the last ended."""
-    from zarrbolt.pipeline.write import InnerEncoder
+    from zarrbolt.pipeline.shard.encode import InnerEncoder
 
     monkeypatch.setattr(shard_stream, "WINDOW_BYTES", window)  # one and five inner chunks a job
     real, jobs = InnerEncoder.stream, []
@@ -184,7 +185,7 @@ def test_a_codec_failing_in_a_later_c_job_gives_up_the_earlier_ones(tmp_path, mo
     """A shard in several C jobs whose third job raises a codec's error: what the first two
     wrote is given up, and the batched way writes the whole shard (the same bytes as always)."""
     from zarrbolt.errors import CodecError
-    from zarrbolt.pipeline.write import InnerEncoder
+    from zarrbolt.pipeline.shard.encode import InnerEncoder
 
     monkeypatch.setattr(shard_stream, "WINDOW_BYTES", 2 * 8 * 8 * 4)  # two inner chunks a job
     value = np.random.default_rng(4).integers(0, 1000, (40, 28), dtype="int32")

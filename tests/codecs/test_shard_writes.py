@@ -290,7 +290,7 @@ def test_replaced_large_shard_files_are_closed_in_the_background(tmp_path):
     # at most CLOSE_LATER_MAX wait, and all of them are closed soon after
     import time
 
-    from zarrbolt.pipeline.write_shard import CLOSE_LATER_MAX, CLOSE_LATER_MIN
+    from zarrbolt.storage.files import CLOSE_LATER_MAX, CLOSE_LATER_MIN
 
     shape = (64, 128, 512)  # one uncompressed 8 MiB shard
     assert np.prod(shape) * 2 >= CLOSE_LATER_MIN
@@ -311,7 +311,7 @@ def test_replaced_large_shard_files_are_closed_in_the_background(tmp_path):
 
 
 def test_side_by_side_only_for_even_work():
-    from zarrbolt.pipeline.write_shard import balanced
+    from zarrbolt.pipeline.shard.storing import balanced
 
     assert balanced([10, 10], 2) and balanced([10, 10, 9, 9], 2) and balanced([5, 4, 3, 3, 2, 2, 1], 3)
     assert not balanced([64, 1], 2) and not balanced([10, 10, 10], 2) and not balanced([40, 10, 10], 2)

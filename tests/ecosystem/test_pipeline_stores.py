@@ -21,14 +21,14 @@ from zarr.storage import ManagedMemoryStore, MemoryStore, WrapperStore  # noqa: 
 from zarr.testing.store import LatencyStore  # noqa: E402
 
 import zarrbolt  # noqa: E402
+from zarrbolt.storage.staged import StagedStore  # noqa: E402
+from zarrbolt.storage.write_behind import WriteBehindStore  # noqa: E402
 from zarrbolt.zarr_python.staging import (  # noqa: E402
-    StagedStore,
     read_requests,
     staged_read_store,
     write_requests,
 )
 from zarrbolt.zarr_python.stores import (  # noqa: E402
-    DeferredWriteStore,
     LoopBridge,
     ZarrMemoryView,
     native_store,
@@ -432,7 +432,7 @@ def test_planner_reads_only_staged_bytes():
         meta = await _meta_async(z, "arr")
         z.reset()
         io = ArrayIO(staged, "arr", meta)
-        staged.bridge.loop = asyncio.get_running_loop()
+        staged.base.loop = asyncio.get_running_loop()
         return await asyncio.to_thread(zb_read.read, io, _indexer(sel, (90, 90)))
 
     out2 = asyncio.run(again())
@@ -599,7 +599,7 @@ def test_staged_store_serving():
 
 # ---------------------------------------------------------------------------- deferred writes
 def _write(zstore, path, sel, value, *, stage=False, check=None, staged_gets=None):
-    """zarrbolt's write planner through a DeferredWriteStore, then flush (``staged_gets``
+    """zarrbolt's write planner through a WriteBehindStore over a bridge, then flush (``staged_gets``
     collects the requests that staging made)."""
     staged_gets = [] if staged_gets is None else staged_gets
 
@@ -613,14 +613,14 @@ def _write(zstore, path, sel, value, *, stage=False, check=None, staged_gets=Non
             reqs = write_requests(io0, basic_indexer(sel, tuple(meta.shape), io0.chunk_shape))
             base = await staged_read_store(zstore, loop, io0, reqs)
             staged_gets.extend(getattr(zstore, "gets", []))
-        store = DeferredWriteStore(base)
+        store = WriteBehindStore(base, bridge)
         io = ArrayIO(store, path, meta)
         chunk_shape = io.layout.shard_shape if io.sharding is not None else io.chunk_shape
         await asyncio.to_thread(zb_write.write, io, basic_indexer(sel, tuple(meta.shape), io.chunk_shape), value)
         if check is not None:
             await asyncio.to_thread(check, store, io)
         assert chunk_shape
-        await store.flush()
+        await store.aflush()
         assert store.pending == {}
         return store
 
@@ -696,18 +696,20 @@ def test_deferred_flush_failure_keeps_failed_ops():
 
     async def main():
         loop = asyncio.get_running_loop()
-        store = DeferredWriteStore(LoopBridge(z, loop))
+        bridge = LoopBridge(z, loop)
+        store = WriteBehindStore(bridge, bridge)
         await asyncio.to_thread(store.set, "arr/c/0", b"x" * 40)
         await asyncio.to_thread(store.set, "arr/c/1", b"y" * 40)
         with pytest.raises(StoreError, match=r"arr/c/1.*nope"):
-            await store.flush()
+            await store.aflush()
         return store
 
     store = asyncio.run(main())
     assert list(store.pending) == ["arr/c/1"]
     assert mem._store_dict["arr/c/0"].to_bytes() == b"x" * 40
     with pytest.raises(ReadOnlyError):
-        DeferredWriteStore(LoopBridge(MemoryStore(read_only=True), asyncio.new_event_loop())).set("k", b"")
+        ro = LoopBridge(MemoryStore(read_only=True), asyncio.new_event_loop())
+        WriteBehindStore(ro, ro).set("k", b"")
 
 
 @pytest.mark.parametrize("kind", ["memory", "local"])

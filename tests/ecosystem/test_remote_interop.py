@@ -11,7 +11,7 @@ zarr = pytest.importorskip("zarr")
 obstore = pytest.importorskip("obstore")
 
 import zarrbolt  # noqa: E402
-from zarrbolt.pipeline.staging import INDEX_CACHE  # noqa: E402
+from zarrbolt.pipeline.shard import INDEX_CACHE  # noqa: E402
 
 DATA = ((np.arange(48 * 96 * 80, dtype="uint16").reshape(48, 96, 80) * 13) % 4099).astype("uint16")
 LAYOUTS = [dict(chunks=(16, 32, 16)), dict(chunks=(16, 32, 16), shards=(48, 64, 32))]

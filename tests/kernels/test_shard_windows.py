@@ -127,19 +127,3 @@ def test_edge_cases():
         kernels.shard_windows([0], [4], [-1], 100, 0)
     with pytest.raises(ValueError):
         kernels.shard_windows([0, 4], [4], [0], 100, 0)
-
-
-def test_same_plan_as_the_python_shard_io():
-    """The Python planner's windowing (pipeline/shard_io.py) and the C one agree."""
-    shard_io = pytest.importorskip("zarrbolt.pipeline.shard_io")
-    rng = np.random.default_rng(7)
-    for _ in range(20):
-        n = int(rng.integers(1, 60))
-        sizes = rng.integers(1, 300, n).astype(np.uint64)
-        offs = layout(rng.permutation(n), sizes, rng.integers(0, 2, n) * rng.integers(0, 300, n))
-        entries = rng.permutation(n)[: int(rng.integers(1, n + 1))]
-        for cap in (1, 150, 600, 1 << 30):
-            py = shard_io.shard_windows(offs, sizes, entries, cap, 100)
-            c = kernels.shard_windows(offs, sizes, entries, cap, 100)
-            for a, b in zip(py, c):
-                assert a.tolist() == b.tolist()

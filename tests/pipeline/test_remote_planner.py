@@ -1,4 +1,4 @@
-"""The remote read and write planners (pipeline/remote.py, remote_write.py, staging.py) on an
+"""The remote read and write planners (pipeline/remote.py, pipeline/writers.py, storage/write_behind.py) on an
 in-memory store with an async face (tests/async_double.py: counts every request, injects
 latency and faults).  The same behaviour against a real S3 server: test_remote_reads.py."""
 
@@ -17,7 +17,7 @@ from async_double import AsyncMemoryStore, conflict_error
 from zarrbolt.errors import CorruptChunkError, StoreError
 from zarrbolt.pipeline import read as read_mod
 from zarrbolt.pipeline import remote
-from zarrbolt.pipeline.staging import INDEX_CACHE
+from zarrbolt.pipeline.shard import INDEX_CACHE
 
 DATA = (np.arange(64 * 128 * 96, dtype="uint16").reshape(64, 128, 96) * 7) % 6007
 INNER = 16 * 32 * 16 * 2

@@ -19,7 +19,7 @@ from remote_helpers import s3_object_store  # noqa: E402
 from zarrbolt.errors import ConflictError, CorruptChunkError, StoreError, StorePermissionError, \
     StoreUnavailableError  # noqa: E402
 from zarrbolt.pipeline import remote  # noqa: E402
-from zarrbolt.pipeline.staging import INDEX_CACHE  # noqa: E402
+from zarrbolt.pipeline.shard import INDEX_CACHE  # noqa: E402
 
 DATA = ((np.arange(64 * 128 * 128, dtype="uint16").reshape(64, 128, 128) * 3) % 5001).astype("uint16")
 BLOCK = (slice(32, 64), slice(32, 64), slice(32, 64))  # one 32^3 inner chunk / chunk

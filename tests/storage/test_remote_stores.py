@@ -242,7 +242,7 @@ def test_stores_without_conditional_writes_fall_back_to_plain_writes(tmp_path):
 def test_object_store_pickles_with_its_configuration(proxied):
     st, _ = proxied
     clone = pickle.loads(pickle.dumps(st))
-    assert clone == st and hash(clone) == hash(st) and clone._dask_token() == st._dask_token()
+    assert clone == st and hash(clone) == hash(st) and clone.token() == st.token()
     assert clone.get("k", SuffixByteRequest(5)) == VALUE[-5:]
     assert clone.async_source() is not st.async_source()
     ro = pickle.loads(pickle.dumps(st.with_read_only()))

@@ -23,6 +23,7 @@ from zarrbolt.storage import (
     SuffixByteRequest,
     make_store,
 )
+from zarrbolt.storage import files as files_mod
 from zarrbolt.storage import local as local_mod
 
 
@@ -376,7 +377,7 @@ def test_local_reads_without_pread(tmp_path, monkeypatch, pread, preadv):
 
 
 def test_windows_replace_retries_while_target_is_open(tmp_path, monkeypatch):
-    monkeypatch.setattr(local_mod, "_WINDOWS", True)
+    monkeypatch.setattr(files_mod, "_WINDOWS", True)
     st = LocalStore(tmp_path)
     st.set("k", b"old")
     real = os.replace
@@ -391,7 +392,7 @@ def test_windows_replace_retries_while_target_is_open(tmp_path, monkeypatch):
     st.set("k", b"new")
     assert st.get("k") == b"new" and temp_files_under(tmp_path) == []
     monkeypatch.setattr(os, "replace", lambda s, d: (_ for _ in ()).throw(PermissionError(13, "in use")))
-    monkeypatch.setattr(local_mod.time, "sleep", lambda s: None)
+    monkeypatch.setattr(files_mod.time, "sleep", lambda s: None)
     with pytest.raises(StoreError):
         st.set("k", b"never")
     assert st.get("k") == b"new" and temp_files_under(tmp_path) == []

@@ -133,10 +133,10 @@ def test_disk_full_on_a_real_tmpfs(tiny_tmpfs, layout):
 @pytest.mark.parametrize("code", [errno.EIO, errno.ENOSPC])
 def test_shards_stored_behind_fault(tmp_path, code, monkeypatch):
     """Fewer shards than threads: each shard is stored on a thread of its own while the next is
-    encoded (pipeline.write.StoreBehind).  A store failure there is raised by the write as the
+    encoded (pipeline.shard.encode.StoreBehind).  A store failure there is raised by the write as the
     typed error naming the key; no temporary file is left; every shard holds its old or its new
     value, and a write that works stores them all."""
-    from zarrbolt.pipeline import write as write_mod
+    from zarrbolt.pipeline.shard import encode as write_mod
 
     behind = []
     submit = write_mod.StoreBehind.submit
@@ -171,7 +171,7 @@ def test_shards_stored_behind_fault(tmp_path, code, monkeypatch):
 
 def test_store_behind_budget():
     """Two encoded shards must fit the write's budget to be stored behind the next one."""
-    from zarrbolt.pipeline.write import StoreBehind
+    from zarrbolt.pipeline.shard.encode import StoreBehind
 
     sb = StoreBehind(100)
     assert sb.fits([b"x" * 30, b"y" * 20])

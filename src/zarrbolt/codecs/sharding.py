@@ -10,7 +10,7 @@ where the index is (:meth:`ShardingCodec.index_range`), its validation
 (:meth:`ShardingCodec.decode_index`, in C: :func:`zarrbolt.kernels.parse_shard_index`) and the
 read-modify-write of a shard (:meth:`ShardingCodec.update_shard`).  The partial reads themselves
 (fetch the index with one prefix/suffix byte-range request, then only the inner chunks a
-selection touches, neighbours coalesced) are planned by :mod:`zarrbolt.pipeline.shard_io`."""
+selection touches, neighbours coalesced) are planned by :mod:`zarrbolt.pipeline.shard`."""
 
 from __future__ import annotations
 
@@ -32,9 +32,6 @@ from ._util import config_dict
 
 EMPTY = 2**64 - 1
 _U64 = None  # DataType("uint64"), resolved lazily (metadata imports codecs)
-# Gaps between wanted inner chunks up to this many bytes are read rather than split into
-# separate requests (one larger read is cheaper than two round trips on every store).
-COALESCE_GAP = 1 << 16
 
 
 # The orders in which a shard's inner chunks may be laid out (``write_order``): lexicographic

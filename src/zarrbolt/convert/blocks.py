@@ -92,12 +92,12 @@ def completed_units(dst: Any, threads: int = 16) -> set[tuple[int, ...]]:
     io = dst._io
     if io.sharding is None or not io.shard_direct:
         return set(found)
-    from ..pipeline.shard_io import shard_index
+    from ..pipeline.shard import index as shard_index
 
     def valid(item: tuple[tuple[int, ...], str]) -> tuple[int, ...] | None:
         coords, key = item
         try:
-            return coords if shard_index(dst.store, key, io.sharding, io.layout) is not None else None
+            return coords if shard_index.fetch(dst.store, key, io.sharding, io.layout) is not None else None
         except (CodecError, StoreError):
             return None
 

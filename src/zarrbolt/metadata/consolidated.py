@@ -137,8 +137,9 @@ def _register(view: ConsolidatedView) -> None:
 
 def _data_token(store: Any) -> Any:
     """What identifies a store's data (a read-only view of a store has the store's)."""
-    token = getattr(store, "_dask_token", None)
-    return token() if callable(token) else ("id", id(store))
+    from ..storage import Store
+
+    return store.token() if isinstance(store, Store) else ("id", id(store))
 
 
 def _live_views(store: Any) -> list[ConsolidatedView]:

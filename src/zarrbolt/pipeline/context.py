@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Callable
 
 import numpy as np
@@ -12,9 +13,8 @@ from ..storage import Store
 
 
 def async_source(store: Any) -> Any | None:
-    """``store.async_source()`` (None for stores without one, and objects that only look like stores)."""
-    fn = getattr(store, "async_source", None) if isinstance(store, Store) else None
-    return fn() if fn is not None else None
+    """``store.async_source()`` (None for objects that only look like stores)."""
+    return store.async_source() if isinstance(store, Store) else None
 
 
 class ArrayIO:
@@ -34,7 +34,7 @@ class ArrayIO:
         # look like stores have none
         self.files = store.native_files() if isinstance(store, Store) else None
         # the store's async face (remote stores; see Store.async_source), or None: reads of
-        # such a store are staged (pipeline/remote.py)
+        # such a store are staged (pipeline/remote.py), writes collected (storage/write_behind.py)
         self.source = async_source(store)
         self.metadata = metadata
         self.shape = tuple(metadata.shape)
@@ -57,6 +57,15 @@ class ArrayIO:
         else:
             self.plan = compile_decode_plan(self.bound) if self.sharding is None else None
         self.eplans: dict[Any, Any] = {}
+
+    def with_store(self, store: Store) -> ArrayIO:
+        """This array's I/O over another store (a shallow copy: the compiled plans are shared):
+        the new store's native files and async source, if any, are used."""
+        io = copy.copy(self)
+        io.store = store
+        io.files = store.native_files()
+        io.source = async_source(store)
+        return io
 
     def chunk_key(self, coords: tuple[int, ...]) -> str:
         return self.key_prefix + self._encode_key(coords)

@@ -1,42 +1,41 @@
 """Writes: gather each chunk's values out of the user's value, encode, store.
 
-Whole chunks of a store with native file access are gathered, encoded and written (temp file +
-rename) by C on the native pool (:func:`write_native`); the rest goes chunk by chunk
-(:class:`ChunkWriter`): rows of complete chunks gathered in one pass (:class:`WriteRows`),
-partial chunks read, modified and written again, shards written directly encoded whole (their
-inner chunks by one C call, :func:`inner_encoder`) or updated in place.
-
-A partial update (read, modify, write) holds the key's write lock (:mod:`zarrbolt.storage.locks`:
-across processes on a LocalStore, across threads elsewhere) unless the ``write_lock`` option is
-off; remote stores with conditional writes guard it by the object's version instead.  Writes
-of whole chunks and shards take no lock."""
+:func:`write` is the one entry of every write.  It casts the value once, then hands the chunks to
+their writer: shards written directly (the sharding codec alone in the chain) to
+:class:`~.shard.storing.ShardWriter`, which decides how each shard is written; chunks to
+:class:`ChunkWriter`: whole chunks of a store with native file access gathered, encoded and
+written (temporary file + rename) by C on the native pool (:func:`write_native`), the rest chunk
+by chunk: rows of complete chunks gathered in one pass (:class:`WriteRows`), partial chunks read,
+modified and written again (:class:`~.writers.Writer`: under the key's lock, or guarded by the
+object's version).  A store with an async source (remote stores) is written through a
+:class:`~zarrbolt.storage.write_behind.WriteBehindStore`: whole values are sent together,
+concurrently, when half the store's bytes in flight are collected and at the end."""
 
 from __future__ import annotations
 
-import contextlib
 import math
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from . import buffers, outbuf, shard_stream
+from . import buffers
 from .. import config, kernels
 from .._ext._plans import ENC_FILL, POOL_MAX
-from .._threads import batch_bounds, parallel_workers, run_batches
-from ..errors import (CodecError, InvalidValueError, MetadataError, ReadOnlyError, ValueOverflowError,
-                      ZarrboltError)
+from .._threads import batch_bounds, parallel_workers
+from ..errors import InvalidValueError, MetadataError, ReadOnlyError, ValueOverflowError, ZarrboltError
 from ..indexing import ChunkProjection, check_value_shape
-from ..storage.locks import key_lock
+from ..storage.write_behind import WriteBehindStore
 from .context import ArrayIO
+from .shard import INDEX_CACHE, ShardWriter
+from .writers import Writer
 
 
 def write(io: ArrayIO, indexer: Any, value: Any, *, write_empty: bool | None = None) -> None:
     """Write ``value`` (broadcast to the selection's shape) at the selection of ``indexer``.
     ``write_empty``: whether chunks (shards) that hold only the fill value are stored (None:
     the ``write_empty_chunks`` config option); else they are erased."""
-    if getattr(io.store, "read_only", False) is True:  # (native file writes bypass the store)
+    if io.store.read_only:  # (native file writes bypass the store)
         raise ReadOnlyError(f"{io.store!r} is read-only")
     if not isinstance(value, (np.ndarray, np.generic)):
         value = from_python(value, io.dtype)
@@ -51,66 +50,15 @@ def write(io: ArrayIO, indexer: Any, value: Any, *, write_empty: bool | None = N
         return
     if write_empty is None:
         write_empty = config.get("write_empty_chunks")
-    if io.source is not None:
-        _write_remote(io, projections, value, write_empty)
+    shape = tuple(indexer.shape)
+    if io.source is None:
+        _writer(io, value, write_empty, False).write(projections, shape)
         return
-    if io.sharding is None and isinstance(value, np.ndarray):
-        whole = value
-        if value.ndim == 0 and len(indexer.shape) == io.ndim:
-            whole = np.broadcast_to(value, indexer.shape)  # one value for every element
-        if whole.dtype.kind in "mM":  # (C sees the 64-bit integers: buffers take no datetimes)
-            whole = whole.view(np.int64)
-        projections = write_native(io, projections, whole, write_empty)
-        if not projections:
-            return
-    writer = ChunkWriter(io, value, write_empty)
-    if writer.sharding is not None and (len(projections) < config.get("threads")
-                                        or _large_shards(io, len(projections))):
-        # Fewer shards than threads, or large ones: one shard at a time, its inner chunks
-        # encoded in parallel, each shard stored while the next one is encoded.
-        writer.background = StoreBehind(math.prod(indexer.shape) * io.dtype.itemsize // STORE_BEHIND_SHARE)
-        try:
-            writer.run(projections)
-        except BaseException:
-            writer.background.wait(report=False)
-            raise
-        writer.background.wait()
-    else:
-        run_batches(writer.run, projections, cost=io.bound.spec.nbytes * len(projections))
-
-
-# Each shard being encoded holds its encoded bytes (up to the shard's size) until it is stored:
-# shards are encoded side by side only while that is at most this share of what the write
-# stores (or 64 MiB), so that a write needs little memory on top of its value (docs/memory.md).
-SHARDS_IN_FLIGHT_SHARE = 8
-SHARDS_IN_FLIGHT_MIN = 64 << 20
-
-
-def _large_shards(io: ArrayIO, nshards: int) -> bool:
-    """Whether shards side by side (one per thread) would hold too much memory at once."""
-    threads: int = config.get("threads")
-    shard: int = io.bound.spec.nbytes
-    return threads > 1 and threads * shard > max(SHARDS_IN_FLIGHT_MIN, nshards * shard // SHARDS_IN_FLIGHT_SHARE)
-
-
-def _write_remote(io: ArrayIO, projections: list[Any], value: Any, write_empty: bool) -> None:
-    """A store with an async source: see :mod:`.remote_write` (whole objects sent concurrently,
-    partial updates guarded by the object's version where the store can)."""
-    import copy
-
-    from .remote_write import RemoteWriteStore, run_projections
-
-    store = RemoteWriteStore(io.store, io.source)
-    io = copy.copy(io)
-    io.store, io.files, io.source = store, None, None
-    writer = ChunkWriter(io, value, write_empty)
-    # whole chunks are encoded (CPU) and queued for concurrent PUTs: the configured threads;
-    # partial updates wait on a GET and a PUT each: as many as the store has requests in flight
-    threads = config.get("threads")
-    if not all(p.is_complete_chunk for p in projections):
-        threads = max(threads, int(getattr(store.source, "concurrency", 8)))
+    token = io.store.token()
+    store = WriteBehindStore(io.store, io.source, limit=max(1, io.source.max_bytes_in_flight // 2),
+                             on_write=lambda key: INDEX_CACHE.invalidate(token, key))
     try:
-        run_projections(writer.run, projections, threads)
+        _writer(io.with_store(store), value, write_empty, True).write(projections, shape)
     except BaseException:
         try:
             store.flush()  # what was done is stored, as on a local store
@@ -120,156 +68,74 @@ def _write_remote(io: ArrayIO, projections: list[Any], value: Any, write_empty: 
     store.flush()
 
 
-# A shard is stored behind the encoding of the next one only while two encoded shards are at
-# most this share of the bytes the write stores (a read-then-write round trip of a volume stays
-# within 1.3x the volume; docs/memory.md); else it is stored before the next one is encoded.
-STORE_BEHIND_SHARE = 4
+def _writer(io: ArrayIO, value: Any, write_empty: bool, remote: bool) -> ShardWriter | ChunkWriter:
+    if io.shard_direct:
+        return ShardWriter(io, value, write_empty, remote)
+    return ChunkWriter(io, value, write_empty, remote)
 
 
-class StoreBehind:
-    """Stores one encoded shard on a thread of its own while the caller encodes the next one:
-    the store's write (the kernel copying a shard into the page cache, tens of MB) no longer
-    leaves the encoding pool's cores idle.  One store call is in flight at a time, so a write
-    holds at most two encoded shards (one being stored, one being encoded), and only while
-    two shards of that encoded size fit ``budget`` bytes (:meth:`fits`).  A failure of the
-    store call is raised by the next :meth:`submit` or :meth:`wait`."""
+class ChunkWriter(Writer):
+    """Writes chunks (the array's, or shards with codecs around the sharding codec, whole): see
+    the module doc."""
 
-    def __init__(self, budget: int) -> None:
-        self.budget = budget
-        self._thread: threading.Thread | None = None
-        self._error: BaseException | None = None
+    def __init__(self, io: ArrayIO, value: np.ndarray, write_empty: bool, remote: bool = False):
+        super().__init__(io, value, write_empty, remote)
+        self.rows = WriteRows(io, value)
 
-    def fits(self, pieces: Sequence[Any]) -> bool:
-        """Whether an encoded shard of these pieces may be stored behind the next one."""
-        return 2 * sum(memoryview(p).nbytes for p in pieces) <= self.budget
-
-    def _run(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
-        try:
-            fn(*args)
-        except BaseException as e:  # noqa: BLE001 - handed to the writing thread
-            self._error = e
-
-    def submit(self, fn: Callable[..., Any], *args: Any) -> None:
-        """Call ``fn(*args)`` on the store thread once the previous call is done."""
-        self.wait()
-        t = threading.Thread(target=self._run, args=(fn, args), name="zarrbolt-store-behind", daemon=True)
-        self._thread = t
-        t.start()
-
-    def wait(self, report: bool = True) -> None:
-        """Wait for the call in flight; raise its exception (unless ``report`` is False)."""
-        t, self._thread = self._thread, None
-        if t is not None:
-            t.join()
-        err, self._error = self._error, None
-        if err is not None and report:
-            raise err
-
-
-class ChunkWriter:
-    """Writes chunks one by one (``run`` is called with batches of the projections, on the
-    threads of the pool)."""
-
-    def __init__(self, io: ArrayIO, value: np.ndarray, write_empty: bool):
-        self.io = io
-        self.value = value
-        self.write_empty = write_empty
-        self.is_fill = io.bound.spec.is_fill
-        # inner chunks of a shard equal to the fill value are left out, unless empty chunks are
-        # written (as zarr-python does)
-        self.inner_is_fill = _never_fill if write_empty else self.is_fill
-        self.sharding = io.sharding if io.shard_direct else None  # shards written directly
-        self.rows = WriteRows(io, value) if self.sharding is None else None
-        self.inner_encoder = inner_encoder(io, write_empty) if self.sharding is not None else None
-        self.inner_decoder = inner_decoder(io) if self.sharding is not None else None
-        # partial updates of existing local shard files (see .write_shard), or None
-        self.updater = None
-        if self.sharding is not None:
-            from .write_shard import local_shard_updater
-
-            self.updater = local_shard_updater(io, self.inner_is_fill, self.inner_encoder, self.inner_decoder)
-        # partial updates guarded by the object's version (remote stores: pipeline/remote_write.py)
-        self.conditional = getattr(io.store, "supports_conditional_writes", False) is True
-        # partial updates serialized per key (see the module doc)
-        self.locking = not self.conditional and bool(config.get("write_lock"))
-        # set by write() to store whole shards on a thread of their own (see StoreBehind)
-        self.background: StoreBehind | None = None
-        # a remote write collects whole values to send them together (RemoteWriteStore): a
-        # partial update is sent at once, while its lock is held
-        self.send_now = getattr(io.store, "send_now", None)
-        self.lock_store = getattr(io.store, "base", io.store) if self.send_now is not None else io.store
+    def write(self, projections: list[ChunkProjection], shape: tuple[int, ...]) -> None:
+        """Write the chunks of ``projections`` of a selection of ``shape``."""
+        io, value = self.io, self.value
+        if io.files is not None and io.sharding is None and isinstance(value, np.ndarray):
+            whole = value
+            if value.ndim == 0 and len(shape) == io.ndim:
+                whole = np.broadcast_to(value, shape)  # one value for every element
+            if whole.dtype.kind in "mM":  # (C sees the 64-bit integers: buffers take no datetimes)
+                whole = whole.view(np.int64)
+            projections = write_native(io, projections, whole, self.write_empty)
+            if not projections:
+                return
+        self.run_all(projections, io.bound.spec.nbytes * len(projections))
 
     def run(self, batch: Sequence[ChunkProjection]) -> None:
-        if self.updater is not None and len(batch) > 1:
-            # partial updates of several shards: side by side, one shard per thread (see
-            # LocalShardUpdater.side_by_side); the rest one at a time
-            batch = self.updater.side_by_side(batch, self._run_each)
-        self._run_each(batch)
-
-    def _run_each(self, batch: Sequence[ChunkProjection]) -> None:
         rows = self.rows
-        runs = rows.runs(batch) if rows is not None else {}
+        runs = rows.runs(batch)
         gathered: dict[int, np.ndarray] = {}
         for n, p in enumerate(batch):
             key = self.io.chunk_key(p.chunk_coords)
-            if n in runs and rows is not None:  # the first of a row of complete chunks: gather the row (see WriteRows)
+            if n in runs:  # the first of a row of complete chunks: gather the row (see WriteRows)
                 gathered = rows.gather(batch, n, runs[n])
             chunk = gathered.pop(n, None)
             if chunk is not None:
                 self._put(key, chunk)
                 continue
-            with self._lock(p, key):
+            with self.update_of(p, key):
                 chunk = self._chunk(p, key)
-                if chunk is not None:  # (None: a shard updated in place)
+                if chunk is not None:  # (None: stored conditionally)
                     self._put(key, chunk)
-                if self.send_now is not None and not p.is_complete_chunk:
-                    self.send_now(key)
-
-    def _lock(self, p: ChunkProjection, key: str) -> Any:
-        """The write lock of ``key`` for a partial update (a null context otherwise)."""
-        if not self.locking or p.is_complete_chunk:
-            return contextlib.nullcontext()
-        return key_lock(self.lock_store, key, self.io.key_prefix)
 
     def _chunk(self, p: ChunkProjection, key: str) -> np.ndarray | None:
-        """The new contents of chunk ``key`` (None when a shard was written or updated here)."""
+        """The new contents of chunk ``key`` (None when it was stored here)."""
         io = self.io
-        value = self.value
-        src = value[p.out_selection] if value.ndim else value
-        if src.dtype.kind == "O" and src.ndim == 0:  # (numpy would store a 0-d array as the element)
-            src = src[()]
+        src = self.source_of(p)
         if p.is_complete_chunk:
             region = io.grid.chunk_region(p.chunk_coords, io.shape)
             inside = tuple(r.stop - r.start for r in region)
-            if self.sharding is not None:
-                part = self._shard_source(src, inside)
-                if part is not None:
-                    if part.shape == io.chunk_shape:
-                        return part  # encode_shard copies each inner chunk out of the view
-                    # an edge shard: its inner chunks inside the array encoded from the value
-                    # itself (those cut by the edge padded one by one); none beyond the edge
-                    self._put_shard(key, part)
-                    return None
             if inside == tuple(io.chunk_shape):
                 chunk = np.empty(io.chunk_shape, dtype=io.dtype)
                 chunk[...] = src
                 return chunk
-            sel = tuple(slice(0, n) for n in inside)
             chunk = np.full(io.chunk_shape, io.fill, dtype=io.dtype)
-            chunk[sel] = src
-            if self.sharding is not None:  # an edge shard: no inner chunk beyond the edge is stored
-                self._put_shard(key, chunk[sel])
-                return None
+            chunk[tuple(slice(0, n) for n in inside)] = src
             return chunk
         if self.conditional:
-            from .remote_write import conditional_update
-
-            conditional_update(self, p, key, src)
-            return None
-        if self.sharding is not None:
-            self._update_shard(key, p, src)
+            self.conditional_update(key, lambda data: self._updated(p, key, src, data))
             return None
         data = io.store.get(key)
+        return self._merged(p, key, src, data)
+
+    def _merged(self, p: ChunkProjection, key: str, src: Any, data: Any) -> np.ndarray:
+        """Chunk ``key`` (stored bytes ``data``; None: absent) with ``src`` written at ``p``."""
+        io = self.io
         if data is None:
             chunk = np.full(io.chunk_shape, io.fill, dtype=io.dtype)
         else:
@@ -277,38 +143,14 @@ class ChunkWriter:
         chunk[p.chunk_selection] = src
         return chunk
 
-    def _shard_source(self, src: Any, inside: tuple[int, ...]) -> np.ndarray | None:
-        """``src`` as an array of the shape of the shard's part inside the array (a view: a
-        single value is broadcast, not copied), or None when it cannot be used as it is."""
-        dtype = self.io.dtype
-        if dtype.hasobject:
+    def _updated(self, p: ChunkProjection, key: str, src: Any, data: Any) -> bytes | None:
+        """The new stored value of chunk ``key`` for a conditional update; None when nothing is
+        to be stored (a new chunk that stays all fill).  A chunk that becomes all fill is stored
+        as such: a delete cannot be made conditional."""
+        chunk = self._merged(p, key, src, data)
+        if data is None and not self.write_empty and self.is_fill(chunk):
             return None
-        if isinstance(src, np.ndarray) and src.shape == inside and src.dtype == dtype:
-            return src
-        arr = np.asarray(src)
-        if arr.dtype != dtype or arr.ndim != 0:
-            return None
-        return np.broadcast_to(arr, inside)
-
-    def _update_shard(self, key: str, p: ChunkProjection, src: Any) -> None:
-        """Write ``src`` into part of shard ``key``: the one read-modify-write of a shard (read
-        what exists, merge, store).  Existing local shard files: by :mod:`.write_shard` (only
-        the index and the touched inner chunks read; rewritten or appended to, as the
-        ``shard_update`` option says); else the shard is read whole and stored again."""
-        if self.updater is not None and self.updater.update(key, p.chunk_selection, src):
-            return
-        sharding = self.sharding
-        assert sharding is not None  # (called for directly written shards only)
-        store = self.io.store
-        data = store.get(key)
-        enc = sharding.update_shard(data, self.io.bound.ab_spec, p.chunk_selection, src, key,
-                                         self.inner_is_fill, parts=True, encoder=self.inner_encoder,
-                                         decoder=self.inner_decoder)
-        if enc is None:
-            if data is not None:
-                store.erase(key)
-        else:
-            store.set_parts(key, enc)  # the pieces go to the store unjoined
+        return bytes(memoryview(self.io.bound.encode(chunk)).cast("B"))
 
     def _put(self, key: str, chunk: np.ndarray) -> None:
         """Encode and store ``chunk`` (erase it when it is all fill and empty chunks are not
@@ -317,28 +159,7 @@ class ChunkWriter:
         if not self.write_empty and self.is_fill(chunk):
             store.erase(key)
             return
-        if self.sharding is not None:
-            self._put_shard(key, chunk)
-            return
         store.set(key, self.io.bound.encode(chunk))
-
-    def _put_shard(self, key: str, chunk: np.ndarray) -> None:
-        """Encode and store shard ``key`` from ``chunk`` (the shard, or of an edge shard the
-        part inside the array: no inner chunk beyond the array's edge is stored)."""
-        store = self.io.store
-        assert self.sharding is not None
-        if self.inner_encoder is not None and shard_stream.streamable(self.io, chunk.nbytes):
-            # encoded a batch of inner chunks at a time into the shard's file (see .shard_stream)
-            shard_stream.write_streamed(self.io, key, chunk, self.inner_is_fill, self.inner_encoder)
-            return
-        enc = self.sharding.encode_shard(chunk, self.io.bound.ab_spec, is_fill=self.inner_is_fill, parts=True,
-                                         encoder=self.inner_encoder)
-        if enc is None:
-            store.erase(key)
-        elif self.background is not None and self.background.fits(enc):
-            self.background.submit(store.set_parts, key, enc)
-        else:
-            store.set_parts(key, enc)  # the pieces go to the store unjoined
 
 
 class WriteRows:
@@ -400,116 +221,6 @@ class WriteRows:
         src = self.value[first[:-1] + (slice(first[-1].start, last[-1].stop),)]
         kernels.strided_copy(np.moveaxis(dst, 0, -2), src.reshape(c[:-1] + (n, c[-1])), src_order=True)
         return {i + k: dst[k] for k in range(n)}
-
-
-def _never_fill(chunk: np.ndarray) -> bool:
-    return False
-
-
-class InnerEncoder:
-    """A shard's inner chunks encoded by one C call (csrc/encode.c; see
-    ShardingCodec.encode_shard): called as ``encoder(shard, regions)`` into memory, or
-    :meth:`stream` straight into the shard's file."""
-
-    def __init__(self, io: ArrayIO, plan: Any):
-        self.plan = plan
-        self.dtype, self.ndim = io.dtype, len(io.chunk_shape)
-
-    def _tasks(self, shard: np.ndarray, regions: list[Any]) -> tuple[np.ndarray, np.ndarray, int] | None:
-        """The C call's offsets and shapes of ``regions`` of ``shard``, and its workers (None:
-        a shard C cannot take)."""
-        n = len(regions)
-        if shard.dtype != self.dtype or shard.ndim != self.ndim:
-            return None
-        starts = np.array([[r.start for r in reg] for reg in regions], dtype=np.int64).reshape(n, shard.ndim)
-        shapes = np.array([[r.stop - r.start for r in reg] for reg in regions], dtype=np.int64).reshape(n, shard.ndim)
-        offsets = np.ascontiguousarray(starts @ np.asarray(shard.strides, dtype=np.int64))
-        workers = min(parallel_workers(n, cost=self.plan.chunk_nbytes * n), POOL_MAX)
-        return offsets, shapes, workers
-
-    def __call__(self, shard: np.ndarray, regions: list[Any]) -> tuple[np.ndarray, np.ndarray]:
-        """``(buffer, where)``: the encoded chunks packed in memory (``plan.encode_chunks``);
-        where -2: the Python codecs encode that chunk."""
-        n = len(regions)
-        tasks = self._tasks(shard, regions)
-        if tasks is None:
-            return np.empty(0, np.uint8), np.full((n, 2), -2, np.int64)
-        offsets, shapes, workers = tasks
-        work = buffers.pool_work_buffers(workers, self.plan.work_bytes)
-        # the packed pieces live in memory from the output cache: once the store is done with
-        # them it goes back there for the next shard (fresh memory per shard costs page faults)
-        out = outbuf.empty((n * self.plan.pack_room,), np.uint8, sparse=True)
-        try:
-            packed: tuple[np.ndarray, np.ndarray] = self.plan.encode_chunks(shard, offsets, shapes,
-                                                                            batch_bounds(n, workers), work, out)
-            return packed
-        except (CodecError, ValueError):
-            # a codec failed in C: the Python codecs encode them all and report it their way
-            return out, np.full((n, 2), -2, np.int64)
-
-    def stream(self, shard: np.ndarray, regions: list[Any], fd: int, ring_bytes: int,
-               base: int = 0) -> tuple[np.ndarray, int] | None:
-        """Encode ``regions`` of ``shard`` and write them one after another to the file open as
-        ``fd`` from offset ``base``, each as soon as it and those before it are encoded
-        (``plan.encode_stream``: one job, no barrier), waiting in a ring of about ``ring_bytes``.
-        Returns ``(where, end)`` (per region its offset in the file and size, or offset -1: all
-        fill, not written), or None for a shard C cannot take.  Raises CodecError (a codec
-        failed in C) or OSError (a write failed); the file holds nothing usable then."""
-        tasks = self._tasks(shard, regions)
-        if tasks is None:
-            return None
-        offsets, shapes, workers = tasks
-        work = buffers.pool_work_buffers(workers, self.plan.work_bytes)
-        room = self.plan.pack_room
-        ring = outbuf.empty((max(4 * workers, ring_bytes // room) * room,), np.uint8, sparse=True)
-        result: tuple[np.ndarray, int] = self.plan.encode_stream(shard, offsets, shapes, work, fd, ring, base)
-        return result
-
-
-def inner_encoder(io: ArrayIO, keep_empty: bool = False) -> InnerEncoder | None:
-    """For shards written whole: the encoder of a shard's inner chunks by one C call, or None
-    when the inner chain has no encode plan.  ``keep_empty``: inner chunks equal to the fill
-    value are encoded too."""
-    plan = io.inner_encode_plan(keep_empty)
-    return InnerEncoder(io, plan) if plan is not None else None
-
-
-def inner_decoder(io: ArrayIO) -> Callable[[np.ndarray, list[Any], list[Any]], None] | None:
-    """For partial shard writes: decode the existing inner chunks that a write merges with, by
-    the fused C decode on the pool (see ShardingCodec.merge_update), or None when the inner
-    chain has no decode plan."""
-    plan = io.plan if io.shard_direct and config.get("fused_pipeline") else None
-    if plan is None:
-        return None
-    layout = io.layout
-    assert layout is not None  # (shard_direct: a sharded array)
-    chunk_shape = tuple(layout.chunk_shape)
-    nd = len(chunk_shape)
-
-    def decode(box: np.ndarray, regions: list[Any], datas: list[Any]) -> None:
-        n = len(datas)
-        starts = np.zeros((n, nd), dtype=np.int64)
-        shapes = np.tile(np.asarray(chunk_shape, dtype=np.int64), (n, 1))
-        firsts = np.array([[r.start for r in reg] for reg in regions], dtype=np.int64).reshape(n, nd)
-        offs = np.ascontiguousarray(firsts @ np.asarray(box.strides, dtype=np.int64))
-        nslots = buffers.group_slots(plan, box)
-        scratch = plan.scratch_bytes(nslots)
-        stream = buffers.stream_output(box)
-
-        def work(batch: Sequence[int]) -> None:
-            ii = np.asarray(batch, dtype=np.intp)
-            try:
-                plan.decode([datas[i] for i in batch], starts[ii], shapes[ii], np.ascontiguousarray(offs[ii]), box,
-                            stream, buffers.thread_scratch(scratch), nslots)
-            except CodecError as e:
-                k = getattr(e, "task_index", None)
-                if isinstance(k, int) and 0 <= k < len(batch):
-                    e.task_index = int(batch[k])  # type: ignore[attr-defined]
-                raise
-
-        run_batches(work, range(n), cost=layout.inner.spec.nbytes * n)
-
-    return decode
 
 
 def write_native(io: ArrayIO, projections: list[Any], value: np.ndarray, write_empty: bool) -> list[Any]:

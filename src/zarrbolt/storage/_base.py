@@ -12,6 +12,12 @@ from typing import Any, Union
 from ..errors import InvalidKeyError, ReadOnlyError, StoreError
 
 
+def _config() -> Any:
+    from .. import config
+
+    return config
+
+
 def _index(value: Any, what: str) -> int:
     try:
         return operator.index(value)
@@ -60,6 +66,14 @@ class SuffixByteRequest:
 ByteRequest = Union[RangeByteRequest, OffsetByteRequest, SuffixByteRequest, tuple[Any, ...], None]
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+def check_offset(offset: Any) -> int:
+    """A read's start ``offset``: a non-negative integer (TypeError / ValueError otherwise)."""
+    n = _index(offset, "offset")
+    if n < 0:
+        raise ValueError(f"negative offset {n}")
+    return n
 
 
 def check_key(key: str) -> str:
@@ -206,9 +220,7 @@ class Store(ABC):
     def get_into(self, key: str, buffer: Any, offset: int = 0) -> int | None:
         """Read the value's bytes from ``offset`` into ``buffer`` (a writable bytes-like); return
         how many were read (fewer than ``len(buffer)`` at the value's end), None if absent."""
-        offset = _index(offset, "offset")
-        if offset < 0:
-            raise ValueError(f"negative offset {offset}")
+        offset = check_offset(offset)
         mv = writable_view(buffer)
         data = self.get(key, RangeByteRequest(offset, offset + len(mv)))
         if data is None:
@@ -255,9 +267,43 @@ class Store(ABC):
         return counts
 
     # ------------------------------------------------------------------ capabilities
+    # What the read and write planners ask of a store (never by probing attributes).
+
     #: whether :meth:`set_if_version` really checks the stored version (remote object stores
     #: with ETag preconditions); False: it is a plain :meth:`set`
     supports_conditional_writes: bool = False
+
+    @property
+    def concurrency(self) -> int:
+        """How many requests to this store are worth having in flight at once: remote stores
+        their source's bound (config ``remote_concurrency``), local and in-memory stores the
+        ``threads`` config option."""
+        src = self.async_source()
+        return int(src.concurrency) if src is not None else int(_config().get("threads"))
+
+    @property
+    def max_bytes_in_flight(self) -> int:
+        """How many bytes a read or write may have in flight at once (remote stores: their
+        source's budget; config ``remote_bytes_in_flight``)."""
+        src = self.async_source()
+        return int(src.max_bytes_in_flight if src is not None else _config().get("remote_bytes_in_flight"))
+
+    def token(self) -> Any:
+        """What identifies the data of this store (its location, not its contents; hashable):
+        stores over the same data give equal tokens.  Caches (shard indexes), the write locks of
+        stores without lock files and dask's graph names use it.  This default: the object."""
+        return (type(self).__qualname__, id(self))
+
+    def write_locks(self, prefix: str = "") -> Any:
+        """The cross-process write locks of the array at ``prefix`` (a
+        :class:`~zarrbolt.storage.locks.FileLocks`; LocalStore), or None (this default): partial
+        updates are then serialized among the threads of this process only."""
+        return None
+
+    def flush(self, keys: Iterable[str] | None = None) -> None:
+        """Make the writes of ``keys`` (None: all) visible in the underlying storage.  A no-op
+        for stores that write at once (this default); stores that collect writes to send them
+        together (:class:`~zarrbolt.storage.write_behind.WriteBehindStore`) send them now."""
 
     def async_source(self) -> Any:
         """The store's :class:`~zarrbolt.storage._async.AsyncSource` for concurrent remote
@@ -370,10 +416,6 @@ class Store(ABC):
     def close(self) -> None:
         """Release resources (nothing to release for local and in-memory stores)."""
 
-    def _dask_token(self) -> tuple[Any, ...]:
-        """What identifies the data of this store for dask's graph names (not its contents)."""
-        return (type(self).__qualname__, id(self))
-
     def __enter__(self) -> Store:
         return self
 
@@ -398,9 +440,7 @@ class InMemoryReads:
         return v[a:b]
 
     def get_into(self, key: str, buffer: Any, offset: int = 0) -> int | None:
-        offset = _index(offset, "offset")
-        if offset < 0:
-            raise ValueError(f"negative offset {offset}")
+        offset = check_offset(offset)
         mv = writable_view(buffer)
         v = self._value(key)
         if v is None:

@@ -14,10 +14,10 @@ from typing import Any
 from ..errors import ConflictError, StoreError
 from ._async import gather_or_cancel, run
 from ._base import (
+    check_offset,
     ByteRequest,
     RangeByteRequest,
     Store,
-    _index,
     as_byte_view,
     check_key,
     check_prefix,
@@ -62,9 +62,7 @@ class RemoteStore(Store):
         return [None if v is None else bytes(v) for v in run(go())] if pairs else []
 
     def get_into(self, key: str, buffer: Any, offset: int = 0) -> int | None:
-        offset = _index(offset, "offset")
-        if offset < 0:
-            raise ValueError(f"negative offset {offset}")
+        offset = check_offset(offset)
         check_key(key)
         mv = writable_view(buffer)
         data = run(self._source.aget(key, RangeByteRequest(offset, offset + len(mv))))

@@ -257,7 +257,7 @@ class FsspecStore(RemoteStore):
         self.__dict__.update(state)
         self._source = FsspecSource(self.fs, self.path, self.url, **self._bounds)
 
-    def _dask_token(self) -> tuple[Any, ...]:
+    def token(self) -> tuple[Any, ...]:
         return ("FsspecStore", self.url, _protocols(self.fs))
 
     def __eq__(self, other: object) -> bool:

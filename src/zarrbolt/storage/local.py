@@ -17,8 +17,6 @@ import io
 import os
 import shutil
 import stat
-import threading
-import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -27,10 +25,11 @@ from urllib.parse import unquote, urlparse
 from .. import config
 from ..errors import InvalidKeyError, StoreError, StoreIOError
 from . import _local_safety as safety
+from . import files
 from ._base import (
+    check_offset,
     ByteRequest,
     Store,
-    _index,
     as_byte_view,
     check_key,
     check_prefix,
@@ -44,8 +43,6 @@ from .locks import LOCK_NAME, FileLocks, lock_path
 
 _HAS_PREAD = hasattr(os, "pread")
 _HAS_PREADV = hasattr(os, "preadv")
-_HAS_WRITEV = hasattr(os, "writev")
-_IOV_MAX = 1024  # POSIX guarantees at least 16; Linux and macOS allow 1024 buffers per writev
 _O_BINARY = getattr(os, "O_BINARY", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 # A FIFO where a value's file should be must not block the open (it is not a regular file, so it
@@ -120,22 +117,6 @@ def _read_range(fd: int, start: int, length: int) -> bytes:
         parts.append(more)
         got += len(more)
     return b"".join(parts)
-
-
-def _write_all(fd: int, views: list[memoryview]) -> None:
-    """Write every byte of ``views`` in order (few system calls: ``writev`` where available)."""
-    views = [v for v in views if len(v)]
-    i = 0
-    while i < len(views):
-        if _HAS_WRITEV and i + 1 < len(views):
-            n = os.writev(fd, views[i: i + _IOV_MAX])
-        else:
-            n = os.write(fd, views[i])
-        while i < len(views) and n >= len(views[i]):  # drop what was written
-            n -= len(views[i])
-            i += 1
-        if n:
-            views[i] = views[i][n:]
 
 
 def _readinto(fd: int, mv: memoryview, offset: int) -> int:
@@ -311,9 +292,7 @@ class LocalStore(Store):
         return out
 
     def get_into(self, key: str, buffer: Any, offset: int = 0) -> int | None:
-        offset = _index(offset, "offset")
-        if offset < 0:
-            raise ValueError(f"negative offset {offset}")
+        offset = check_offset(offset)
         mv = writable_view(buffer)
         opened = self._open_value(key)
         if opened is None:
@@ -400,94 +379,9 @@ class LocalStore(Store):
         return st.st_size
 
     # ------------------------------------------------------------------ writing
-    def _create_tmp(self, key: str, directory: str) -> tuple[int, str]:
-        """Create (exclusively) a temporary file in ``directory``, making the directory as
-        needed; retries when a concurrent erase prunes the directory in between.  The first
-        write to a directory removes the orphaned temporary files there (dead writers')."""
-        self._guard.check_dir(directory)
-        last: OSError | None = None
-        for _ in range(64):
-            tmp = os.path.join(directory, safety.tmp_name())
-            try:
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_CLOEXEC, 0o666)
-                self._sweep(directory)
-                # a caught error's traceback refers to this frame, and the frame to its callers
-                # and their values (a shard's encoded pieces): kept, that cycle would hold them
-                # until the next garbage collection
-                last = None
-                return fd, tmp
-            except FileNotFoundError as e:
-                last = e
-            except NotADirectoryError as e:
-                if self._file_in_path(directory):
-                    raise StoreError(f"cannot write {key!r} to {self}: a parent path component is a file") from e
-                last = e
-                continue
-            except OSError as e:
-                raise safety.write_error(key, self, e) from e
-            try:
-                os.makedirs(directory, exist_ok=True)
-            except FileNotFoundError as e:  # an ancestor was pruned while we made it: retry
-                last = e
-            except (FileExistsError, NotADirectoryError) as e:
-                # makedirs also raises these when a concurrent erase prunes a directory between
-                # its mkdir and its isdir check: only a real file in the way is an error
-                if self._file_in_path(directory):
-                    raise StoreError(f"cannot write {key!r} to {self}: a parent path component is a file") from e
-                last = e
-            except OSError as e:
-                raise safety.write_error(key, self, e) from e
-        raise StoreError(f"cannot write {key!r} to {self}: its directory keeps disappearing ({last})")
-
-    def _file_in_path(self, directory: str) -> bool:
-        """True when ``directory`` or one of its ancestors under the root is not a directory."""
-        d = directory
-        root = self._root_str
-        while len(d) >= len(root):
-            if os.path.lexists(d) and not os.path.isdir(d):
-                return True
-            parent = os.path.dirname(d)
-            if parent == d:
-                break
-            d = parent
-        return False
-
-    def _write_tmp(self, key: str, path: str, value: Any, parts: list[memoryview] | None = None) -> str:
-        """A complete temporary file holding ``value`` (or the concatenation of ``parts``), next
-        to ``path``."""
-        views = parts if parts is not None else [as_byte_view(value)]
-        fd, tmp = self._create_tmp(key, os.path.dirname(path))
-        try:
-            try:
-                self._write_file(fd, views)
-                if self.fsync:
-                    os.fsync(fd)
-            finally:
-                os.close(fd)
-        except BaseException as e:
-            _unlink_quietly(tmp)
-            if isinstance(e, OSError) and not isinstance(e, StoreError):
-                raise safety.write_error(key, self, e) from e
-            raise
-        return tmp
-
     def _write_file(self, fd: int, views: list[memoryview]) -> None:
         """Write ``views`` to the new file ``fd`` (a seam for subclasses, e.g. fault injection)."""
-        _write_all(fd, views)
-
-    def _sync_dir(self, directory: str) -> None:
-        if _WINDOWS or self.fsync_policy != "dir":
-            return
-        try:
-            fd = os.open(directory, os.O_RDONLY)
-        except OSError:
-            return
-        try:
-            os.fsync(fd)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
+        files.write_all(fd, views)
 
     def set(self, key: str, value: Any) -> None:
         self._set(key, value, None)
@@ -498,43 +392,19 @@ class LocalStore(Store):
 
     def _set(self, key: str, value: Any, parts: list[memoryview] | None) -> None:
         self._check_writable()
-        path = self._path(key)
-        tmp = self._write_tmp(key, path, value, parts)
-        try:
-            _replace(tmp, path)
-        except BaseException as e:
-            _unlink_quietly(tmp)
-            if isinstance(e, OSError) and not isinstance(e, StoreError):
-                if os.path.isdir(path):
-                    raise StoreError(f"cannot write {key!r} to {self}: a directory exists at that key") from e
-                raise safety.write_error(key, self, e) from e
-            raise
-        self._sync_dir(os.path.dirname(path))
-
-    _create_lock = threading.Lock()
+        with files.AtomicFile(self, key) as f:
+            f.write(parts if parts is not None else [as_byte_view(value)])
+            f.commit()
 
     def set_if_not_exists(self, key: str, value: Any) -> None:
         """Store ``value`` unless ``key`` exists; the value appears atomically (hard link of a
         complete temporary file, which fails if another writer got there first)."""
         self._check_writable()
-        path = self._path(key)
-        if os.path.lexists(path):
+        if os.path.lexists(self._path(key)):
             return
-        tmp = self._write_tmp(key, path, value)
-        try:
-            try:
-                os.link(tmp, path)
-            except FileExistsError:
-                pass
-            except OSError:  # file systems without hard links
-                with self._create_lock:
-                    if not os.path.lexists(path):
-                        _replace(tmp, path)
-        except OSError as e:
-            raise safety.write_error(key, self, e) from e
-        finally:
-            _unlink_quietly(tmp)
-        self._sync_dir(os.path.dirname(path))
+        with files.AtomicFile(self, key) as f:
+            f.write([as_byte_view(value)])
+            f.commit(exclusive=True)
 
     def erase(self, key: str) -> None:
         self._check_writable()
@@ -678,7 +548,7 @@ class LocalStore(Store):
         self._sweep = safety.Sweeper()
         self._locks = {}
 
-    def _dask_token(self) -> tuple[Any, ...]:
+    def token(self) -> tuple[Any, ...]:
         return ("LocalStore", self._root_str)
 
     def with_read_only(self, read_only: bool = True) -> LocalStore:
@@ -695,26 +565,3 @@ class LocalStore(Store):
 
     def __str__(self) -> str:
         return self.root.as_uri()
-
-
-def _unlink_quietly(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
-
-
-def _replace(src: str, dst: str) -> None:
-    """``os.replace``; on Windows retried briefly while a reader holds ``dst`` open."""
-    if not _WINDOWS:
-        os.replace(src, dst)
-        return
-    for delay in (0.001, 0.005, 0.02, 0.05, 0.1):
-        try:
-            os.replace(src, dst)
-            return
-        except PermissionError:
-            if os.path.isdir(dst):
-                raise
-            time.sleep(delay)
-    os.replace(src, dst)

@@ -25,7 +25,7 @@ the single byte each writer waits for): that is retried, as a writer here holds 
 
 Other stores get only the in-process lock (see :func:`key_lock`); remote stores with
 conditional writes guard updates with the object's version instead
-(:mod:`zarrbolt.pipeline.remote_write`).
+(:mod:`zarrbolt.pipeline.writers`).
 """
 from __future__ import annotations
 
@@ -300,18 +300,12 @@ def key_lock(store: Any, key: str, lock_dir_key: str = "") -> Iterator[None]:
     """Serialize updates of ``key`` of ``store``: across processes for a store with a lock file
     (``store.write_locks(lock_dir_key)`` returns a :class:`FileLocks`: LocalStore), else across
     the threads of this process."""
-    files = None
-    fn = getattr(store, "write_locks", None)
-    if fn is not None:
-        files = fn(lock_dir_key)
+    files = store.write_locks(lock_dir_key)
     if files is not None:
         with files.hold(key):
             yield
         return
-    fn = getattr(store, "_dask_token", None)  # what names the store's data (its location)
-    tok = fn() if fn is not None else None
-    name = f"store:{tok!r}" if tok is not None else f"store:id:{id(store)}"
-    with _thread_lock(name, lock_offset(key)):
+    with _thread_lock(f"store:{store.token()!r}", lock_offset(key)):
         yield
 
 

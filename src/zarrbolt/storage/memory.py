@@ -118,7 +118,7 @@ class MemoryStore(InMemoryReads, Store):
         # a shallow copy shares the data, like with_read_only (deepcopy and pickle copy it)
         return self.with_read_only(self.read_only)
 
-    def _dask_token(self) -> tuple[Any, ...]:
+    def token(self) -> tuple[Any, ...]:
         return ("MemoryStore", id(self._data))
 
     def with_read_only(self, read_only: bool = True) -> MemoryStore:

@@ -7,7 +7,9 @@ import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from ..errors import StoreError
 from . import _local_safety as safety
+from . import files
 
 if TYPE_CHECKING:
     from .local import LocalStore
@@ -113,7 +115,38 @@ class NativeFiles:
             return
         store = self._store
         for d in {os.path.dirname(store._path(k)) for k in keys}:
-            store._sync_dir(d)
+            files.sync_dir(d)
+
+    #: whether values can be written at offsets and extended in place (POSIX: pwrite); the
+    #: streamed and appended shard writes need it
+    positional_io = files.POSITIONAL_IO
+
+    def atomic(self, key: str) -> files.AtomicFile:
+        """A new value of ``key`` (checked), written to a temporary file and renamed over the
+        key's file by its ``commit()`` (:class:`~.files.AtomicFile`)."""
+        self._store._check_writable()
+        return files.AtomicFile(self._store, key)
+
+    def open_value(self, key: str) -> files.ValueFile | None:
+        """The file of ``key``'s value opened for reading at offsets and extending in place
+        (:class:`~.files.ValueFile`), or None when the key has no value.  StoreError when a
+        directory is at the key or the file cannot be opened."""
+        store = self._store
+        store._check_writable()
+        path = self.paths([key])[0]
+        try:
+            fd = os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except IsADirectoryError as e:
+            raise StoreError(f"cannot write {key!r}: a directory exists at that key") from e
+        except OSError as e:
+            raise safety.write_error(key, store, e) from e
+        try:
+            return files.ValueFile(store, key, fd)
+        except OSError as e:
+            os.close(fd)
+            raise safety.write_error(key, store, e) from e
 
 
 def _fs_bytes(path: str) -> bytes:

@@ -271,7 +271,7 @@ class ObjectStore(RemoteStore):
         prefix = self._prefix + "/" if self._prefix else ""
         self._source = ObstoreSource(self._store, prefix, self.url, **self._bounds)
 
-    def _dask_token(self) -> tuple[Any, ...]:
+    def token(self) -> tuple[Any, ...]:
         if type(self._store).__name__ == "MemoryStore":
             return ("ObjectStore", id(self._store), self._prefix)
         return ("ObjectStore", self.url)

@@ -16,8 +16,8 @@ from zarr.core.codec_pipeline import BatchedCodecPipeline
 from ..errors import UnknownCodecError, ZarrboltError
 from ..storage import Store
 
-from .staging import staged_read_store, write_requests
-from .stores import DeferredWriteStore
+from .staging import deferred_store as _deferred, staged_read_store, write_requests
+from .stores import LoopBridge
 from .stores import native_store as _native_store
 
 
@@ -238,5 +238,7 @@ async def deferred_store(zstore: Any, io: Any, indexer: Any) -> Any:
     the write reads (chunks and shards it updates in part) staged, its writes kept until
     ``flush()``."""
     staged = await staged_read_store(zstore, asyncio.get_running_loop(), io, write_requests(io, indexer))
-    return DeferredWriteStore(staged)
+    bridge = staged.base
+    assert isinstance(bridge, LoopBridge)
+    return _deferred(staged, bridge)
 

@@ -4,7 +4,6 @@ and write planners and C plans (see :mod:`zarrbolt.codec_pipeline`)."""
 from __future__ import annotations
 
 import contextlib
-import copy
 import logging
 import threading
 from collections import Counter
@@ -170,7 +169,7 @@ class ZarrboltCodecPipeline(CodecPipeline):
         missing: set[Any] = set()
         with _zarr_settings():
             if io.store is None:
-                io = _with_store(io, await adapt.staged_store(zstore, io, _requests(io, coords, batch)))
+                io = io.with_store(await adapt.staged_store(zstore, io, _requests(io, coords, batch)))
             if box is not None:
                 await run_in_worker(_read_box, io, box, out_np, missing)
             else:
@@ -212,8 +211,8 @@ class ZarrboltCodecPipeline(CodecPipeline):
             io, indexer = _write_target(io, box)
             if io.store is None:
                 deferred = await adapt.deferred_store(zstore, io, indexer)
-                await run_in_worker(_write_box, _with_store(io, deferred), indexer, value_np, write_empty)
-                await deferred.flush()
+                await run_in_worker(_write_box, io.with_store(deferred), indexer, value_np, write_empty)
+                await deferred.aflush()
             else:
                 await run_in_worker(_write_box, io, indexer, value_np, write_empty)
 
@@ -295,14 +294,6 @@ def _split_keys(batch: list[Any], meta: Any) -> tuple[str, list[tuple[int, ...]]
             raise ValueError("items of several arrays in one batch")
         coords.append(c)
     return prefix, coords
-
-
-def _with_store(io: ArrayIO, store: Any) -> ArrayIO:
-    """``io`` over another store (a shallow copy: the compiled plans are shared)."""
-    io = copy.copy(io)
-    io.store = store
-    io.files = store.native_files()
-    return io
 
 
 def _shape_eff(io: ArrayIO, hi: Iterable[int]) -> tuple[int, ...]:

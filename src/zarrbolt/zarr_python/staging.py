@@ -1,43 +1,33 @@
-"""Staged reads from zarr-python stores: everything one read needs fetched concurrently on the
-event loop first (by zarrbolt's core staging, :mod:`zarrbolt.pipeline.staging`, with a
-:class:`~.stores.LoopBridge` as the async source), then served from memory to zarrbolt's
-planner (which runs in a worker thread and would otherwise wait for one request at a time).
+"""Staged reads and deferred writes of zarr-python stores: everything one read needs fetched
+concurrently on the event loop first (by zarrbolt's core staging, :func:`zarrbolt.pipeline.remote.
+stage`, with a :class:`~.stores.LoopBridge` as the async source) into a
+:class:`~zarrbolt.storage.staged.StagedStore`, then served from memory to zarrbolt's planner
+(which runs in a worker thread and would otherwise wait for one request at a time); a write's
+stores collected in a :class:`~zarrbolt.storage.write_behind.WriteBehindStore` and sent together.
 
 :func:`staged_read_store` fetches whole objects for chunk keys, and for the shards of arrays
 read shard by shard (``ArrayIO.shard_direct``) the index by one suffix (or prefix) request,
 then the wanted inner chunks' byte ranges coalesced as the planner coalesces them
-(:data:`~zarrbolt.pipeline.shard_io.COALESCE_GAP`), all with at most ``concurrency`` requests
-in flight.  The :class:`StagedStore` it returns serves those bytes as views of the fetched
-buffers; anything else falls through to the bridge.
+(:data:`~zarrbolt.pipeline.shard.fetch.COALESCE_GAP`), all with at most ``concurrency`` requests
+in flight.  The store it returns serves those bytes as views of the fetched buffers; anything
+else falls through to the bridge.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
-from ..pipeline.shard_io import COALESCE_GAP, group_by_shard
-from ..pipeline.staging import StagedStore as _CoreStaged
-from ..pipeline.staging import stage
+from ..pipeline.remote import Staged, stage
+from ..pipeline.shard.fetch import COALESCE_GAP, group_by_shard
+from ..storage.staged import StagedStore
+from ..storage.write_behind import WriteBehindStore
 from .stores import LoopBridge
 
-__all__ = ["StagedStore", "read_requests", "staged_read_store", "write_requests"]
-
-
-
-class StagedStore(_CoreStaged):
-    """The core :class:`~zarrbolt.pipeline.staging.StagedStore` over a :class:`LoopBridge`
-    (``bridge``: both its fallback store and its async source)."""
-
-    def __init__(self, bridge: LoopBridge, io: Any = None):
-        super().__init__(bridge, bridge, io=io)
-
-    @property
-    def bridge(self) -> LoopBridge:
-        return cast(LoopBridge, self.base)
+__all__ = ["deferred_store", "read_requests", "staged_read_store", "write_requests"]
 
 
 async def staged_read_store(zstore: Any, loop: asyncio.AbstractEventLoop, io: Any,
@@ -52,8 +42,15 @@ async def staged_read_store(zstore: Any, loop: asyncio.AbstractEventLoop, io: An
     raises what zarrbolt raises for it everywhere (CorruptChunkError, ChecksumError), a store
     failure StoreError; every fetch has finished when it does."""
     bridge = LoopBridge(zstore, loop, concurrency=concurrency)
-    staged = StagedStore(bridge, io)
-    return await stage(staged, io, requests, max_gap=COALESCE_GAP)
+    staged = await stage(Staged(io, bridge), bridge, requests, max_gap=COALESCE_GAP)
+    return staged.store
+
+
+def deferred_store(base: Any, bridge: LoopBridge) -> WriteBehindStore:
+    """The store a write goes through: its reads from ``base`` (the bridge, or what was staged
+    over it), its writes collected and sent through ``bridge`` (at the latest by ``aflush()``,
+    awaited on the bridge's loop; before that whenever half the bytes in flight are collected)."""
+    return WriteBehindStore(base, bridge, limit=max(1, bridge.max_bytes_in_flight // 2))
 
 
 # ---------------------------------------------------------------------------- what a read needs

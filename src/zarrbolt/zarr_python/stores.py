@@ -7,8 +7,9 @@ and write planners run on them.
   (:class:`ZarrMemoryView`); None for every other store.
 - :class:`LoopBridge`: any zarr-python store, its coroutines run on the event loop that owns it
   from the planner's worker threads (never from the loop's own thread).
-- :class:`DeferredWriteStore`: writes and deletes recorded in memory while the planner runs
-  (reads see them) and applied by :meth:`DeferredWriteStore.flush`, concurrently, on the loop.
+
+A write's stores are collected by zarrbolt's :class:`~zarrbolt.storage.write_behind.WriteBehindStore`
+over a bridge (:func:`~.staging.deferred_store`) and sent together, concurrently, on the loop.
 
 Store failures come out as :class:`~zarrbolt.errors.StoreError` naming the key; a zarr-python
 store that reports a missing key (None, or FileNotFoundError) reads as missing here too.
@@ -29,24 +30,23 @@ import numpy as np
 
 from .._threads import LazyExecutor
 from ..errors import StoreError, ZarrboltError
-from ..pipeline.staging import default_bytes_in_flight
+from .. import config as zb_config
 from ..storage import LocalStore, Store
 from ..storage._base import (
+    check_offset,
     ByteRequest,
     InMemoryReads,
     OffsetByteRequest,
     RangeByteRequest,
     SuffixByteRequest,
-    _index,
     check_key,
     check_prefix,
     check_ranges,
     normalize_range,
-    resolve_range,
     writable_view,
 )
 
-__all__ = ["DeferredWriteStore", "LoopBridge", "ZarrMemoryView", "native_store", "run_in_worker", "store_concurrency"]
+__all__ = ["LoopBridge", "ZarrMemoryView", "native_store", "run_in_worker", "store_concurrency"]
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -292,12 +292,22 @@ class LoopBridge(Store):
         super().__init__(read_only=zarr_read_only(zstore))
         self.zstore = zstore
         self.loop = loop
-        self.concurrency = store_concurrency(concurrency)
+        self._concurrency = store_concurrency(concurrency)
         # the AsyncSource protocol: zarr-python's stores bound their own memory; the planners
-        # window what they stage by this
-        self.max_bytes_in_flight = default_bytes_in_flight()
+        # window what they stage by this (config ``remote_bytes_in_flight``)
+        self._max_bytes = int(zb_config.get("remote_bytes_in_flight"))
         self._sem: asyncio.Semaphore | None = None
         self._sem_loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def concurrency(self) -> int:
+        """Requests of this bridge in flight at once, at most (the AsyncSource protocol)."""
+        return self._concurrency
+
+    @property
+    def max_bytes_in_flight(self) -> int:
+        """Bytes a staged read or a write's collected stores hold at once (the AsyncSource protocol)."""
+        return self._max_bytes
 
     # ------------------------------------------------------------------ running coroutines
     def run(self, coro: Coroutine[Any, Any, Any]) -> Any:
@@ -414,9 +424,7 @@ class LoopBridge(Store):
         return [None if b is None else _buffer_view(b) for b in self.run(many())]
 
     def get_into(self, key: str, buffer: Any, offset: int = 0) -> int | None:
-        offset = _index(offset, "offset")
-        if offset < 0:
-            raise ValueError(f"negative offset {offset}")
+        offset = check_offset(offset)
         mv = writable_view(buffer)
         data = self.get(key, RangeByteRequest(offset, offset + len(mv)))
         return None if data is None else _copy_into(mv, data[: len(mv)])
@@ -490,164 +498,3 @@ class LoopBridge(Store):
 
     def __repr__(self) -> str:
         return f"LoopBridge({self.zstore!r})"
-
-
-
-# ---------------------------------------------------------------------------- deferred writes
-_DELETED = object()
-
-
-class DeferredWriteStore(Store):
-    """Writes and deletes kept in memory until :meth:`flush` applies them to the zarr-python store.
-
-    ``base`` serves the reads of keys not written here: a :class:`LoopBridge`, or a store that
-    falls through to one (a staged read store, :func:`~.staging.staged_read_store`: its
-    ``bridge``).  Reads of a key written here see the new value, of a key deleted here None.
-    Every value is copied when recorded (the planner reuses its buffers)."""
-
-    def __init__(self, base: Store, *, bridge: LoopBridge | None = None):
-        if bridge is None:
-            bridge = base if isinstance(base, LoopBridge) else getattr(base, "bridge", None)
-        if not isinstance(bridge, LoopBridge):
-            raise TypeError(f"DeferredWriteStore needs a LoopBridge (or a store over one), got {type(base).__name__}")
-        super().__init__(read_only=base.read_only or bridge.read_only)
-        self.base = base
-        self.bridge = bridge
-        self._pending: dict[str, Any] = {}
-        self._lock = threading.Lock()
-
-    def _recorded(self, key: str) -> tuple[bool, memoryview | None]:
-        """``(True, value or None when deleted)`` for a key written or deleted here, else ``(False, None)``."""
-        check_key(key)
-        v = self._pending.get(key)
-        if v is None:
-            return False, None
-        return True, (None if v is _DELETED else _byte_view(v))
-
-    @property
-    def pending(self) -> dict[str, Any]:
-        """The recorded operations: key -> value (a uint8 array) or the deletion marker."""
-        return dict(self._pending)
-
-    # ------------------------------------------------------------------ reading
-    def get(self, key: str, byte_range: ByteRequest = None) -> Any:
-        hit, v = self._recorded(key)
-        if not hit:
-            return self.base.get(key, byte_range)
-        if v is None or byte_range is None:
-            return v
-        a, b = resolve_range(byte_range, len(v))
-        return v[a:b]
-
-    def get_partial_values(self, key_ranges: Iterable[tuple[str, ByteRequest]]) -> list[Any]:
-        items = list(key_ranges)
-        if not any(self._recorded(k)[0] for k, _ in items):
-            return self.base.get_partial_values(items)
-        return [self.get(k, r) for k, r in items]
-
-    def get_into(self, key: str, buffer: Any, offset: int = 0) -> int | None:
-        hit, v = self._recorded(key)
-        if not hit:
-            return self.base.get_into(key, buffer, offset)
-        offset = _index(offset, "offset")
-        if offset < 0:
-            raise ValueError(f"negative offset {offset}")
-        mv = writable_view(buffer)
-        return None if v is None else _copy_into(mv, v[offset: offset + len(mv)])
-
-    def read_into(self, key: str, buffer: Any) -> int | None:
-        hit, v = self._recorded(key)
-        if not hit:
-            return self.base.read_into(key, buffer)
-        mv = writable_view(buffer)
-        if v is None:
-            return None
-        return -len(v) if len(v) > len(mv) else _copy_into(mv, v)
-
-    def get_ranges_into(self, key: str, ranges: Any, buffer: Any) -> list[int] | None:
-        hit, v = self._recorded(key)
-        if not hit:
-            return self.base.get_ranges_into(key, ranges, buffer)
-        mv = writable_view(buffer)
-        ranges = check_ranges(ranges, len(mv))
-        if v is None:
-            return None
-        counts, pos = [], 0
-        for a, b in ranges:
-            counts.append(_copy_into(mv[pos: pos + b - a], v[a:b]))
-            pos += b - a
-        return counts
-
-    def exists(self, key: str) -> bool:
-        hit, v = self._recorded(key)
-        return (v is not None) if hit else self.base.exists(key)
-
-    def getsize(self, key: str) -> int:
-        hit, v = self._recorded(key)
-        if not hit:
-            return self.base.getsize(key)
-        if v is None:
-            raise StoreError(f"key {key!r} not found in {self!r} (deleted)")
-        return len(v)
-
-    # ------------------------------------------------------------------ writing
-    def _record(self, key: str, value: Any) -> None:
-        self._check_writable()
-        check_key(key)
-        with self._lock:
-            self._pending[key] = value
-
-    def set(self, key: str, value: Any) -> None:
-        self._record(key, _joined([value]))
-
-    def set_parts(self, key: str, parts: Sequence[Any]) -> None:
-        self._record(key, _joined(parts))
-
-    def erase(self, key: str) -> None:
-        self._record(key, _DELETED)
-
-    def erase_prefix(self, prefix: str) -> None:
-        self._check_writable()
-        for k in list(self.list_prefix(prefix)):
-            self._record(k, _DELETED)
-
-    # ------------------------------------------------------------------ listing
-    def list(self) -> Iterator[str]:
-        return self.list_prefix("")
-
-    def list_prefix(self, prefix: str) -> Iterator[str]:
-        check_prefix(prefix)
-        pending = dict(self._pending)
-        keys = [k for k in self.base.list_prefix(prefix) if k not in pending]
-        keys += [k for k, v in pending.items() if v is not _DELETED and k.startswith(prefix)]
-        return iter(keys)
-
-    # ------------------------------------------------------------------ applying
-    async def flush(self) -> None:
-        """Apply the recorded writes and deletes to the zarr-python store, concurrently (at
-        most the bridge's ``concurrency`` in flight).  Call it on the bridge's loop.  Every
-        operation is attempted; the ones that succeeded are forgotten, and the first failure
-        is raised (StoreError naming its key)."""
-        with self._lock:
-            items = list(self._pending.items())
-
-        async def apply(key: str, value: Any) -> None:
-            if value is _DELETED:
-                await self.bridge.adelete(key)
-            else:
-                await self.bridge.aset(key, value)
-
-        results = await asyncio.gather(*[apply(k, v) for k, v in items], return_exceptions=True)
-        with self._lock:
-            for (k, v), r in zip(items, results):
-                if not isinstance(r, BaseException) and self._pending.get(k) is v:
-                    del self._pending[k]
-        for r in results:
-            if isinstance(r, BaseException):
-                raise r
-
-    def with_read_only(self, read_only: bool = True) -> Store:
-        return self.base.with_read_only(read_only)
-
-    def __repr__(self) -> str:
-        return f"DeferredWriteStore({self.base!r}, {len(self._pending)} pending)"

@@ -1,11 +1,16 @@
-"""The sharded I/O plan: which shard each wanted inner chunk is in, the shard's index by one
-byte-range request, then the wanted inner chunks in windows of the tasks (in task order, the C
-order of the output) whose reads are coalesced in file order.
+"""The I/O of a sharded read: which shard each wanted inner chunk is in, the work items, and the
+reads of a shard's wanted inner chunks.
 
-The same plan serves every store: :class:`ShardArenaReader` reads the windows through the Store
-API (:meth:`~zarrbolt.storage.Store.get_ranges_into`) into a thread's arena, and the native path
-hands the same work items to C (``zb_plan_read_shards``), which windows local shard files the
-same way.  :func:`shard_windows` is the one windowing function."""
+A read's tasks (inner chunks, in the C order of the output) are grouped by shard
+(:func:`group_by_shard`) and cut into work items (:func:`work_items`).  A shard's index is read
+first (:mod:`.index`), then its wanted inner chunks in windows of the tasks whose reads are
+coalesced in file order: the windows are the one C rule (``zb_shard_windows``, through
+:func:`zarrbolt.kernels.shard_windows`), which the native reads of local shard files
+(``csrc/local_io.c``) apply in C and :class:`ShardArenaReader` applies to any Store through
+:meth:`~zarrbolt.storage.Store.get_ranges_into`.  :func:`fetch_inner_chunks` gives the encoded
+bytes of some inner chunks of one shard (the per-codec reads); :func:`afetch_parts` stages a
+shard's index and wanted inner chunks from an async source (remote reads).
+"""
 
 from __future__ import annotations
 
@@ -14,75 +19,25 @@ from typing import Any
 
 import numpy as np
 
-from .. import config
-from .._ext import _shard
-from .. import _threads
-from ..codecs.sharding import COALESCE_GAP, EMPTY
-from ..errors import (CorruptChunkError, StoreError, StoreIOError, StorePermissionError, StoreUnavailableError,
-                      SymlinkError)
+from ... import _threads, config, kernels
+from ..._ext import _shard
+from ...codecs.sharding import EMPTY
+from ...errors import CorruptChunkError, StoreError
+from . import index as shard_index
 
 __all__ = [
     "COALESCE_GAP",
     "ShardArenaReader",
+    "afetch_parts",
     "fetch_inner_chunks",
     "group_by_shard",
-    "shard_index",
-    "shard_windows",
+    "inner_chunk",
     "work_items",
 ]
 
-
-def shard_windows(offsets: np.ndarray, nbytes: np.ndarray, entries: Sequence[int], arena_cap: int,
-                  max_gap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Cut the wanted ``entries`` of a shard (distinct flat inner-chunk numbers, in task order)
-    into windows and plan each window's reads.
-
-    A window is a run of consecutive entries whose inner chunks add up to at most ``arena_cap``
-    bytes (the first one alone may be more; empty entries count 0).  Its non-empty entries are
-    read in file order, neighbours closer than ``max_gap`` bytes coalesced into one read of at
-    most ``arena_cap`` bytes (an entry larger than that is read alone).
-
-    Returns ``(window_ends, order, read_of, begins, ends)``: ``window_ends[w]`` is one past the
-    last position (in ``entries``) of window w; ``order`` lists, window after window and in file
-    order within each, the positions of the non-empty entries; ``read_of`` the read each belongs
-    to (numbered across all windows); ``begins``/``ends`` the ``[begin, end)`` byte range of every
-    read.  Empty entries (offset 2^64-1) are in no read.
-
-    (Stream H1 of issue #16 adds the same function in C, ``zarrbolt.kernels.shard_windows``.)"""
-    offs = np.asarray(offsets, dtype=np.uint64).reshape(-1)
-    nb = np.asarray(nbytes, dtype=np.uint64).reshape(-1)
-    ents = np.asarray(entries, dtype=np.int64).reshape(-1)
-    sizes = np.where(offs[ents] == EMPTY, 0, nb[ents]).tolist()
-    pairs = np.stack([offs, nb], axis=1)
-    window_ends: list[int] = []
-    orders: list[np.ndarray] = []
-    read_ofs: list[np.ndarray] = []
-    begins: list[np.ndarray] = []
-    ends: list[np.ndarray] = []
-    nreads = 0
-    w0 = 0
-    while w0 < len(sizes):
-        w1, tot = w0 + 1, sizes[w0]
-        while w1 < len(sizes) and tot + sizes[w1] <= arena_cap:
-            tot += sizes[w1]
-            w1 += 1
-        window = ents[w0:w1]
-        order, read_of, b, e = _shard.coalesce(pairs, window, max_gap, arena_cap)
-        # entries -> their positions in `entries` (sorted search: the window's entries are distinct)
-        by_entry = np.argsort(window, kind="stable")
-        orders.append(w0 + by_entry[np.searchsorted(window, order, sorter=by_entry)])
-        read_ofs.append(read_of + nreads)
-        begins.append(b)
-        ends.append(e)
-        nreads += len(b)
-        window_ends.append(w1)
-        w0 = w1
-
-    def cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
-        return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
-
-    return (np.asarray(window_ends, dtype=np.int64), cat(orders, np.int64), cat(read_ofs, np.int64),
-            cat(begins, np.uint64), cat(ends, np.uint64))
+# Gaps between wanted inner chunks up to this many bytes are read rather than split into
+# separate requests (one larger read is cheaper than two round trips on every store).
+COALESCE_GAP = 1 << 16
 
 
 # ---------------------------------------------------------------------------- shards and tasks
@@ -125,80 +80,58 @@ def work_items(groups: list[tuple[tuple[int, ...], Any]], ninner: int, lay: Any)
     return items
 
 
-# ---------------------------------------------------------------------------- reads through a Store
-def shard_index(store: Any, key: str, codec: Any, lay: Any) -> tuple[np.ndarray, np.ndarray] | None:
-    """The validated ``(offsets, nbytes)`` of shard ``key`` read by one byte-range request
-    (after its size), or None when the shard does not exist."""
-    kind, index_nbytes = codec.index_range(lay)
-    try:
-        total = store.getsize(key)
-    except (StoreIOError, StorePermissionError, StoreUnavailableError, SymlinkError):
-        raise  # there but unreadable, refused, or the store unreachable: not a missing shard
-    except StoreError:  # the shard does not exist
+def inner_chunk(data: Any, offs: np.ndarray, nb: np.ndarray, flat: int, begin: int = 0) -> Any:
+    """The encoded bytes of inner chunk ``flat`` (None: empty) out of ``data``, a buffer holding
+    the shard's bytes from offset ``begin``."""
+    o = int(offs[flat])
+    if o == EMPTY:
         return None
-    if total < index_nbytes:
-        raise CorruptChunkError(f"shard {key!r}: {total} bytes is smaller than its {index_nbytes}-byte index")
-    rng = (total - index_nbytes, total) if kind == "suffix" else (0, index_nbytes)
-    raw_index = store.get(key, rng)
-    if raw_index is None or len(raw_index) != index_nbytes:
-        raise CorruptChunkError(f"shard {key!r} changed or was truncated while being read")
-    index: tuple[np.ndarray, np.ndarray] | None = codec.decode_index(raw_index, lay, total, key)
-    return index
+    return data[o - begin: o - begin + int(nb[flat])]
 
 
+# ---------------------------------------------------------------------------- reads through a Store
 def fetch_inner_chunks(store: Any, key: str, codec: Any, lay: Any, flats: Sequence[int],
                        whole: bool) -> list[Any] | None:
     """The encoded bytes of inner chunks ``flats`` of shard ``key`` (None for empty ones), or
     None when the shard does not exist.  ``whole``: one request for the whole shard; else the
     index by one byte range, then the wanted chunks in coalesced ranges."""
-    from .. import kernels
-
     if whole:
         data = store.get(key)
         if data is None:
             return None
         mv, offs, nb = codec.split_shard(data, lay, key)
-        out: list[Any] = []
-        for f in flats:
-            o = int(offs[f])
-            out.append(None if o == EMPTY else mv[o: o + int(nb[f])])
-        return out
-    index = shard_index(store, key, codec, lay)
+        return [inner_chunk(mv, offs, nb, f) for f in flats]
+    index = shard_index.fetch(store, key, codec, lay)
     if index is None:
         return None
-    offs, nb = index
+    offs, nb = index.offsets, index.nbytes
     wanted = np.asarray(flats, dtype=np.int64)
     order, read_of, begins, ends = kernels.coalesce_ranges(offs, nb, wanted, max_gap=COALESCE_GAP)
     blobs = store.get_partial_values([(key, (int(b), int(e))) for b, e in zip(begins, ends)])
     for blob, b, e in zip(blobs, begins, ends):
         if blob is None or len(blob) != int(e) - int(b):
-            raise CorruptChunkError(f"shard {key!r} changed or was truncated while being read")
+            raise shard_index.changed(key)
     views = [memoryview(b) for b in blobs]
     where = {int(ent): int(r) for ent, r in zip(order, read_of)}
     out = []
     for f in flats:
-        o = int(offs[f])
-        if o == EMPTY:
-            out.append(None)
-            continue
-        r = where[int(f)]
-        b0 = int(begins[r])
-        out.append(views[r][o - b0: o - b0 + int(nb[f])])
+        r = where.get(int(f))
+        out.append(None if r is None else inner_chunk(views[r], offs, nb, int(f), int(begins[r])))
     return out
 
 
 class ShardArenaReader:
     """Reads the wanted inner chunks of shards through the Store API into one thread's reusable
-    ``arena``, window after window (:func:`shard_windows` over half the arena), each window's
-    reads in one :meth:`~zarrbolt.storage.Store.get_ranges_into` call; whenever the arena is
-    full (and at the end) hands what it holds to ``decode(bufs, tasks, names)`` in task order
-    (the C order of the output, not the file order: Morton order for zarr-python's shards), so
-    that neighbours along a row of the output come one after another and their copies are
-    grouped.  No fresh buffer per request, so no page faults for the compressed bytes."""
+    ``arena``, window after window (the C rule over half the arena), each window's reads in one
+    :meth:`~zarrbolt.storage.Store.get_ranges_into` call; whenever the arena is full (and at the
+    end) hands what it holds to ``decode(bufs, tasks, names)`` in task order (the C order of the
+    output, not the file order: Morton order for zarr-python's shards), so that neighbours along
+    a row of the output come one after another and their copies are grouped.  No fresh buffer
+    per request, so no page faults for the compressed bytes."""
 
-    def __init__(self, store: Any, codec: Any, lay: Any, arena: memoryview,
+    def __init__(self, store: Any, arena: memoryview,
                  decode: Callable[[list[Any], list[Any], list[Any]], None], fill_task: Callable[[int], None]):
-        self.store, self.codec, self.lay = store, codec, lay
+        self.store = store
         self.arena, self.cap = arena, len(arena)
         self.decode, self.fill_task = decode, fill_task
         self.pos = 0
@@ -209,11 +142,11 @@ class ShardArenaReader:
         self.pending: list[tuple[int, int]] = []  # reads of self.key into arena[self.pending_at: self.pos]
         self.pending_at = 0
 
-    def read(self, key: str, index: tuple[np.ndarray, np.ndarray], tasks: list[int], ents: list[int]) -> None:
+    def read(self, key: str, index: shard_index.Index, tasks: list[int], ents: list[int]) -> None:
         """Read inner chunks ``ents`` of shard ``key`` (its validated ``index``) for ``tasks``."""
-        ioff, inb = index
+        ioff, inb = index.offsets, index.nbytes
         cap = self.cap
-        window_ends, order, read_of, begins, ends = shard_windows(ioff, inb, ents, cap // 2, COALESCE_GAP)
+        window_ends, order, read_of, begins, ends = kernels.shard_windows(ioff, inb, ents, cap // 2, COALESCE_GAP)
         order, read_of = order.tolist(), read_of.tolist()
         begins, ends = begins.tolist(), ends.tolist()
         k = 0
@@ -230,7 +163,7 @@ class ShardArenaReader:
                 if size > cap:  # one inner chunk larger than the arena
                     blob = self.store.get(key, (b0, ends[r]))
                     if blob is None or len(blob) != size:
-                        raise CorruptChunkError(f"shard {key!r} changed or was truncated while being read")
+                        raise shard_index.changed(key)
                     view = memoryview(blob)
                 else:
                     if self.pos + size > cap:
@@ -238,8 +171,7 @@ class ShardArenaReader:
                     view = self._reserve(key, b0, size)
                 while k < k1 and read_of[k] == r:
                     f = ents[order[k]]
-                    o = int(ioff[f]) - b0
-                    self.bufs.append(view[o: o + int(inb[f])])
+                    self.bufs.append(inner_chunk(view, ioff, inb, f, b0))
                     self.idx.append(tasks[order[k]])
                     self.names.append(f"{key}[{f}]")
                     k += 1
@@ -267,7 +199,7 @@ class ShardArenaReader:
         pending, self.pending = self.pending, []
         got = self.store.get_ranges_into(self.key, pending, self.arena[self.pending_at: self.pos])
         if got is None or any(g != e - b for g, (b, e) in zip(got, pending)):
-            raise CorruptChunkError(f"shard {self.key!r} changed or was truncated while being read")
+            raise shard_index.changed(self.key)
 
     def flush(self) -> None:
         """Decode what the arena holds (in task order) and start over at its beginning."""
@@ -275,3 +207,40 @@ class ShardArenaReader:
         o = sorted(range(len(self.idx)), key=self.idx.__getitem__)
         self.decode([self.bufs[i] for i in o], [self.idx[i] for i in o], [self.names[i] for i in o])
         self.bufs, self.idx, self.names, self.pos = [], [], [], 0
+
+
+# ---------------------------------------------------------------------------- reads from async sources
+async def afetch_parts(source: Any, staged: Any, key: str, codec: Any, lay: Any, wanted: list[int], max_gap: int,
+                       cache: tuple[Any, Any] | None) -> shard_index.Index | None:
+    """Stage into ``staged`` (a :class:`~zarrbolt.storage.staged.StagedStore`) the index of shard
+    ``key`` (one request, or none when ``cache`` has it) and the byte ranges of its ``wanted``
+    inner chunks (coalesced here across gaps under ``max_gap``, then by the source) by one
+    ``aget_ranges`` call.  The shard's size is reported as its index implies it (the end of its
+    last inner chunk plus the index), so that a planner's own index read through ``staged``
+    (:func:`.index.fetch`) asks for exactly the staged index.  Returns the index; None when the
+    shard is absent (also when it was deleted after its index was read)."""
+    index = await shard_index.afetch(source, key, codec, lay, cache)
+    if index is None:
+        return None
+    kind, nidx = codec.index_range(lay)
+    size = index.data_end + nidx if kind == "suffix" else max(index.data_end, nidx)
+    staged.put_range(key, index.data_end if kind == "suffix" else 0, index.raw, size)
+    _order, _read_of, begins, ends = kernels.coalesce_ranges(index.offsets, index.nbytes, wanted, max_gap=max_gap)
+    spans = list(zip(begins.tolist(), ends.tolist()))
+    bufs = await source.aget_ranges(key, spans, max_gap=max_gap) if spans else []
+    if bufs is None:  # deleted since its index was read: absent, as a shard without an index
+        if cache is not None:
+            cache[0].invalidate(cache[1], key)
+        return None
+    if len(bufs) != len(spans):
+        raise StoreError(f"shard {key!r}: {len(bufs)} byte ranges came back for {len(spans)} requested")
+    for (b, e), got in zip(spans, bufs):
+        view = got if isinstance(got, memoryview) else memoryview(got)
+        view = view.cast("B") if view.format != "B" or view.ndim != 1 else view
+        if len(view) != e - b:
+            if cache is not None:
+                cache[0].invalidate(cache[1], key)
+            raise CorruptChunkError(f"shard {key!r}: its index names bytes [{b}, {e}) but only {len(view)} of them "
+                                    "came back (an entry points past the end of the shard, or the shard changed)")
+        staged.put_range(key, b, view, size)
+    return index
