@@ -29,7 +29,9 @@ import numpy as np
 
 from ..errors import ChecksumError, CorruptChunkError, MetadataError
 from .abc import BytesToBytesCodec, ChunkSpec
-from .compressors import BloscCodec, GzipCodec, ZstdCodec
+from .blosc import BloscCodec
+from .gzip import GzipCodec
+from .zstd import ZstdCodec
 from .registry import register_codec
 from ._numcodecs import KeptConfiguration
 from ._util import as_bytes_view, int_param
