@@ -13,7 +13,7 @@ import pytest
 
 import zarrbolt as zarr
 from zarrbolt.codecs import parse_codec
-from zarrbolt.codecs.zlib import ZlibCodec
+from zarrbolt.codecs.numcodecs.compressors import ZlibCodec
 from zarrbolt.errors import CorruptChunkError, MetadataError
 from zarrbolt.storage import MemoryStore
 from zarrbolt._ext import _zlib
