@@ -1,6 +1,6 @@
 """The ``gzip`` codec (bytes -> bytes): one or more RFC 1952 gzip members, compressed and
-decoded in C with the GIL released through libdeflate (``zarrbolt._ext._codecs``); the codec owns
-its fused-plan steps and its partial decoder (inflating stops after the wanted prefix)."""
+decoded in C with the GIL released through libdeflate (``zarrbolt._ext._deflate``); the codec
+owns its fused-plan steps and its partial decoder (inflating stops after the wanted prefix)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from .registry import register_codec
 from ._util import as_bytes_view, config_dict, int_param
 
 
-def _codecs_mod() -> Any:
-    from .._ext import _codecs
+def _deflate_ext() -> Any:
+    from .._ext import _deflate
 
-    return _codecs
+    return _deflate
 
 
 @register_codec
@@ -36,17 +36,17 @@ class GzipCodec(BytesToBytesCodec):
         return {"name": "gzip", "configuration": {"level": self.level}}
 
     def encode(self, data: Any, spec: ChunkSpec) -> bytes:
-        return cast(bytes, _codecs_mod().gzip_compress(as_bytes_view(data), self.level))
+        return cast(bytes, _deflate_ext().gzip_compress(as_bytes_view(data), self.level))
 
     def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
-        return cast(bytes, _codecs_mod().gzip_decompress(as_bytes_view(data), max_size))
+        return cast(bytes, _deflate_ext().gzip_decompress(as_bytes_view(data), max_size))
 
     def c_decode_step(self, spec: ChunkSpec) -> tuple[Any, ...]:
-        return ("transform", _codecs_mod().GZIP_DECODE_STEP, b"")
+        return ("transform", _deflate_ext().GZIP_DECODE_STEP, b"")
 
     def c_encode_step(self, spec: ChunkSpec) -> tuple[Any, ...]:
-        m = _codecs_mod()
+        m = _deflate_ext()
         return ("transform", m.GZIP_ENCODE_STEP, m.gzip_encode_params(self.level))
 
     def c_partial(self, spec: ChunkSpec) -> tuple[Any, ...]:
-        return ("prefix", _codecs_mod().GZIP_PREFIX_FN)  # stops soon after the region's last byte
+        return ("prefix", _deflate_ext().GZIP_PREFIX_FN)  # stops soon after the region's last byte

@@ -1,5 +1,5 @@
 """The ``zstd`` codec (bytes -> bytes): zstd frames, compressed and decoded in C with the GIL
-released (``zarrbolt._ext._codecs``); the codec owns its fused-plan steps and its partial decoder
+released (``zarrbolt._ext._zstd``); the codec owns its fused-plan steps and its partial decoder
 (decoding stops after the block holding the wanted prefix)."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from .registry import register_codec
 from ._util import as_bytes_view, config_dict, int_param
 
 
-def _codecs_mod() -> Any:
-    from .._ext import _codecs
+def _zstd_ext() -> Any:
+    from .._ext import _zstd
 
-    return _codecs
+    return _zstd
 
 
 @register_codec
@@ -37,17 +37,17 @@ class ZstdCodec(BytesToBytesCodec):
         return {"name": "zstd", "configuration": {"level": self.level, "checksum": self.checksum}}
 
     def encode(self, data: Any, spec: ChunkSpec) -> bytes:
-        return cast(bytes, _codecs_mod().zstd_compress(as_bytes_view(data), self.level, self.checksum))
+        return cast(bytes, _zstd_ext().compress(as_bytes_view(data), self.level, self.checksum))
 
     def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
-        return cast(bytes, _codecs_mod().zstd_decompress(as_bytes_view(data), max_size))
+        return cast(bytes, _zstd_ext().decompress(as_bytes_view(data), max_size))
 
     def c_decode_step(self, spec: ChunkSpec) -> tuple[Any, ...]:
-        return ("transform", _codecs_mod().ZSTD_DECODE_STEP, b"")
+        return ("transform", _zstd_ext().DECODE_STEP, b"")
 
     def c_encode_step(self, spec: ChunkSpec) -> tuple[Any, ...]:
-        m = _codecs_mod()
-        return ("transform", m.ZSTD_ENCODE_STEP, m.zstd_encode_params(self.level, self.checksum))
+        m = _zstd_ext()
+        return ("transform", m.ENCODE_STEP, m.encode_params(self.level, self.checksum))
 
     def c_partial(self, spec: ChunkSpec) -> tuple[Any, ...]:
-        return ("prefix", _codecs_mod().ZSTD_PREFIX_FN)
+        return ("prefix", _zstd_ext().PREFIX_FN)

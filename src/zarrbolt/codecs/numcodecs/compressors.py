@@ -16,7 +16,6 @@ more than the chain allows (CorruptChunkError)."""
 from __future__ import annotations
 
 import bz2
-import importlib
 import lzma
 from typing import Any, cast
 
@@ -187,36 +186,16 @@ class NumcodecsLZMA(_Configured):
         return out
 
 
-class ExtensionCompressor(BytesToBytesCodec):
-    """A bytes -> bytes codec whose C side is the extension module ``zarrbolt._ext.<_module>``
-    with ``compress(data, param)``, ``decompress(data, max_size)``, the capsules ``DECODE_STEP``,
-    ``ENCODE_STEP``, ``PREFIX_FN`` and ``encode_params(param)``; ``_param()`` is the codec's one
-    encode parameter (zlib's level, lz4's acceleration)."""
+def _deflate_ext() -> Any:
+    from ..._ext import _deflate
 
-    _module = ""
+    return _deflate
 
-    def _ext(self) -> Any:
-        return importlib.import_module(f"zarrbolt._ext.{self._module}")
 
-    def _param(self) -> int:
-        raise NotImplementedError
+def _lz4_ext() -> Any:
+    from ..._ext import _lz4
 
-    def encode(self, data: Any, spec: ChunkSpec) -> bytes:
-        return cast(bytes, self._ext().compress(as_bytes_view(data), self._param()))
-
-    def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
-        return cast(bytes, self._ext().decompress(as_bytes_view(data), max_size))
-
-    # -- codec-owned fused-plan stages
-    def c_decode_step(self, spec: ChunkSpec) -> tuple[str, Any, bytes]:
-        return ("transform", self._ext().DECODE_STEP, b"")
-
-    def c_encode_step(self, spec: ChunkSpec) -> tuple[str, Any, bytes]:
-        ext = self._ext()
-        return ("transform", ext.ENCODE_STEP, ext.encode_params(self._param()))
-
-    def c_partial(self, spec: ChunkSpec) -> tuple[str, Any]:
-        return ("prefix", self._ext().PREFIX_FN)
+    return _lz4
 
 
 ZLIB_NAME = "numcodecs.zlib"
@@ -224,21 +203,20 @@ ZLIB_DEFAULT_LEVEL = 1  # numcodecs.Zlib's
 
 
 @register_codec
-class ZlibCodec(ExtensionCompressor):
+class ZlibCodec(BytesToBytesCodec):
     """``numcodecs.zlib``: one zlib stream (RFC 1950), as zarr-python 3 writes it
     (``zarr.codecs.numcodecs.Zlib``, numcodecs' ``Zlib`` over Python's zlib module).
 
     JSON: ``{"name": "numcodecs.zlib", "configuration": {"level": 1}}``; the configuration may be
     empty (numcodecs' default level, 1) and may carry numcodecs' ``"id": "zlib"``.  Levels are
-    Python's, -1..9 (-1 is zlib's default, 6).  The C side is ``zarrbolt._ext._zlib``
-    (csrc/codecs/zlib_codec.c, libdeflate's zlib functions), which owns its fused-plan steps and
-    its partial decoder.  Stricter than Python's zlib on one point: bytes after the end of the
-    stream are corrupt data, not ignored (no writer produces them).
+    Python's, -1..9 (-1 is zlib's default, 6).  The C side is libdeflate's zlib functions in
+    ``zarrbolt._ext._deflate`` (csrc/codecs/zlib_codec.c), which exports the codec's fused-plan
+    steps and its partial decoder.  Stricter than Python's zlib on one point: bytes after the end
+    of the stream are corrupt data, not ignored (no writer produces them).
 
     ``level`` None (not given: numcodecs' default, 1) or -1..9."""
 
     name = ZLIB_NAME
-    _module = "_zlib"
 
     def __init__(self, level: int | None = None):
         if level is not None:
@@ -264,8 +242,22 @@ class ZlibCodec(ExtensionCompressor):
         # zb_zlib_compress_bound: stored blocks' overhead, padding, header and Adler-32
         return decoded_nbytes + 5 * (decoded_nbytes // 1000 + 1) + 64 + 6
 
-    def _param(self) -> int:
-        return self.effective_level
+    def encode(self, data: Any, spec: ChunkSpec) -> bytes:
+        return cast(bytes, _deflate_ext().zlib_compress(as_bytes_view(data), self.effective_level))
+
+    def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
+        return cast(bytes, _deflate_ext().zlib_decompress(as_bytes_view(data), max_size))
+
+    # -- codec-owned fused-plan stages
+    def c_decode_step(self, spec: ChunkSpec) -> tuple[str, Any, bytes]:
+        return ("transform", _deflate_ext().ZLIB_DECODE_STEP, b"")
+
+    def c_encode_step(self, spec: ChunkSpec) -> tuple[str, Any, bytes]:
+        m = _deflate_ext()
+        return ("transform", m.ZLIB_ENCODE_STEP, m.zlib_encode_params(self.effective_level))
+
+    def c_partial(self, spec: ChunkSpec) -> tuple[str, Any]:
+        return ("prefix", _deflate_ext().ZLIB_PREFIX_FN)
 
 
 LZ4_NAME = "numcodecs.lz4"
@@ -274,7 +266,7 @@ INT32_MAX = 2**31 - 1
 
 
 @register_codec
-class LZ4Codec(ExtensionCompressor):
+class LZ4Codec(BytesToBytesCodec):
     """``numcodecs.lz4``: numcodecs' LZ4 format, a 4-byte little-endian decoded size followed by
     one LZ4 block, as zarr-python 3 writes it (``zarr.codecs.numcodecs.LZ4``).
 
@@ -288,7 +280,6 @@ class LZ4Codec(ExtensionCompressor):
     as in LZ4 and numcodecs."""
 
     name = LZ4_NAME
-    _module = "_lz4"
 
     def __init__(self, acceleration: int | None = None):
         if acceleration is not None:
@@ -313,5 +304,19 @@ class LZ4Codec(ExtensionCompressor):
     def max_encoded_size(self, decoded_nbytes: int) -> int:
         return LZ4_HEADER + decoded_nbytes + decoded_nbytes // 255 + 16  # LZ4_compressBound + header
 
-    def _param(self) -> int:
-        return self.effective_acceleration
+    def encode(self, data: Any, spec: ChunkSpec) -> bytes:
+        return cast(bytes, _lz4_ext().compress(as_bytes_view(data), self.effective_acceleration))
+
+    def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
+        return cast(bytes, _lz4_ext().decompress(as_bytes_view(data), max_size))
+
+    # -- codec-owned fused-plan stages
+    def c_decode_step(self, spec: ChunkSpec) -> tuple[str, Any, bytes]:
+        return ("transform", _lz4_ext().DECODE_STEP, b"")
+
+    def c_encode_step(self, spec: ChunkSpec) -> tuple[str, Any, bytes]:
+        m = _lz4_ext()
+        return ("transform", m.ENCODE_STEP, m.encode_params(self.effective_acceleration))
+
+    def c_partial(self, spec: ChunkSpec) -> tuple[str, Any]:
+        return ("prefix", _lz4_ext().PREFIX_FN)
