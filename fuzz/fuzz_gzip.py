@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import common
 from bytes_codec_common import codec_input
-from zarrbolt._ext import _codecs, _zlib
+from zarrbolt._ext import _deflate
 
 
 def one_input(data: bytes) -> None:
     if not data:
         return
     if data[0] & 1:
-        codec_input(data[1:], _zlib.decompress, _zlib.decompress_into, _zlib.decompress_prefix)
+        codec_input(data[1:], _deflate.zlib_decompress, _deflate.zlib_decompress_into, _deflate.zlib_decompress_prefix)
     else:
-        codec_input(data[1:], _codecs.gzip_decompress, _codecs.gzip_decompress_into, _codecs.gzip_decompress_prefix)
+        codec_input(data[1:], _deflate.gzip_decompress, _deflate.gzip_decompress_into, _deflate.gzip_decompress_prefix)
 
 
 if __name__ == "__main__":

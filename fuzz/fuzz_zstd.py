@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import common
 from bytes_codec_common import codec_input
-from zarrbolt._ext import _codecs
+from zarrbolt._ext import _zstd
 
 
 def one_input(data: bytes) -> None:
-    codec_input(data, _codecs.zstd_decompress, _codecs.zstd_decompress_into, _codecs.zstd_decompress_prefix)
+    codec_input(data, _zstd.decompress, _zstd.decompress_into, _zstd.decompress_prefix)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import zarrbolt  # noqa: E402
-from zarrbolt._ext import _blosc1, _codecs, _lz4  # noqa: E402
+from zarrbolt._ext import _blosc1, _deflate, _lz4, _zstd  # noqa: E402
 from zarrbolt.kernels import crc32c  # noqa: E402
 
 RNG = random.Random(20261127)
@@ -83,22 +83,22 @@ def _codec_seeds(encoded: Iterator[bytes]) -> Iterator[bytes]:
 def seeds_zstd() -> Iterator[bytes]:
     def frames() -> Iterator[bytes]:
         for raw in payloads():
-            yield _codecs.zstd_compress(raw, 3)
-            yield _codecs.zstd_compress(raw, 1, True)
-            yield _codecs._zstd_compress_nosize(raw, 1)
-        a, b = _codecs.zstd_compress(b"first frame " * 10), _codecs.zstd_compress(b"second")
+            yield _zstd.compress(raw, 3)
+            yield _zstd.compress(raw, 1, True)
+            yield _zstd._compress_nosize(raw, 1)
+        a, b = _zstd.compress(b"first frame " * 10), _zstd.compress(b"second")
         yield a + b
         yield (0x184D2A50).to_bytes(4, "little") + (5).to_bytes(4, "little") + b"skip!" + a
     return _codec_seeds(frames())
 
 
 def seeds_gzip() -> Iterator[bytes]:
-    for enc in _codec_seeds(_codecs.gzip_compress(raw, 6) for raw in payloads()):
+    for enc in _codec_seeds(_deflate.gzip_compress(raw, 6) for raw in payloads()):
         yield b"\x00" + enc
     buf = io.BytesIO()
     with gzip.GzipFile(filename="chunk.bin", mode="wb", fileobj=buf, mtime=1) as f:
         f.write(b"named member " * 20)
-    yield b"\x00\xff\x80" + buf.getvalue() + _codecs.gzip_compress(b"second member")
+    yield b"\x00\xff\x80" + buf.getvalue() + _deflate.gzip_compress(b"second member")
     yield b"\x00\xff\x10" + gzip.compress(b"a") + gzip.compress(b"") + gzip.compress(b"c" * 1000)
     for raw in payloads():
         yield b"\x01\xff\x40" + zlib.compress(raw, 6)

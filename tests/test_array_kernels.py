@@ -173,10 +173,10 @@ def test_plans_check_the_kernels_item_sizes():
     with pytest.raises(ValueError):
         _plans.Plan([], 4, 0, [8], None, 64, kernels=[k, k])  # 4-byte output into a 2-byte input
     with pytest.raises(ValueError):  # partial decodes never run through kernels
-        from zarrbolt._ext import _codecs
+        from zarrbolt._ext import _zstd
 
-        _plans.Plan([("transform", _codecs.ZSTD_DECODE_STEP, b"")], 4, 0, [8], None, 64,
-                       ("prefix", _codecs.ZSTD_PREFIX_FN), kernels=[k])
+        _plans.Plan([("transform", _zstd.DECODE_STEP, b"")], 4, 0, [8], None, 64,
+                       ("prefix", _zstd.PREFIX_FN), kernels=[k])
     ke = (_kernels._TEST_DELTA_ENCODE, _kernels._test_delta_params(2, 4), 2, 4)
     _plans.EncodePlan([], 2, 4, [8], None, b"\0\0", False, 64, kernels=[ke])  # swaps the 4-byte output
     with pytest.raises(ValueError):

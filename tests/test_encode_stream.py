@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 
 import zarrbolt
-from zarrbolt._ext import _codecs, _plans
+from zarrbolt._ext import _plans, _zstd
 
 CHUNK = (8, 16)
 
 
 def _plan(level: int = 1) -> _plans.EncodePlan:
-    steps = [("transform", _codecs.ZSTD_ENCODE_STEP, _codecs.zstd_encode_params(level, False))]
+    steps = [("transform", _zstd.ENCODE_STEP, _zstd.encode_params(level, False))]
     return _plans.EncodePlan(steps, 4, 0, list(CHUNK), None, b"\0\0\0\0", True, 1 << 16)
 
 

@@ -320,9 +320,9 @@ def test_shard_updates_re_encode_the_touched_inner_chunks(tmp_path):
 def test_inner_chunks_larger_than_their_room_are_encoded_in_python(tmp_path):
     """gzip level 0 (stored blocks) adds more than the per-chunk room the C packing keeps for
     1 MiB inner chunks: those come back unencoded and the Python codec encodes them."""
-    from zarrbolt._ext import _codecs, _plans
+    from zarrbolt._ext import _deflate, _plans
 
-    plan = _plans.EncodePlan([("transform", _codecs.GZIP_ENCODE_STEP, _codecs.gzip_encode_params(0))], 2, 0,
+    plan = _plans.EncodePlan([("transform", _deflate.GZIP_ENCODE_STEP, _deflate.gzip_encode_params(0))], 2, 0,
                                 [512, 1024], None,
                                 b"\0\0", True, 2 << 20)
     src = np.ones((512, 1024), "uint16")

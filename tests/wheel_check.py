@@ -10,8 +10,8 @@ import sysconfig
 from pathlib import Path
 
 # the compiled modules every build has (more may come: each one found is checked)
-MODULES = ("_blosc1", "_blosc2", "_checksum32", "_codecs", "_delta", "_downsample", "_kernels", "_lz4", "_numeric",
-           "_plans", "_shard", "_vlen", "_zlib")
+MODULES = ("_blosc1", "_blosc2", "_checksum32", "_deflate", "_delta", "_downsample", "_kernels", "_lz4", "_numeric",
+           "_plans", "_shard", "_vlen", "_zstd")
 
 
 def installed_location() -> Path:

@@ -26,8 +26,8 @@ def check_location() -> None:
         raise SystemExit(f"zarrbolt imported from {here}, not from the venv's site-packages")
     ext_dir = here.parent / "_ext"
     exts = sorted(p.name for p in ext_dir.iterdir() if p.suffix in (".so", ".pyd"))
-    expected = {"_blosc1", "_blosc2", "_checksum32", "_codecs", "_delta", "_downsample", "_kernels", "_lz4", "_numeric",
-                "_plans", "_shard", "_vlen", "_zlib"}
+    expected = {"_blosc1", "_blosc2", "_checksum32", "_deflate", "_delta", "_downsample", "_kernels", "_lz4", "_numeric",
+                "_plans", "_shard", "_vlen", "_zstd"}
     found = {name.split(".")[0] for name in exts}
     if expected - found:
         raise SystemExit(f"compiled modules missing from the wheel: {sorted(expected - found)}")

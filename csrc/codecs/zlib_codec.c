@@ -107,4 +107,3 @@ zb_status zb_zlib_decode_step(const void *params, const void *src, size_t n, voi
   return zb_zlib_decompress(src, n, dst, cap, out_n);
 }
 
-const char *zb_zlib_deflate_version(void) { return LIBDEFLATE_VERSION_STRING; }

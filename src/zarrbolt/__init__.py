@@ -118,7 +118,7 @@ def _versions() -> dict[str, str]:
 
     import numpy as np
 
-    from ._ext import _blosc1, _blosc2, _codecs
+    from ._ext import _blosc1, _blosc2, _deflate, _zstd
 
     out = {
         "zarrbolt": __version__,
@@ -126,7 +126,8 @@ def _versions() -> dict[str, str]:
         "platform": platform.platform(),
         "numpy": np.__version__,
     }
-    out.update(_codecs.library_versions())
+    out.update(_zstd.library_version())
+    out.update(_deflate.library_version())
     out["c-blosc2 (decode)"] = _blosc2.library_version()
     out["c-blosc (encode)"] = _blosc1.library_version()
     from . import kernels

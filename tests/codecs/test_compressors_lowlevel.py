@@ -1,4 +1,4 @@
-"""Low-level compressor bindings: zarrbolt._ext._codecs (zstd, gzip), _blosc1 (encode), _blosc2
+"""Low-level compressor bindings: zarrbolt._ext._zstd, _deflate (gzip), _blosc1 (encode), _blosc2
 (decode).  Round trips, references (Python's gzip, numcodecs in the reference venv), corrupt and
 truncated inputs, size limits and concurrency."""
 
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from zarrbolt.errors import ChecksumError, CodecError, CorruptChunkError
-from zarrbolt._ext import _blosc1, _blosc2, _codecs
+from zarrbolt._ext import _blosc1, _blosc2, _deflate, _zstd
 
 RNG = random.Random(1234)
 MIB = 1 << 20
@@ -49,45 +49,45 @@ def test_zstd_round_trip(name, level, checksum):
     data = PAYLOADS[name]
     if level == 19 and len(data) > 65536:
         data = data[:65536]  # keep the test fast
-    enc = _codecs.zstd_compress(data, level, checksum)
+    enc = _zstd.compress(data, level, checksum)
     assert isinstance(enc, bytes)
     assert enc[:4] == b"\x28\xb5\x2f\xfd"
-    assert _codecs.zstd_decompress(enc, len(data)) == data
-    assert _codecs.zstd_decompress(memoryview(enc), len(data) + 100) == data
+    assert _zstd.decompress(enc, len(data)) == data
+    assert _zstd.decompress(memoryview(enc), len(data) + 100) == data
     out = bytearray(len(data) + 3)
-    assert _codecs.zstd_decompress_into(enc, out) == len(data)
+    assert _zstd.decompress_into(enc, out) == len(data)
     assert bytes(out[: len(data)]) == data
 
 
 def test_zstd_levels_out_of_range_are_clamped():
     data = PAYLOADS["ramp_1mib"][:4096]
     for level in (100, -(10**6)):
-        assert _codecs.zstd_decompress(_codecs.zstd_compress(data, level), len(data)) == data
+        assert _zstd.decompress(_zstd.compress(data, level), len(data)) == data
 
 
 def test_zstd_checksum_flag_in_frame_header():
     # Frame header descriptor bit 2 is the content-checksum flag.
-    assert _codecs.zstd_compress(b"abc" * 100, 3, True)[4] & 0x04
-    assert not _codecs.zstd_compress(b"abc" * 100, 3, False)[4] & 0x04
+    assert _zstd.compress(b"abc" * 100, 3, True)[4] & 0x04
+    assert not _zstd.compress(b"abc" * 100, 3, False)[4] & 0x04
 
 
 @pytest.mark.parametrize("name", PAYLOADS)
 def test_zstd_frames_without_content_size(name):
     data = PAYLOADS[name]
-    enc = _codecs._zstd_compress_nosize(data, 3)
-    assert enc != _codecs.zstd_compress(data, 3) or not data
-    assert _codecs.zstd_decompress(enc, len(data)) == data
-    assert _codecs.zstd_decompress(enc, len(data) + 10) == data
+    enc = _zstd._compress_nosize(data, 3)
+    assert enc != _zstd.compress(data, 3) or not data
+    assert _zstd.decompress(enc, len(data)) == data
+    assert _zstd.decompress(enc, len(data) + 10) == data
     if data:
         with pytest.raises(CorruptChunkError):
-            _codecs.zstd_decompress(enc, len(data) - 1)
+            _zstd.decompress(enc, len(data) - 1)
         with pytest.raises(CorruptChunkError):
-            _codecs.zstd_decompress_into(enc, bytearray(len(data) - 1))
+            _zstd.decompress_into(enc, bytearray(len(data) - 1))
 
 
 def test_zstd_nosize_frame_really_has_no_size():
     data = PAYLOADS["ramp_1mib"]
-    enc = _codecs._zstd_compress_nosize(data)
+    enc = _zstd._compress_nosize(data)
     fhd = enc[4]
     assert fhd >> 6 == 0 and not fhd & 0x20  # FCS field absent, not single segment
 
@@ -95,26 +95,26 @@ def test_zstd_nosize_frame_really_has_no_size():
 def test_zstd_concatenated_and_skippable_frames():
     a, b = PAYLOADS["ramp_1mib"][:5000], PAYLOADS["random_64k"][:3000]
     skippable = struct.pack("<II", 0x184D2A50, 5) + b"hello"
-    frames = (_codecs.zstd_compress(a) + skippable + _codecs._zstd_compress_nosize(b)
-              + _codecs.zstd_compress(b"", 1))
-    assert _codecs.zstd_decompress(frames, len(a) + len(b)) == a + b
+    frames = (_zstd.compress(a) + skippable + _zstd._compress_nosize(b)
+              + _zstd.compress(b"", 1))
+    assert _zstd.decompress(frames, len(a) + len(b)) == a + b
     with pytest.raises(CorruptChunkError):
-        _codecs.zstd_decompress(frames, len(a) + len(b) - 1)
-    known = _codecs.zstd_compress(a) + _codecs.zstd_compress(b)
-    assert _codecs.zstd_decompress(known, len(a) + len(b)) == a + b
+        _zstd.decompress(frames, len(a) + len(b) - 1)
+    known = _zstd.compress(a) + _zstd.compress(b)
+    assert _zstd.decompress(known, len(a) + len(b)) == a + b
     with pytest.raises(CorruptChunkError):  # refused from the frame headers alone
-        _codecs.zstd_decompress(known, len(a) + len(b) - 1)
+        _zstd.decompress(known, len(a) + len(b) - 1)
 
 
 def test_zstd_max_size_violation_known_size():
     data = PAYLOADS["ramp_1mib"]
-    enc = _codecs.zstd_compress(data)
+    enc = _zstd.compress(data)
     with pytest.raises(CorruptChunkError):
-        _codecs.zstd_decompress(enc, len(data) - 1)
+        _zstd.decompress(enc, len(data) - 1)
     with pytest.raises(CorruptChunkError):
-        _codecs.zstd_decompress(enc, 0)
+        _zstd.decompress(enc, 0)
     with pytest.raises(CorruptChunkError):
-        _codecs.zstd_decompress_into(enc, bytearray(10))
+        _zstd.decompress_into(enc, bytearray(10))
 
 
 def test_zstd_huge_declared_size_allocates_nothing():
@@ -123,7 +123,7 @@ def test_zstd_huge_declared_size_allocates_nothing():
     tracemalloc.start()
     try:
         with pytest.raises(CorruptChunkError):
-            _codecs.zstd_decompress(frame, 1 << 20)
+            _zstd.decompress(frame, 1 << 20)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -133,45 +133,45 @@ def test_zstd_huge_declared_size_allocates_nothing():
 def test_zstd_declared_size_larger_than_content_is_corrupt():
     frame = b"\x28\xb5\x2f\xfd" + bytes([0xE0]) + struct.pack("<Q", 10) + b"\x01\x00\x00"
     with pytest.raises(CorruptChunkError):
-        _codecs.zstd_decompress(frame, 100)
+        _zstd.decompress(frame, 100)
 
 
 @pytest.mark.parametrize("cut", [0, 1, 4, 6, -1, -4])
 def test_zstd_truncated(cut):
-    enc = _codecs.zstd_compress(PAYLOADS["random_64k"][:2000], 3, True)
+    enc = _zstd.compress(PAYLOADS["random_64k"][:2000], 3, True)
     bad = enc[:cut] if cut > 0 else (enc[:cut] if cut < 0 else b"")
     with pytest.raises(CorruptChunkError):
-        _codecs.zstd_decompress(bad, 10_000)
+        _zstd.decompress(bad, 10_000)
     with pytest.raises(CorruptChunkError):
-        _codecs.zstd_decompress_into(bad, bytearray(10_000))
+        _zstd.decompress_into(bad, bytearray(10_000))
 
 
 def test_zstd_garbage_and_trailing_bytes():
     with pytest.raises(CorruptChunkError):
-        _codecs.zstd_decompress(b"not a zstd frame at all", 100)
-    enc = _codecs.zstd_compress(b"x" * 1000)
+        _zstd.decompress(b"not a zstd frame at all", 100)
+    enc = _zstd.compress(b"x" * 1000)
     with pytest.raises(CorruptChunkError):
-        _codecs.zstd_decompress(enc + b"\x00\x01", 2000)
+        _zstd.decompress(enc + b"\x00\x01", 2000)
 
 
 def test_zstd_checksum_mismatch():
     data = PAYLOADS["ramp_1mib"][:10_000]
-    enc = bytearray(_codecs.zstd_compress(data, 3, True))
+    enc = bytearray(_zstd.compress(data, 3, True))
     enc[-1] ^= 0xFF
     with pytest.raises(ChecksumError):
-        _codecs.zstd_decompress(bytes(enc), len(data))
+        _zstd.decompress(bytes(enc), len(data))
 
 
 def test_zstd_corrupt_payload_never_crashes():
     data = PAYLOADS["ramp_1mib"][:50_000]
-    enc = _codecs.zstd_compress(data, 3)
+    enc = _zstd.compress(data, 3)
     r = random.Random(7)
     for _ in range(200):
         bad = bytearray(enc)
         for _ in range(r.randint(1, 4)):
             bad[r.randrange(6, len(bad))] = r.randrange(256)
         try:
-            out = _codecs.zstd_decompress(bytes(bad), len(data))
+            out = _zstd.decompress(bytes(bad), len(data))
         except CorruptChunkError:
             continue
         assert len(out) <= len(data)
@@ -184,42 +184,42 @@ def test_zstd_corrupt_payload_never_crashes():
 @pytest.mark.parametrize("level", [0, 1, 6, 9])
 def test_gzip_round_trip_and_stdlib(name, level):
     data = PAYLOADS[name]
-    enc = _codecs.gzip_compress(data, level)
+    enc = _deflate.gzip_compress(data, level)
     assert enc[:2] == b"\x1f\x8b"
     assert gzip.decompress(enc) == data
-    assert _codecs.gzip_decompress(enc, len(data)) == data
+    assert _deflate.gzip_decompress(enc, len(data)) == data
     out = bytearray(len(data) + 5)
-    assert _codecs.gzip_decompress_into(enc, out) == len(data)
+    assert _deflate.gzip_decompress_into(enc, out) == len(data)
     assert bytes(out[: len(data)]) == data
     ref = gzip.compress(data, compresslevel=level)
-    assert _codecs.gzip_decompress(ref, len(data)) == data
+    assert _deflate.gzip_decompress(ref, len(data)) == data
 
 
 @pytest.mark.parametrize("level", [10, 12])
 def test_gzip_libdeflate_high_levels(level):
     data = PAYLOADS["ramp_1mib"][:20_000]
-    assert gzip.decompress(_codecs.gzip_compress(data, level)) == data
+    assert gzip.decompress(_deflate.gzip_compress(data, level)) == data
 
 
 @pytest.mark.parametrize("level", [-1, 13, 1.5, True, "6"])
 def test_gzip_bad_level(level):
     with pytest.raises((ValueError, TypeError)):
-        _codecs.gzip_compress(b"abc", level)
+        _deflate.gzip_compress(b"abc", level)
 
 
 def test_gzip_multi_member():
     a, b = b"first member " * 100, PAYLOADS["random_64k"][:1000]
     multi = gzip.compress(a) + gzip.compress(b) + gzip.compress(b"")
     assert gzip.decompress(multi) == a + b
-    assert _codecs.gzip_decompress(multi, len(a) + len(b)) == a + b
-    mixed = _codecs.gzip_compress(a) + gzip.compress(b)
-    assert _codecs.gzip_decompress(mixed, len(a) + len(b) + 7) == a + b
+    assert _deflate.gzip_decompress(multi, len(a) + len(b)) == a + b
+    mixed = _deflate.gzip_compress(a) + gzip.compress(b)
+    assert _deflate.gzip_decompress(mixed, len(a) + len(b) + 7) == a + b
     with pytest.raises(CorruptChunkError):
-        _codecs.gzip_decompress(multi, len(a) + len(b) - 1)
+        _deflate.gzip_decompress(multi, len(a) + len(b) - 1)
     with pytest.raises(CorruptChunkError):
-        _codecs.gzip_decompress(multi, len(a))
+        _deflate.gzip_decompress(multi, len(a))
     with pytest.raises(CorruptChunkError):
-        _codecs.gzip_decompress_into(multi, bytearray(len(a) + 10))
+        _deflate.gzip_decompress_into(multi, bytearray(len(a) + 10))
 
 
 def test_gzip_bad_crc_and_isize_in_second_member():
@@ -227,11 +227,11 @@ def test_gzip_bad_crc_and_isize_in_second_member():
     second = bytearray(gzip.compress(b))
     second[-8] ^= 0x01  # CRC-32
     with pytest.raises(CorruptChunkError):
-        _codecs.gzip_decompress(gzip.compress(a) + bytes(second), 2000)
+        _deflate.gzip_decompress(gzip.compress(a) + bytes(second), 2000)
     second = bytearray(gzip.compress(b))
     second[-4] ^= 0x01  # ISIZE
     with pytest.raises(CorruptChunkError):
-        _codecs.gzip_decompress(gzip.compress(a) + bytes(second), 2000)
+        _deflate.gzip_decompress(gzip.compress(a) + bytes(second), 2000)
 
 
 @pytest.mark.parametrize("cut", [0, 5, 10, 17, -1, -8])
@@ -239,19 +239,19 @@ def test_gzip_truncated(cut):
     enc = gzip.compress(PAYLOADS["random_64k"][:3000])
     bad = enc[:cut] if cut else b""
     with pytest.raises(CorruptChunkError):
-        _codecs.gzip_decompress(bad, 10_000)
+        _deflate.gzip_decompress(bad, 10_000)
     with pytest.raises(CorruptChunkError):
-        _codecs.gzip_decompress_into(bad, bytearray(10_000))
+        _deflate.gzip_decompress_into(bad, bytearray(10_000))
 
 
 def test_gzip_trailing_garbage_and_not_gzip():
     enc = gzip.compress(b"hello" * 10)
     with pytest.raises(CorruptChunkError):
-        _codecs.gzip_decompress(enc + b"\x00" * 3, 100)
+        _deflate.gzip_decompress(enc + b"\x00" * 3, 100)
     with pytest.raises(CorruptChunkError):
-        _codecs.gzip_decompress(enc + b"garbage garbage garbage", 100)
+        _deflate.gzip_decompress(enc + b"garbage garbage garbage", 100)
     with pytest.raises(CorruptChunkError):  # zlib stream, not gzip
-        _codecs.gzip_decompress(zlib.compress(b"hello" * 10), 100)
+        _deflate.gzip_decompress(zlib.compress(b"hello" * 10), 100)
 
 
 def test_gzip_corrupt_payload_never_crashes():
@@ -262,7 +262,7 @@ def test_gzip_corrupt_payload_never_crashes():
         bad = bytearray(enc)
         bad[r.randrange(10, len(bad))] ^= 1 << r.randrange(8)
         with pytest.raises(CorruptChunkError):  # CRC-32 catches what the decoder does not
-            _codecs.gzip_decompress(bytes(bad), len(data))
+            _deflate.gzip_decompress(bytes(bad), len(data))
 
 
 # ------------------------------------------------------------------------------------------ common
@@ -271,10 +271,10 @@ def test_gzip_corrupt_payload_never_crashes():
 @pytest.mark.parametrize(
     "func,args",
     [
-        (_codecs.zstd_compress, ()),
-        (_codecs.gzip_compress, ()),
-        (_codecs.zstd_decompress, (10,)),
-        (_codecs.gzip_decompress, (10,)),
+        (_zstd.compress, ()),
+        (_deflate.gzip_compress, ()),
+        (_zstd.decompress, (10,)),
+        (_deflate.gzip_decompress, (10,)),
         (_blosc2.cbuffer_sizes, ()),
         (_blosc2.decompress, (10,)),
     ],
@@ -292,17 +292,17 @@ def test_buffer_kinds_accepted():
     arr = np.arange(1000, dtype="<i8").reshape(10, 100)
     raw = arr.tobytes()
     for obj in (arr, memoryview(raw), bytearray(raw), memoryview(raw).cast("Q")):
-        assert _codecs.zstd_decompress(_codecs.zstd_compress(obj), len(raw)) == raw
-        assert _codecs.gzip_decompress(_codecs.gzip_compress(obj), len(raw)) == raw
+        assert _zstd.decompress(_zstd.compress(obj), len(raw)) == raw
+        assert _deflate.gzip_decompress(_deflate.gzip_compress(obj), len(raw)) == raw
         assert _blosc2.decompress(_blosc1.compress(obj, 8, 5, 1, "lz4"), len(raw)) == raw
     out = np.zeros(1000, "<i8")
-    assert _codecs.zstd_decompress_into(_codecs.zstd_compress(raw), out) == len(raw)
+    assert _zstd.decompress_into(_zstd.compress(raw), out) == len(raw)
     assert np.array_equal(out, arr.ravel())
 
 
 @pytest.mark.parametrize(
     "func",
-    [_codecs.zstd_decompress_into, _codecs.gzip_decompress_into, _blosc2.decompress_into],
+    [_zstd.decompress_into, _deflate.gzip_decompress_into, _blosc2.decompress_into],
 )
 def test_into_needs_writable_buffer(func):
     with pytest.raises(ValueError):
@@ -311,7 +311,7 @@ def test_into_needs_writable_buffer(func):
         func(b"\x00" * 32, 5)
 
 
-@pytest.mark.parametrize("func", [_codecs.zstd_decompress, _codecs.gzip_decompress])
+@pytest.mark.parametrize("func", [_zstd.decompress, _deflate.gzip_decompress])
 @pytest.mark.parametrize("max_size", [-1, 2.0, True, None])
 def test_bad_max_size(func, max_size):
     with pytest.raises((ValueError, TypeError)):
@@ -319,7 +319,7 @@ def test_bad_max_size(func, max_size):
 
 
 def test_library_versions():
-    v = _codecs.library_versions()
+    v = _zstd.library_version() | _deflate.library_version()
     assert set(v) == {"zstd", "libdeflate"}
     assert all(isinstance(s, str) and s[0].isdigit() for s in v.values())
     assert _blosc1.library_version().startswith("1.")
@@ -332,12 +332,12 @@ def test_concurrent_calls_share_nothing():
 
     def work(i):
         d = datas[i]
-        z = _codecs.zstd_compress(d, i % 5, bool(i % 2))
-        g = _codecs.gzip_compress(d, i % 10)
+        z = _zstd.compress(d, i % 5, bool(i % 2))
+        g = _deflate.gzip_compress(d, i % 10)
         b = _blosc1.compress(d, 4, 5, i % 3, ["lz4", "zstd", "blosclz"][i % 3])
         return (
-            _codecs.zstd_decompress(z, len(d)) == d
-            and _codecs.gzip_decompress(g, len(d)) == d
+            _zstd.decompress(z, len(d)) == d
+            and _deflate.gzip_decompress(g, len(d)) == d
             and _blosc2.decompress(b, len(d)) == d
         )
 
@@ -606,10 +606,10 @@ def test_reference_numcodecs_interop():
                 decode.append(("blosc", _blosc1.compress(d, 4, 5, shuffle, cname)))
                 expect.append(d)
     for d in datas:
-        decode.append(("gzip", _codecs.gzip_compress(d, 5)))
+        decode.append(("gzip", _deflate.gzip_compress(d, 5)))
         expect.append(d)
         if d:  # numcodecs' Zstd rejects empty frames, its own included
-            decode.append(("zstd", _codecs.zstd_compress(d, 3, True)))
+            decode.append(("zstd", _zstd.compress(d, 3, True)))
             expect.append(d)
     encode = [(c, s, 4, d) for c in CNAMES for s in (0, 1, 2) for d in (datas[0], b"")]
     payload = pickle.dumps({"decode": decode, "encode": encode, "encode_other": datas})
@@ -621,8 +621,8 @@ def test_reference_numcodecs_interop():
     for (cname, shuffle, _typesize, d), enc in zip(encode, res["encoded"][: len(encode)]):
         assert _blosc2.decompress(enc, len(d)) == d, (cname, shuffle)
     for d, (g, z) in zip(datas, res["encoded"][len(encode):]):
-        assert _codecs.gzip_decompress(g, len(d)) == d
-        assert _codecs.zstd_decompress(z, len(d)) == d
+        assert _deflate.gzip_decompress(g, len(d)) == d
+        assert _zstd.decompress(z, len(d)) == d
 
 
 # ------------------------------------------------------------------------ prefix decodes (gzip, zstd)
@@ -645,9 +645,9 @@ def _check_prefix(fn, enc, data, want):
 
 
 def _gzip_encodings(data):
-    yield "libdeflate-0", _codecs.gzip_compress(data, 0)  # stored blocks of up to 65535 bytes
+    yield "libdeflate-0", _deflate.gzip_compress(data, 0)  # stored blocks of up to 65535 bytes
     for level in (1, 6, 12):
-        yield f"libdeflate-{level}", _codecs.gzip_compress(data, level)
+        yield f"libdeflate-{level}", _deflate.gzip_compress(data, level)
     yield "zlib-1", gzip.compress(data, compresslevel=1)
     yield "zlib-9", gzip.compress(data, compresslevel=9)
     # a header with every optional field: FEXTRA, FNAME, FCOMMENT and FHCRC
@@ -661,7 +661,7 @@ def _gzip_encodings(data):
 
 @pytest.mark.parametrize("name,enc", list(_gzip_encodings(PREFIX_DATA)), ids=lambda v: v if isinstance(v, str) else "")
 def test_gzip_prefix_equals_whole_decode(name, enc):
-    got = [_check_prefix(_codecs.gzip_decompress_prefix, enc, PREFIX_DATA, w) for w in PREFIX_WANTS]
+    got = [_check_prefix(_deflate.gzip_decompress_prefix, enc, PREFIX_DATA, w) for w in PREFIX_WANTS]
     # small prefixes stop early; a prefix close to the end decodes (and checks) everything
     assert got[2] == 1000 and got[6] == 300_001
     assert got[-2] == got[-1] == len(PREFIX_DATA)
@@ -670,27 +670,27 @@ def test_gzip_prefix_equals_whole_decode(name, enc):
 def test_gzip_prefix_stops_early_and_skips_only_the_unread_tail():
     """Damage past the prefix goes unseen by a prefix decode (the CRC-32 covers the whole member),
     damage inside it is an error; the whole decode sees both."""
-    enc = bytearray(_codecs.gzip_compress(PREFIX_DATA, 1))
+    enc = bytearray(_deflate.gzip_compress(PREFIX_DATA, 1))
     bad_crc = bytes(enc[:-8]) + bytes(4) + bytes(enc[-4:])
-    assert _codecs.gzip_decompress_prefix(bad_crc, len(PREFIX_DATA), 4096) == PREFIX_DATA[:4096]
+    assert _deflate.gzip_decompress_prefix(bad_crc, len(PREFIX_DATA), 4096) == PREFIX_DATA[:4096]
     with pytest.raises(CorruptChunkError):
-        _codecs.gzip_decompress_prefix(bad_crc, len(PREFIX_DATA), len(PREFIX_DATA))
+        _deflate.gzip_decompress_prefix(bad_crc, len(PREFIX_DATA), len(PREFIX_DATA))
     with pytest.raises(CorruptChunkError):
-        _codecs.gzip_decompress(bad_crc, len(PREFIX_DATA))
+        _deflate.gzip_decompress(bad_crc, len(PREFIX_DATA))
     early = bytearray(enc)
     early[10] |= 0x06  # the first block's type: 3 is reserved
     with pytest.raises(CorruptChunkError):
-        _codecs.gzip_decompress_prefix(bytes(early), len(PREFIX_DATA), 4096)
+        _deflate.gzip_decompress_prefix(bytes(early), len(PREFIX_DATA), 4096)
 
 
 @pytest.mark.parametrize("case", ["multi-member", "isize", "short", "long", "reserved-flag", "not-gzip", "truncated"])
 def test_gzip_prefix_falls_back_to_checked_whole_decode(case):
     data = PREFIX_DATA
-    enc = _codecs.gzip_compress(data, 1)
+    enc = _deflate.gzip_compress(data, 1)
     half = len(data) // 2
     if case == "multi-member":  # ISIZE is the last member's: the whole decode runs and succeeds
         enc = gzip.compress(data[:half]) + gzip.compress(data[half:])
-        assert _codecs.gzip_decompress_prefix(enc, len(data), 1000) == data
+        assert _deflate.gzip_decompress_prefix(enc, len(data), 1000) == data
         return
     if case == "isize":
         enc = enc[:-4] + struct.pack("<I", len(data) + 1)
@@ -698,9 +698,9 @@ def test_gzip_prefix_falls_back_to_checked_whole_decode(case):
         # a member decoding to less / more than the chunk whose ISIZE claims the chunk's size: a
         # short prefix cannot tell (its bytes are the member's), the whole decode can
         enc = gzip.compress(data[:-1000] if case == "short" else data + b"xy")[:-4] + struct.pack("<I", len(data))
-        assert _codecs.gzip_decompress_prefix(enc, len(data), 1000) == data[:1000]
+        assert _deflate.gzip_decompress_prefix(enc, len(data), 1000) == data[:1000]
         with pytest.raises(CorruptChunkError):
-            _codecs.gzip_decompress_prefix(enc, len(data), len(data) - 1000)
+            _deflate.gzip_decompress_prefix(enc, len(data), len(data) - 1000)
         return
     elif case == "reserved-flag":
         enc = enc[:3] + bytes([0x20]) + enc[4:]
@@ -709,45 +709,45 @@ def test_gzip_prefix_falls_back_to_checked_whole_decode(case):
     else:
         enc = enc[: len(enc) // 3]
     with pytest.raises(CorruptChunkError):
-        _codecs.gzip_decompress_prefix(enc, len(data), 1000)
+        _deflate.gzip_decompress_prefix(enc, len(data), 1000)
 
 
 @pytest.mark.parametrize("level,checksum", [(1, False), (3, True), (19, False), (-3, False)])
 def test_zstd_prefix_equals_whole_decode(level, checksum):
-    enc = _codecs.zstd_compress(PREFIX_DATA, level, checksum)
-    got = [_check_prefix(_codecs.zstd_decompress_prefix, enc, PREFIX_DATA, w) for w in PREFIX_WANTS]
+    enc = _zstd.compress(PREFIX_DATA, level, checksum)
+    got = [_check_prefix(_zstd.decompress_prefix, enc, PREFIX_DATA, w) for w in PREFIX_WANTS]
     assert got[2] == 1000 and got[6] == 300_001
     assert got[-3] == got[-2] == got[-1] == len(PREFIX_DATA)
 
 
 def test_zstd_prefix_stops_early_and_falls_back():
     data = PREFIX_DATA
-    enc = _codecs.zstd_compress(data, 1, True)
+    enc = _zstd.compress(data, 1, True)
     bad_sum = enc[:-4] + bytes(4)  # content checksum: needs the whole frame
-    assert _codecs.zstd_decompress_prefix(bad_sum, len(data), 5000) == data[:5000]
+    assert _zstd.decompress_prefix(bad_sum, len(data), 5000) == data[:5000]
     with pytest.raises(ChecksumError):
-        _codecs.zstd_decompress_prefix(bad_sum, len(data), len(data))
+        _zstd.decompress_prefix(bad_sum, len(data), len(data))
     # no recorded size, or two frames: the whole (checked) decode
-    assert _codecs.zstd_decompress_prefix(_codecs._zstd_compress_nosize(data, 1), len(data), 5000) == data
+    assert _zstd.decompress_prefix(_zstd._compress_nosize(data, 1), len(data), 5000) == data
     half = len(data) // 2
-    two = _codecs.zstd_compress(data[:half], 1) + _codecs.zstd_compress(data[half:], 1)
-    assert _codecs.zstd_decompress_prefix(two, len(data), 5000) == data
+    two = _zstd.compress(data[:half], 1) + _zstd.compress(data[half:], 1)
+    assert _zstd.decompress_prefix(two, len(data), 5000) == data
     with pytest.raises(CorruptChunkError):  # size recorded, but not the chunk's
-        _codecs.zstd_decompress_prefix(_codecs.zstd_compress(data[:-2], 1), len(data), 5000)
+        _zstd.decompress_prefix(_zstd.compress(data[:-2], 1), len(data), 5000)
     with pytest.raises(CorruptChunkError):
-        _codecs.zstd_decompress_prefix(enc[: len(enc) // 4], len(data), len(data) // 2)
+        _zstd.decompress_prefix(enc[: len(enc) // 4], len(data), len(data) // 2)
     with pytest.raises(ValueError):
-        _codecs.zstd_decompress_prefix(enc, len(data), len(data) + 1)
+        _zstd.decompress_prefix(enc, len(data), len(data) + 1)
 
 
 def test_zstd_prefix_window_larger_than_the_chunk_is_not_allocated():
     """A frame header claiming a 1 GiB window (the recorded size is the chunk's) allocates no
     window: the prefix is decoded block by block straight into the output buffer."""
     data = PREFIX_DATA
-    enc = _codecs.zstd_compress(data, 1)
+    enc = _zstd.compress(data, 1)
     assert enc[4] & 0x20 == 0  # no single-segment flag: byte 5 is the window descriptor
     huge = enc[:5] + bytes([20 << 3]) + enc[6:]  # exponent 20: 2**30 bytes
     resource = pytest.importorskip("resource")
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    assert _codecs.zstd_decompress_prefix(huge, len(data), 5000) == data[:5000]
+    assert _zstd.decompress_prefix(huge, len(data), 5000) == data[:5000]
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 64 * 1024  # KiB

@@ -10,7 +10,7 @@ import pytest
 
 import zarrbolt as zarr
 from zarrbolt.codecs import parse_codec
-from zarrbolt.codecs.delta import DeltaCodec
+from zarrbolt.codecs.numcodecs.filters import DeltaCodec
 from zarrbolt.errors import CodecError, MetadataError
 from zarrbolt.storage import MemoryStore
 from zarrbolt._ext import _delta

@@ -13,7 +13,7 @@ import pytest
 
 import zarrbolt as zarr
 from zarrbolt.codecs import parse_codec
-from zarrbolt.codecs.lz4 import LZ4Codec
+from zarrbolt.codecs.numcodecs.compressors import LZ4Codec
 from zarrbolt.errors import CorruptChunkError, MetadataError
 from zarrbolt.storage import MemoryStore
 from zarrbolt._ext import _lz4

@@ -1,6 +1,6 @@
-"""The numcodecs.* codecs of numcodecs_bb.py / numcodecs_aa.py without numcodecs: JSON forms,
-round trips, formats checked against independent reference implementations, and every bad
-configuration or damaged chunk a typed error.  (Byte identity with numcodecs itself:
+"""The numcodecs.* codecs of zarrbolt.codecs.numcodecs (compressors, checksums, filters) without
+numcodecs: JSON forms, round trips, formats checked against independent reference
+implementations, and every bad configuration or damaged chunk a typed error.  (Byte identity with numcodecs itself:
 tests/ecosystem/test_ext_dtypes_interop.py.)"""
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def _hdf5_fletcher32(data: bytes) -> int:
 
 @pytest.mark.parametrize("n", [0, 1, 2, 719, 720, 721, 5000, 20001])
 def test_fletcher32_matches_hdf5(n):
-    from zarrbolt.codecs.numcodecs_bb import fletcher32
+    from zarrbolt.codecs.numcodecs.checksums import fletcher32
 
     data = bytes(np.full(n, 255, np.uint8)) if n % 3 == 0 else RAW[:n]
     assert fletcher32(data) == _hdf5_fletcher32(data)

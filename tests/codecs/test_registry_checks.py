@@ -10,7 +10,7 @@ import pytest
 
 import zarrbolt as zarr
 from zarrbolt.codecs import parse_codecs
-from zarrbolt.codecs.compressors import BloscCodec
+from zarrbolt.codecs.blosc import BloscCodec
 from zarrbolt.codecs.sharding import ShardingCodec
 from zarrbolt.errors import MetadataError
 from zarrbolt.metadata import ArrayMetadata
@@ -49,7 +49,7 @@ def test_blosc_shuffle_is_checked_by_the_codec(shuffle):
         with pytest.raises(MetadataError) as ei:
             make()
         assert SHUFFLE_MSG in str(ei.value)
-        assert raised_in(ei) == "compressors.py"
+        assert raised_in(ei) == "blosc.py"
 
 
 @pytest.mark.parametrize("shuffle", ["noshuffle", "shuffle", "bitshuffle"])
@@ -79,14 +79,14 @@ def test_create_array_blosc_sugar_is_validated_by_the_codec():
     for bad in (7, -1, "bogus", 1.0):
         with pytest.raises(MetadataError) as ei:
             make({"name": "blosc", "configuration": {"cname": "lz4", "clevel": 1, "shuffle": bad}})
-        assert SHUFFLE_MSG in str(ei.value) and raised_in(ei) == "compressors.py"
+        assert SHUFFLE_MSG in str(ei.value) and raised_in(ei) == "blosc.py"
     with pytest.raises(MetadataError) as ei:
         make({"name": "blosc", "configuration": {"cname": "lz4", "level": 1}})
     assert "codec 'blosc': unknown configuration members ['level']" in str(ei.value)
     assert raised_in(ei) == "_ext_obj.py"
     with pytest.raises(MetadataError) as ei:
         make({"name": "blosc", "configuration": {"cname": "lz5"}})
-    assert "cname must be one of" in str(ei.value) and raised_in(ei) == "compressors.py"
+    assert "cname must be one of" in str(ei.value) and raised_in(ei) == "blosc.py"
     with pytest.raises(MetadataError) as ei:
         make({"name": "blosc", "configuration": {"clevel": 10}})
     assert "clevel=10 is outside [0, 9]" in str(ei.value) and raised_in(ei) == "_util.py"

@@ -1,4 +1,4 @@
-"""numcodecs.zlib: zlib streams (RFC 1950) through zarrbolt._ext._zlib (libdeflate) against
+"""numcodecs.zlib: zlib streams (RFC 1950) through zarrbolt._ext._deflate (libdeflate) against
 Python's zlib module (what numcodecs uses), untrusted input, the codec's JSON, arrays, and its
 fused-path stages."""
 
@@ -13,10 +13,10 @@ import pytest
 
 import zarrbolt as zarr
 from zarrbolt.codecs import parse_codec
-from zarrbolt.codecs.zlib import ZlibCodec
+from zarrbolt.codecs.numcodecs.compressors import ZlibCodec
 from zarrbolt.errors import CorruptChunkError, MetadataError
 from zarrbolt.storage import MemoryStore
-from zarrbolt._ext import _zlib
+from zarrbolt._ext import _deflate
 
 RNG = random.Random(42)
 PAYLOADS = {
@@ -32,14 +32,14 @@ PAYLOADS = {
 @pytest.mark.parametrize("level", [-1, 0, 1, 6, 9])
 def test_round_trip_both_ways_with_python_zlib(name, level):
     data = PAYLOADS[name]
-    enc = _zlib.compress(data, level)
-    assert len(enc) <= _zlib.compress_bound(len(data)) == ZlibCodec().max_encoded_size(len(data))
+    enc = _deflate.zlib_compress(data, level)
+    assert len(enc) <= _deflate.zlib_compress_bound(len(data)) == ZlibCodec().max_encoded_size(len(data))
     assert zlib.decompress(enc) == data  # what numcodecs reads
-    assert _zlib.decompress(enc, len(data)) == data
+    assert _deflate.zlib_decompress(enc, len(data)) == data
     ref = zlib.compress(data, level)  # what numcodecs writes
-    assert _zlib.decompress(ref, len(data)) == data
+    assert _deflate.zlib_decompress(ref, len(data)) == data
     out = bytearray(len(data) + 3)
-    assert _zlib.decompress_into(ref, out) == len(data) and bytes(out[: len(data)]) == data
+    assert _deflate.zlib_decompress_into(ref, out) == len(data) and bytes(out[: len(data)]) == data
 
 
 def test_streaming_writers_and_window_sizes():
@@ -47,7 +47,7 @@ def test_streaming_writers_and_window_sizes():
     for wbits in (9, 12, 15):
         co = zlib.compressobj(5, zlib.DEFLATED, wbits)
         enc = co.compress(data[:1000]) + co.flush(zlib.Z_SYNC_FLUSH) + co.compress(data[1000:]) + co.flush()
-        assert _zlib.decompress(enc, len(data)) == data
+        assert _deflate.zlib_decompress(enc, len(data)) == data
 
 
 @pytest.mark.parametrize("case", ["empty", "short", "bad-header", "bad-fcheck", "dictionary", "truncated", "adler", "trailing", "not-zlib"])
@@ -66,20 +66,20 @@ def test_corrupt_inputs(case):
         "not-zlib": zlib.compress(data)[2:],
     }[case]
     with pytest.raises(CorruptChunkError):
-        _zlib.decompress(bad, len(data))
+        _deflate.zlib_decompress(bad, len(data))
     with pytest.raises(CorruptChunkError):
-        _zlib._run_bb_step(_zlib.DECODE_STEP, b"", bad, len(data))
+        _deflate._run_bb_step(_deflate.ZLIB_DECODE_STEP, b"", bad, len(data))
 
 
 def test_more_than_allowed():
     data = bytes(1 << 20)
     enc = zlib.compress(data, 9)  # 1 KiB that inflates to 1 MiB
     with pytest.raises(CorruptChunkError, match="more than 1000"):
-        _zlib.decompress(enc, 1000)
+        _deflate.zlib_decompress(enc, 1000)
     with pytest.raises(CorruptChunkError):
-        _zlib.decompress_into(enc, bytearray(1000))
+        _deflate.zlib_decompress_into(enc, bytearray(1000))
     with pytest.raises(CorruptChunkError):
-        _zlib._run_bb_step(_zlib.DECODE_STEP, b"", enc, 1000)
+        _deflate._run_bb_step(_deflate.ZLIB_DECODE_STEP, b"", enc, 1000)
 
 
 def test_garbage_never_crashes():
@@ -93,7 +93,7 @@ def test_garbage_never_crashes():
         if rng.random() < 0.3:
             b = b[: rng.randrange(len(b))]
         try:
-            out = _zlib.decompress(bytes(b), len(data))
+            out = _deflate.zlib_decompress(bytes(b), len(data))
             assert out == data  # a stream that passes its Adler-32 check is the data
         except CorruptChunkError:
             pass
@@ -103,25 +103,25 @@ def test_prefix():
     data = RNG.randbytes(200_000) + bytes(300_000)
     enc = zlib.compress(data, 6)
     for want in (0, 1, 1000, 150_000, 400_000, len(data) - 1, len(data)):
-        got = _zlib.decompress_prefix(enc, len(data), want)
+        got = _deflate.zlib_decompress_prefix(enc, len(data), want)
         assert len(got) >= want and got == data[: len(got)]
-    assert len(_zlib.decompress_prefix(enc, len(data), 10)) < len(data)  # stopped early
+    assert len(_deflate.zlib_decompress_prefix(enc, len(data), 10)) < len(data)  # stopped early
     with pytest.raises(CorruptChunkError):  # the stream is shorter than the expected size
-        _zlib.decompress_prefix(zlib.compress(data[:1000]), len(data), 10)
+        _deflate.zlib_decompress_prefix(zlib.compress(data[:1000]), len(data), 10)
     with pytest.raises(CorruptChunkError):
-        _zlib.decompress_prefix(enc[:2] + b"\xff" * 50, len(data), 10)
+        _deflate.zlib_decompress_prefix(enc[:2] + b"\xff" * 50, len(data), 10)
 
 
 def test_steps_match_the_functions():
     data = PAYLOADS["ramp"]
     for level in (-1, 1, 9):
-        params = _zlib.encode_params(level)
+        params = _deflate.zlib_encode_params(level)
         assert len(params) == 4
-        enc = _zlib._run_bb_step(_zlib.ENCODE_STEP, params, data, _zlib.compress_bound(len(data)))
-        assert enc == _zlib.compress(data, level) and zlib.decompress(enc) == data
-        assert _zlib._run_bb_step(_zlib.DECODE_STEP, b"", enc, len(data)) == data
+        enc = _deflate._run_bb_step(_deflate.ZLIB_ENCODE_STEP, params, data, _deflate.zlib_compress_bound(len(data)))
+        assert enc == _deflate.zlib_compress(data, level) and zlib.decompress(enc) == data
+        assert _deflate._run_bb_step(_deflate.ZLIB_DECODE_STEP, b"", enc, len(data)) == data
     with pytest.raises(CorruptChunkError):
-        _zlib._run_bb_step(_zlib.ENCODE_STEP, _zlib.encode_params(1), PAYLOADS["random"], 100)
+        _deflate._run_bb_step(_deflate.ZLIB_ENCODE_STEP, _deflate.zlib_encode_params(1), PAYLOADS["random"], 100)
 
 
 def test_json():
@@ -177,11 +177,11 @@ def test_stage_methods():
     kind, fn, params = c.c_decode_step(spec)
     assert kind == "transform" and params == b""
     kind, efn, eparams = c.c_encode_step(spec)
-    assert kind == "transform" and eparams == _zlib.encode_params(3)
+    assert kind == "transform" and eparams == _deflate.zlib_encode_params(3)
     data = np.arange(10, dtype="u2").tobytes()
-    enc = _zlib._run_bb_step(efn, eparams, data, c.max_encoded_size(20))
-    assert zlib.decompress(enc) == data and _zlib._run_bb_step(fn, params, enc, 20) == data
-    assert c.c_partial(spec) == ("prefix", _zlib.PREFIX_FN)
+    enc = _deflate._run_bb_step(efn, eparams, data, c.max_encoded_size(20))
+    assert zlib.decompress(enc) == data and _deflate._run_bb_step(fn, params, enc, 20) == data
+    assert c.c_partial(spec) == ("prefix", _deflate.ZLIB_PREFIX_FN)
 
 
 @pytest.mark.parametrize("sharded", [False, True])

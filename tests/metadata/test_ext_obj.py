@@ -11,7 +11,7 @@ import os
 import pytest
 
 from zarrbolt.codecs import parse_codec
-from zarrbolt.codecs.compressors import GzipCodec
+from zarrbolt.codecs.gzip import GzipCodec
 from zarrbolt.errors import MetadataError, UnknownCodecError, UnknownDataTypeError
 from zarrbolt.metadata import DataType, RegularChunkGrid, parse_chunk_key_encoding, parse_node_metadata
 from zarrbolt.metadata._ext_obj import Extension, config_members, parse_extension

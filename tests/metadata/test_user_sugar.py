@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import zarrbolt as zarr
-from zarrbolt.codecs.compressors import BloscCodec
+from zarrbolt.codecs.blosc import BloscCodec
 from zarrbolt.errors import MetadataError, UnknownCodecError
 from zarrbolt.metadata import ArrayMetadata, parse_node_metadata
 from zarrbolt.storage import MemoryStore

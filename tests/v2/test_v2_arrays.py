@@ -249,7 +249,7 @@ def test_new_nodes_inside_v2_hierarchies_are_v2(tmp_path):
 
 
 def test_codecs_given_as_zarrbolt_objects_or_v3_json(tmp_path):
-    from zarrbolt.codecs.compressors import BloscCodec
+    from zarrbolt.codecs.blosc import BloscCodec
 
     a = zarrbolt.create_array(str(tmp_path / "a"), shape=(8,), dtype="<i4", zarr_format=2,
                               compressors=BloscCodec("zstd", 3, "bitshuffle"),

@@ -8,7 +8,7 @@
  * where the format carries a checksum that fails).
  *
  * The implementations live in csrc/codecs/ and are compiled into the extension module that links
- * the library (zstd/deflate: _codecs, c-blosc 1.x: _blosc1, c-blosc2: _blosc2), never into zbcore,
+ * the library (zstd: _zstd, libdeflate: _deflate, c-blosc 1.x: _blosc1, c-blosc2: _blosc2), never into zbcore,
  * so c-blosc 1.x and c-blosc2 (both bundling zstd and lz4) never meet in one binary.
  *
  * Each codec also has its steps for the fused plans (zarrbolt/stage.h): the *_step functions,

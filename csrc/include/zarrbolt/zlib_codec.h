@@ -8,7 +8,8 @@
  * deflate data, an Adler-32 mismatch, a truncated stream or bytes after the end of the stream are
  * ZB_ECORRUPT (libdeflate does not tell a checksum failure from other bad data).
  *
- * Compiled into the _zlib extension module (csrc/codecs/zlib_codec.c), linked with libdeflate. */
+ * Compiled into the _deflate extension module (csrc/codecs/zlib_codec.c, beside deflate_codec.c's
+ * gzip), linked with libdeflate, whose version zb_deflate_version (zarrbolt/codecs.h) gives. */
 #ifndef ZARRBOLT_ZLIB_CODEC_H
 #define ZARRBOLT_ZLIB_CODEC_H
 
@@ -46,7 +47,6 @@ zb_status zb_zlib_encode_step(const void *params, const void *src, size_t n, voi
                               size_t *out_n);
 zb_status zb_zlib_decode_step(const void *params, const void *src, size_t n, void *dst, size_t cap,
                               size_t *out_n);
-const char *zb_zlib_deflate_version(void);
 
 #ifdef __cplusplus
 }

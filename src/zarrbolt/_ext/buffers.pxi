@@ -1,4 +1,5 @@
-# Buffer and argument helpers shared by the codec binding modules (_codecs, _blosc1, _blosc2).
+# Buffer and argument helpers shared by the codec binding modules (_zstd, _deflate, _lz4,
+# _delta, _blosc1, _blosc2).
 # Include after:  from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release,
 #                     PyBUF_C_CONTIGUOUS, PyBUF_WRITABLE
 #                 from cpython.ref cimport PyObject, Py_XDECREF

@@ -1,6 +1,7 @@
-# C declarations of zarrbolt/codecs.h: the compression library wrappers (zstd and libdeflate in
-# _codecs, c-blosc 1.x in _blosc1, c-blosc2 in _blosc2: each module uses only its own) and their
-# fused-plan steps with their parameter structs.  Status codes are returned as int.
+# C declarations of zarrbolt/codecs.h: the compression library wrappers (zstd in _zstd,
+# libdeflate's gzip in _deflate, c-blosc 1.x in _blosc1, c-blosc2 in _blosc2: each module uses
+# only its own) and their fused-plan steps with their parameter structs.  Status codes are
+# returned as int.
 from libc.stdint cimport int64_t, uint64_t
 
 cdef extern from "zarrbolt/codecs.h" nogil:

@@ -1,5 +1,5 @@
 # Test drivers of the codec-owned fused-plan steps (contract section A), shared by the codec
-# modules that export steps (_zlib, _lz4, _delta): run one step from its capsule and parameter
+# modules that export steps (_deflate, _lz4, _delta): run one step from its capsule and parameter
 # block exactly as a plan calls it, so the steps are tested without a plan.
 # Include after status.pxi and buffers.pxi.
 from cpython.pycapsule cimport PyCapsule_GetPointer

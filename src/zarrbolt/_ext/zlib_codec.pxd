@@ -16,4 +16,3 @@ cdef extern from "zarrbolt/zlib_codec.h" nogil:
                                     size_t *out_n)
     zb_status_t zb_zlib_decode_step(const void *params, const void *src, size_t n, void *dst, size_t cap,
                                     size_t *out_n)
-    const char *zb_zlib_deflate_version()

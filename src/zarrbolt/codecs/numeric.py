@@ -1,5 +1,7 @@
-"""``scale_offset`` and ``cast_value`` (array -> array), and the legacy
-``numcodecs.fixedscaleoffset`` read as ``[scale_offset, cast_value(wrap)]``.
+"""``scale_offset`` and ``cast_value`` (array -> array), and their stage of the fused plans
+(:class:`NumericStage`, both in one pass).  numcodecs' ``fixedscaleoffset``, read as
+``[scale_offset, cast_value(wrap)]``, is built from these two
+(:class:`~zarrbolt.codecs.numcodecs.filters.FixedScaleOffsetCodec`).
 
 The arithmetic and the casts run in the C kernels of :mod:`zarrbolt.kernels` (exact rounding,
 clamp/wrap, scalar maps); these classes parse and validate the configuration, transform the fill
@@ -307,75 +309,3 @@ class NumericStage(ElementwiseStage):
             rcode, ocode, map_in, map_out = _numeric.cast_options(cv.rounding, oor, enc_map, src, target)
             elem.update(rounding=rcode, out_of_range=ocode, map_in=map_in, map_out=map_out, dst=target)
         return elem
-
-
-@register_codec
-class FixedScaleOffsetCodec(ArrayToArrayCodec):
-    """numcodecs' ``fixedscaleoffset`` (read and write): ``[scale_offset, cast_value(wrap)]``."""
-
-    name = "numcodecs.fixedscaleoffset"
-
-    def __init__(self, offset: float = 0, scale: float = 1, dtype: str | None = None, astype: str | None = None):
-        self.offset = offset
-        self.scale = scale
-        self.dtype = dtype
-        self.astype = astype
-
-    @classmethod
-    def from_json(cls, configuration: Any) -> FixedScaleOffsetCodec:
-        conf = config_dict(configuration, "numcodecs.fixedscaleoffset", {"offset", "scale", "dtype", "astype", "id"})
-        for k in ("offset", "scale"):
-            v = conf.get(k, 0 if k == "offset" else 1)
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise MetadataError(f"codec 'numcodecs.fixedscaleoffset': {k} must be a number, got {v!r}")
-        return cls(conf.get("offset", 0), conf.get("scale", 1), conf.get("dtype"), conf.get("astype"))
-
-    def to_json(self) -> dict[str, Any]:
-        conf: dict[str, Any] = {"offset": self.offset, "scale": self.scale}
-        if self.dtype is not None:
-            conf["dtype"] = self.dtype
-        if self.astype is not None:
-            conf["astype"] = self.astype
-        return {"name": "numcodecs.fixedscaleoffset", "configuration": conf}
-
-    def _parts(self, spec: ChunkSpec) -> tuple[ScaleOffsetCodec, CastValueCodec]:
-        from ..metadata.dtypes import DataType
-
-        target = DataType.from_numpy(self.astype) if self.astype is not None else spec.dtype
-        oor = "wrap" if target.kind in ("int", "uint") else None  # wrap: integer targets only
-        return ScaleOffsetCodec(self.offset, self.scale), CastValueCodec(target.name, "nearest-even", oor)
-
-    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
-        so, cv = self._parts(spec)
-        try:
-            return cv.resolve(so.resolve(spec))
-        except MetadataError:
-            pass
-        # numcodecs' codec knows no fill value (zarr-python and Zarr v2 fill decoded arrays): a fill
-        # value the integer type cannot carry is encoded as numcodecs encodes any value (wrapping),
-        # after the configuration is checked with the fill value that encodes to 0 (the offset)
-        zero = ChunkSpec(spec.shape, spec.dtype, spec.dtype.normalize_fill_value(self.offset))
-        out = cv.resolve(so.resolve(zero))
-        with np.errstate(all="ignore"):
-            try:
-                enc = self.encode(np.asarray([spec.fill_value], dtype=spec.dtype.numpy_dtype), zero)[0]
-            except CodecError:
-                enc = out.fill_value
-        return ChunkSpec(out.shape, out.dtype, out.dtype.normalize_fill_value(enc))
-
-    def encoded_size(self, decoded_nbytes: int) -> int | None:
-        return None
-
-    def encode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
-        so, cv = self._parts(spec)
-        mid = so.resolve(spec)
-        scaled = so.encode(array, spec)
-        if cv.data_type.kind == "float" and spec.dtype.kind == "float":
-            # numcodecs rounds to whole steps of 1/scale (half to even) for a float astype too
-            scaled = np.around(scaled)
-        return cv.encode(scaled, mid)
-
-    def decode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
-        so, cv = self._parts(spec)
-        mid = so.resolve(spec)
-        return so.decode(cv.decode(array, mid), spec)

@@ -79,14 +79,14 @@ class ArrayKernelStage:
 
     @property
     def decoded_itemsize(self) -> int:
-        return _np_dtype(self.decoded_dtype).itemsize
+        return as_numpy_dtype(self.decoded_dtype).itemsize
 
     @property
     def encoded_itemsize(self) -> int:
-        return _np_dtype(self.encoded_dtype).itemsize
+        return as_numpy_dtype(self.encoded_dtype).itemsize
 
 
-def _np_dtype(dt: Any) -> np.dtype:
+def as_numpy_dtype(dt: Any) -> np.dtype:
     """A numpy dtype from a numpy dtype (or its spelling) or a zarrbolt DataType."""
     out: np.dtype = np.dtype(getattr(dt, "numpy_dtype", dt))
     return out

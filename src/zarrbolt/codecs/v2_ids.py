@@ -5,7 +5,7 @@ A ``.zarray`` names its compressor and filters by numcodecs ids.  Each maps onto
 zarrbolt uses for the same bytes in Zarr v3, so a v2 chunk goes through the same per-codec code
 and the same fused C plans as a v3 one:
 
-* ``blosc``: :class:`~zarrbolt.codecs.compressors.BloscCodec` (numcodecs' numeric ``shuffle``:
+* ``blosc``: :class:`~zarrbolt.codecs.blosc.BloscCodec` (numcodecs' numeric ``shuffle``:
   -1 automatic, 0 none, 1 byte, 2 bit; ``typesize`` is the item size of the data blosc sees);
 * ``zstd``, ``gzip``: zarrbolt's ``zstd`` and ``gzip`` codecs (numcodecs' default level 1);
 * every other id ``X`` whose v3 form ``numcodecs.X`` is registered (``zlib``, ``lz4``,

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import config
-from ..codecs.stages import ArrayKernelStage, ElementwiseStage, PermuteStage, _np_dtype
+from ..codecs.stages import ArrayKernelStage, ElementwiseStage, PermuteStage, as_numpy_dtype as _np_dtype
 from ..errors import CodecError
 
 

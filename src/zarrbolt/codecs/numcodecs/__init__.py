@@ -1,15 +1,23 @@
-"""What the ``numcodecs.*`` codecs share: numcodecs' ``id`` configuration member, and the
-per-codec and fused-plan faces of a compressor whose C side is one extension module."""
+"""numcodecs' codecs: the codecs zarr-python 3 writes as ``numcodecs.<id>``
+(``zarr.codecs.numcodecs``), which Zarr v2 metadata names by their numcodecs id (see
+:mod:`zarrbolt.codecs.v2_ids`), grouped by what they are:
+
+* :mod:`~zarrbolt.codecs.numcodecs.compressors`: zstd, gzip, blosc, zlib, lz4, bz2, lzma;
+* :mod:`~zarrbolt.codecs.numcodecs.checksums`: crc32, crc32c, adler32, fletcher32,
+  jenkins_lookup3;
+* :mod:`~zarrbolt.codecs.numcodecs.filters`: delta, fixedscaleoffset, bitround, quantize,
+  astype, packbits, categorize (array -> array) and shuffle (bytes -> bytes).
+
+JSON: ``{"name": "numcodecs.<id>", "configuration": {...}}`` with numcodecs' own configuration
+(numcodecs' ``"id"`` may be present and must name the codec).  This module holds what they
+share: that ``id`` member, numpy data type strings as configuration members, and configurations
+kept as given."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
-import importlib
-
-from ..errors import MetadataError
-from .abc import BytesToBytesCodec, ChunkSpec
-from ._util import as_bytes_view
+from ...errors import MetadataError
 
 
 def check_numcodecs_id(conf: dict[str, Any], name: str) -> None:
@@ -55,7 +63,7 @@ class KeptConfiguration:
 
     @classmethod
     def from_json(cls, configuration: Any) -> Any:
-        from ._util import config_dict
+        from .._util import config_dict
 
         conf = config_dict(configuration, cls.name, set(cls._members) | {"id"})
         check_numcodecs_id(conf, cls.name)
@@ -63,35 +71,3 @@ class KeptConfiguration:
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "configuration": dict(self.config)}
-
-
-class ExtensionCompressor(BytesToBytesCodec):
-    """A bytes -> bytes codec whose C side is the extension module ``zarrbolt._ext.<_module>``
-    with ``compress(data, param)``, ``decompress(data, max_size)``, the capsules ``DECODE_STEP``,
-    ``ENCODE_STEP``, ``PREFIX_FN`` and ``encode_params(param)``; ``_param()`` is the codec's one
-    encode parameter (zlib's level, lz4's acceleration)."""
-
-    _module = ""
-
-    def _ext(self) -> Any:
-        return importlib.import_module(f"zarrbolt._ext.{self._module}")
-
-    def _param(self) -> int:
-        raise NotImplementedError
-
-    def encode(self, data: Any, spec: ChunkSpec) -> bytes:
-        return cast(bytes, self._ext().compress(as_bytes_view(data), self._param()))
-
-    def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
-        return cast(bytes, self._ext().decompress(as_bytes_view(data), max_size))
-
-    # -- codec-owned fused-plan stages
-    def c_decode_step(self, spec: ChunkSpec) -> tuple[str, Any, bytes]:
-        return ("transform", self._ext().DECODE_STEP, b"")
-
-    def c_encode_step(self, spec: ChunkSpec) -> tuple[str, Any, bytes]:
-        ext = self._ext()
-        return ("transform", ext.ENCODE_STEP, ext.encode_params(self._param()))
-
-    def c_partial(self, spec: ChunkSpec) -> tuple[str, Any]:
-        return ("prefix", self._ext().PREFIX_FN)

@@ -1,92 +1,17 @@
-"""The compressing bytes -> bytes codecs: ``gzip``, ``zstd`` and ``blosc``.
+"""The ``blosc`` codec (bytes -> bytes), run in C with the GIL released.
 
-All of them run in C with the GIL released (``zarrbolt._ext._codecs``, ``_blosc1``, ``_blosc2``).
-Blosc chunks are written with c-blosc 1.x, whose format every Zarr reader understands, and read
-with c-blosc2, which decodes that format and is faster (see DESIGN.md)."""
+Blosc chunks are written with c-blosc 1.x (``zarrbolt._ext._blosc1``), whose format every Zarr
+reader understands, and read with c-blosc2 (``zarrbolt._ext._blosc2``), which decodes that format
+and is faster (see docs/dependencies.md); a partial read decodes only the blosc blocks it needs."""
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from ..errors import CorruptChunkError, MetadataError
 from .abc import BytesToBytesCodec, ChunkSpec
 from .registry import register_codec
 from ._util import as_bytes_view, config_dict, int_param
-
-
-def _codecs_mod() -> Any:
-    from .._ext import _codecs
-
-    return _codecs
-
-
-@register_codec
-class GzipCodec(BytesToBytesCodec):
-    name = "gzip"
-
-    def __init__(self, level: int = 5):
-        self.level = int_param(level, "gzip", "level", 0, 9)
-
-    @classmethod
-    def from_json(cls, configuration: Any) -> GzipCodec:
-        conf = config_dict(configuration, "gzip", {"level"})
-        if "level" not in conf:
-            raise MetadataError("codec 'gzip': 'level' is required")
-        return cls(conf["level"])
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": "gzip", "configuration": {"level": self.level}}
-
-    def encode(self, data: Any, spec: ChunkSpec) -> bytes:
-        return cast(bytes, _codecs_mod().gzip_compress(as_bytes_view(data), self.level))
-
-    def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
-        return cast(bytes, _codecs_mod().gzip_decompress(as_bytes_view(data), max_size))
-
-    def c_decode_step(self, spec: ChunkSpec) -> tuple[Any, ...]:
-        return ("transform", _codecs_mod().GZIP_DECODE_STEP, b"")
-
-    def c_encode_step(self, spec: ChunkSpec) -> tuple[Any, ...]:
-        m = _codecs_mod()
-        return ("transform", m.GZIP_ENCODE_STEP, m.gzip_encode_params(self.level))
-
-    def c_partial(self, spec: ChunkSpec) -> tuple[Any, ...]:
-        return ("prefix", _codecs_mod().GZIP_PREFIX_FN)  # stops soon after the region's last byte
-
-
-@register_codec
-class ZstdCodec(BytesToBytesCodec):
-    name = "zstd"
-
-    def __init__(self, level: int = 0, checksum: bool = False):
-        self.level = int_param(level, "zstd", "level", -131072, 22)
-        if not isinstance(checksum, bool):
-            raise MetadataError(f"codec 'zstd': checksum must be a boolean, got {checksum!r}")
-        self.checksum = checksum
-
-    @classmethod
-    def from_json(cls, configuration: Any) -> ZstdCodec:
-        conf = config_dict(configuration, "zstd", {"level", "checksum"})
-        return cls(conf.get("level", 0), conf.get("checksum", False))
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": "zstd", "configuration": {"level": self.level, "checksum": self.checksum}}
-
-    def encode(self, data: Any, spec: ChunkSpec) -> bytes:
-        return cast(bytes, _codecs_mod().zstd_compress(as_bytes_view(data), self.level, self.checksum))
-
-    def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
-        return cast(bytes, _codecs_mod().zstd_decompress(as_bytes_view(data), max_size))
-
-    def c_decode_step(self, spec: ChunkSpec) -> tuple[Any, ...]:
-        return ("transform", _codecs_mod().ZSTD_DECODE_STEP, b"")
-
-    def c_encode_step(self, spec: ChunkSpec) -> tuple[Any, ...]:
-        m = _codecs_mod()
-        return ("transform", m.ZSTD_ENCODE_STEP, m.zstd_encode_params(self.level, self.checksum))
-
-    def c_partial(self, spec: ChunkSpec) -> tuple[Any, ...]:
-        return ("prefix", _codecs_mod().ZSTD_PREFIX_FN)
 
 
 BLOSC_CNAMES = ("blosclz", "lz4", "lz4hc", "zlib", "zstd", "snappy")

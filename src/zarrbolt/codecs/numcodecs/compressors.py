@@ -1,42 +1,36 @@
-"""The bytes -> bytes ``numcodecs.*`` codecs zarr-python 3 writes (``zarr.codecs.numcodecs``):
-``numcodecs.bz2``, ``numcodecs.zstd``, ``numcodecs.gzip``, ``numcodecs.blosc``,
-``numcodecs.lzma``, ``numcodecs.shuffle``, ``numcodecs.crc32``, ``numcodecs.crc32c``,
-``numcodecs.adler32``, ``numcodecs.fletcher32``, ``numcodecs.jenkins_lookup3``.
-
-JSON: ``{"name": "numcodecs.<id>", "configuration": {...}}`` with numcodecs' own configuration
-(members left out take numcodecs' defaults; numcodecs' ``"id"`` may be present and must name the
-codec).  The configuration is written back as it was given, as zarr-python does.
+"""numcodecs' compressors (bytes -> bytes): ``numcodecs.zstd``, ``numcodecs.gzip``,
+``numcodecs.blosc``, ``numcodecs.zlib``, ``numcodecs.lz4``, ``numcodecs.bz2``, ``numcodecs.lzma``.
 
 Where the codec is a compressor zarrbolt already has in C, the numcodecs form is mapped onto it
 (``numcodecs.zstd`` → the zstd codec, ``numcodecs.gzip`` → libdeflate's gzip, ``numcodecs.blosc``
 → c-blosc 1.x / c-blosc2): same format, same fused plans.  ``numcodecs.blosc`` compresses the
 chunk's bytes as numcodecs does in Zarr v3 (type size 1 unless ``typesize`` is given; numcodecs'
-``shuffle: -1``, AUTOSHUFFLE, is then the bit shuffle).  bz2, lzma, CRC-32 and Adler-32 are the
-standard library's (the same libbz2 / liblzma / zlib numcodecs calls: encodes are byte-identical;
-gzip's header holds a time stamp in numcodecs and 0 here).  Decoding is bounded: a chunk never
-decodes to more than the chain allows (CorruptChunkError), checksums that differ raise
-ChecksumError.
-"""
+``shuffle: -1``, AUTOSHUFFLE, is then the bit shuffle).  ``numcodecs.zlib`` (libdeflate) and
+``numcodecs.lz4`` (liblz4) have C sides of their own, each an extension module that owns the
+codec's fused-plan steps and its partial decoder.  bz2 and lzma are the standard library's (the
+same libbz2 / liblzma numcodecs calls: encodes are byte-identical); ``numcodecs.gzip``'s header
+holds a time stamp in numcodecs and 0 here.  The configuration is written back as it was given (members left
+out take numcodecs' defaults), as zarr-python does.  Decoding is bounded: a chunk never decodes to
+more than the chain allows (CorruptChunkError)."""
 
 from __future__ import annotations
 
 import bz2
 import lzma
-import zlib
-from typing import Any
+from typing import Any, cast
 
-import numpy as np
-
-from ..errors import ChecksumError, CorruptChunkError, MetadataError
-from .abc import BytesToBytesCodec, ChunkSpec
-from .compressors import BloscCodec, GzipCodec, ZstdCodec
-from .registry import register_codec
-from ._numcodecs import KeptConfiguration
-from ._util import as_bytes_view, int_param
+from ...errors import CorruptChunkError, MetadataError
+from ..abc import BytesToBytesCodec, ChunkSpec
+from ..blosc import BloscCodec
+from ..gzip import GzipCodec
+from ..registry import register_codec
+from ..zstd import ZstdCodec
+from .._util import as_bytes_view, config_dict, int_param
+from . import KeptConfiguration, check_numcodecs_id
 
 
 class _Configured(KeptConfiguration, BytesToBytesCodec):
-    """A numcodecs bytes -> bytes codec whose configuration is kept as given (less ``id``)."""
+    """A numcodecs compressor whose configuration is kept as given (less ``id``)."""
 
 
 class _Delegating(_Configured):
@@ -192,151 +186,137 @@ class NumcodecsLZMA(_Configured):
         return out
 
 
+def _deflate_ext() -> Any:
+    from ..._ext import _deflate
+
+    return _deflate
+
+
+def _lz4_ext() -> Any:
+    from ..._ext import _lz4
+
+    return _lz4
+
+
+ZLIB_NAME = "numcodecs.zlib"
+ZLIB_DEFAULT_LEVEL = 1  # numcodecs.Zlib's
+
+
 @register_codec
-class NumcodecsShuffle(_Configured):
-    """``numcodecs.shuffle``: the bytes of ``elementsize``-byte elements (default 4) grouped by
-    position (all first bytes, then all second bytes, ...); the chunk's size must be a multiple
-    of it."""
+class ZlibCodec(BytesToBytesCodec):
+    """``numcodecs.zlib``: one zlib stream (RFC 1950), as zarr-python 3 writes it
+    (``zarr.codecs.numcodecs.Zlib``, numcodecs' ``Zlib`` over Python's zlib module).
 
-    name = "numcodecs.shuffle"
-    _members = frozenset({"elementsize"})
+    JSON: ``{"name": "numcodecs.zlib", "configuration": {"level": 1}}``; the configuration may be
+    empty (numcodecs' default level, 1) and may carry numcodecs' ``"id": "zlib"``.  Levels are
+    Python's, -1..9 (-1 is zlib's default, 6).  The C side is libdeflate's zlib functions in
+    ``zarrbolt._ext._deflate`` (csrc/codecs/zlib_codec.c), which exports the codec's fused-plan
+    steps and its partial decoder.  Stricter than Python's zlib on one point: bytes after the end
+    of the stream are corrupt data, not ignored (no writer produces them).
 
-    def _check(self) -> None:
-        self.elementsize = int_param(self.config.get("elementsize", 4), self.name, "elementsize", 0, 2**31 - 1)
+    ``level`` None (not given: numcodecs' default, 1) or -1..9."""
 
-    def with_array_dtype(self, itemsize: int) -> NumcodecsShuffle:
-        """As zarr-python: an ``elementsize`` left out is the array's item size at creation."""
-        if "elementsize" in self.config:
-            return self
-        return NumcodecsShuffle(**self.config, elementsize=itemsize)
+    name = ZLIB_NAME
 
-    def encoded_size(self, decoded_nbytes: int) -> int:
-        return decoded_nbytes
+    def __init__(self, level: int | None = None):
+        if level is not None:
+            level = int_param(level, ZLIB_NAME, "level", -1, 9)
+        self.level = level
 
-    def _split(self, data: Any) -> np.ndarray | None:
-        a = np.frombuffer(as_bytes_view(data), np.uint8)
-        if self.elementsize <= 1:
-            return None
-        if a.size % self.elementsize:
-            raise CorruptChunkError(f"{self.name}: {a.size} bytes are not whole elements of {self.elementsize}")
-        return a
+    @property
+    def effective_level(self) -> int:
+        """The compression level used: the configured one, else zlib's default."""
+        return ZLIB_DEFAULT_LEVEL if self.level is None else self.level
 
-    def encode(self, data: Any, spec: ChunkSpec) -> Any:
-        a = self._split(data)
-        if a is None:
-            return bytes(as_bytes_view(data))
-        return np.ascontiguousarray(a.reshape(-1, self.elementsize).T).reshape(-1).data
+    @classmethod
+    def from_json(cls, configuration: Any) -> ZlibCodec:
+        conf = config_dict(configuration, ZLIB_NAME, {"level", "id"})
+        check_numcodecs_id(conf, ZLIB_NAME)
+        return cls(conf.get("level"))
 
-    def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> Any:
-        a = self._split(data)
-        if a is None:
-            return as_bytes_view(data)
-        return np.ascontiguousarray(a.reshape(self.elementsize, -1).T).reshape(-1).data
+    def to_json(self) -> dict[str, Any]:
+        conf = {} if self.level is None else {"level": self.level}
+        return {"name": ZLIB_NAME, "configuration": conf}
 
-
-class _Checksum32(_Configured):
-    """numcodecs' 32-bit checksums: 4 little-endian bytes before the data (``location``
-    "start", the default) or after it ("end")."""
-
-    _members = frozenset({"location"})
-    _where = "start"
-
-    def _check(self) -> None:
-        loc = self.config.get("location", self._where)
-        if loc not in ("start", "end"):
-            raise MetadataError(f"codec {self.name!r}: location must be 'start' or 'end', got {loc!r}")
-        self.location = loc
-
-    def _sum(self, data: memoryview) -> int:
-        raise NotImplementedError
-
-    def encoded_size(self, decoded_nbytes: int) -> int:
-        return decoded_nbytes + 4
+    def max_encoded_size(self, decoded_nbytes: int) -> int:
+        # zb_zlib_compress_bound: stored blocks' overhead, padding, header and Adler-32
+        return decoded_nbytes + 5 * (decoded_nbytes // 1000 + 1) + 64 + 6
 
     def encode(self, data: Any, spec: ChunkSpec) -> bytes:
-        mv = as_bytes_view(data)
-        tag = (self._sum(mv) & 0xFFFFFFFF).to_bytes(4, "little")
-        return tag + bytes(mv) if self.location == "start" else bytes(mv) + tag
+        return cast(bytes, _deflate_ext().zlib_compress(as_bytes_view(data), self.effective_level))
 
-    def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> memoryview:
-        mv = as_bytes_view(data)
-        if len(mv) < 4:
-            raise CorruptChunkError(f"{self.name}: {len(mv)} bytes is too short to hold a checksum")
-        if len(mv) - 4 > max_size:
-            raise CorruptChunkError(f"{self.name}: {len(mv) - 4} bytes of data, at most {max_size} expected")
-        body, tag = (mv[4:], mv[:4]) if self.location == "start" else (mv[:-4], mv[-4:])
-        stored, actual = int.from_bytes(tag, "little"), self._sum(body) & 0xFFFFFFFF
-        if stored != actual:
-            raise ChecksumError(f"{self.name} mismatch: stored {stored:#010x}, computed {actual:#010x}")
-        return body
+    def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
+        return cast(bytes, _deflate_ext().zlib_decompress(as_bytes_view(data), max_size))
+
+    # -- codec-owned fused-plan stages
+    def c_decode_step(self, spec: ChunkSpec) -> tuple[str, Any, bytes]:
+        return ("transform", _deflate_ext().ZLIB_DECODE_STEP, b"")
+
+    def c_encode_step(self, spec: ChunkSpec) -> tuple[str, Any, bytes]:
+        m = _deflate_ext()
+        return ("transform", m.ZLIB_ENCODE_STEP, m.zlib_encode_params(self.effective_level))
+
+    def c_partial(self, spec: ChunkSpec) -> tuple[str, Any]:
+        return ("prefix", _deflate_ext().ZLIB_PREFIX_FN)
 
 
-@register_codec
-class NumcodecsCRC32(_Checksum32):
-    name = "numcodecs.crc32"
-
-    def _sum(self, data: memoryview) -> int:
-        return zlib.crc32(data)
+LZ4_NAME = "numcodecs.lz4"
+LZ4_HEADER = 4
+INT32_MAX = 2**31 - 1
 
 
 @register_codec
-class NumcodecsCRC32C(_Checksum32):
-    """``numcodecs.crc32c``: CRC-32C (zarrbolt's C kernel), last by default (numcodecs')."""
+class LZ4Codec(BytesToBytesCodec):
+    """``numcodecs.lz4``: numcodecs' LZ4 format, a 4-byte little-endian decoded size followed by
+    one LZ4 block, as zarr-python 3 writes it (``zarr.codecs.numcodecs.LZ4``).
 
-    name = "numcodecs.crc32c"
-    _where = "end"
+    JSON: ``{"name": "numcodecs.lz4", "configuration": {"acceleration": 1}}``; the configuration
+    may be empty (acceleration 1) and may carry numcodecs' ``"id": "lz4"``.  The C side is
+    ``zarrbolt._ext._lz4`` (csrc/codecs/lz4_codec.c, linked with liblz4 or the LZ4 inside
+    c-blosc2); it owns its fused-plan steps and its partial decoder (LZ4 stops after the wanted
+    prefix).
 
-    def _sum(self, data: memoryview) -> int:
-        from .. import kernels
+    ``acceleration`` None (not given: LZ4's default, 1) or an integer; values below 1 mean 1,
+    as in LZ4 and numcodecs."""
 
-        return kernels.crc32c(data)
+    name = LZ4_NAME
 
+    def __init__(self, acceleration: int | None = None):
+        if acceleration is not None:
+            acceleration = int_param(acceleration, LZ4_NAME, "acceleration", -INT32_MAX, INT32_MAX)
+        self.acceleration = acceleration
 
-@register_codec
-class NumcodecsAdler32(_Checksum32):
-    name = "numcodecs.adler32"
+    @property
+    def effective_acceleration(self) -> int:
+        """The acceleration LZ4 is given: the configured one, 1 when unset or below 1."""
+        return 1 if self.acceleration is None or self.acceleration < 1 else self.acceleration
 
-    def _sum(self, data: memoryview) -> int:
-        return zlib.adler32(data)
+    @classmethod
+    def from_json(cls, configuration: Any) -> LZ4Codec:
+        conf = config_dict(configuration, LZ4_NAME, {"acceleration", "id"})
+        check_numcodecs_id(conf, LZ4_NAME)
+        return cls(conf.get("acceleration"))
 
+    def to_json(self) -> dict[str, Any]:
+        conf = {} if self.acceleration is None else {"acceleration": self.acceleration}
+        return {"name": LZ4_NAME, "configuration": conf}
 
-@register_codec
-class NumcodecsFletcher32(_Checksum32):
-    """``numcodecs.fletcher32``: HDF5's Fletcher-32 of the data read as big-endian 16-bit words
-    (an odd last byte padded with zero), appended (numcodecs has no ``location`` for it)."""
+    def max_encoded_size(self, decoded_nbytes: int) -> int:
+        return LZ4_HEADER + decoded_nbytes + decoded_nbytes // 255 + 16  # LZ4_compressBound + header
 
-    name = "numcodecs.fletcher32"
-    _members = frozenset()
-    _where = "end"
+    def encode(self, data: Any, spec: ChunkSpec) -> bytes:
+        return cast(bytes, _lz4_ext().compress(as_bytes_view(data), self.effective_acceleration))
 
-    def _sum(self, data: memoryview) -> int:
-        return fletcher32(data)
+    def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
+        return cast(bytes, _lz4_ext().decompress(as_bytes_view(data), max_size))
 
+    # -- codec-owned fused-plan stages
+    def c_decode_step(self, spec: ChunkSpec) -> tuple[str, Any, bytes]:
+        return ("transform", _lz4_ext().DECODE_STEP, b"")
 
-def fletcher32(data: Any) -> int:
-    """HDF5's Fletcher-32 (``H5_checksum_fletcher32``; C: csrc/checksum32.c)."""
-    from .._ext import _checksum32
+    def c_encode_step(self, spec: ChunkSpec) -> tuple[str, Any, bytes]:
+        m = _lz4_ext()
+        return ("transform", m.ENCODE_STEP, m.encode_params(self.effective_acceleration))
 
-    return _checksum32.fletcher32(as_bytes_view(data))
-
-
-@register_codec
-class NumcodecsJenkinsLookup3(_Checksum32):
-    """``numcodecs.jenkins_lookup3``: Bob Jenkins' lookup3 hash of the data with ``initval``
-    (default 0), appended.  numcodecs' ``prefix`` (bytes hashed before the data) has no JSON form
-    and must be null."""
-
-    name = "numcodecs.jenkins_lookup3"
-    _members = frozenset({"initval", "prefix"})
-    _where = "end"
-
-    def _check(self) -> None:
-        self.location = "end"
-        self.initval = int_param(self.config.get("initval", 0), self.name, "initval", 0, 2**32 - 1)
-        if self.config.get("prefix") is not None:
-            raise MetadataError(f"codec {self.name!r}: a prefix is not supported, got {self.config['prefix']!r}")
-
-    def _sum(self, data: memoryview) -> int:
-        from .._ext import _checksum32
-
-        return _checksum32.jenkins_lookup3(data, self.initval)
+    def c_partial(self, spec: ChunkSpec) -> tuple[str, Any]:
+        return ("prefix", _lz4_ext().PREFIX_FN)

@@ -1,0 +1,462 @@
+"""numcodecs' filters: the codecs that reshape or recode the data without compressing it.
+
+Array -> array: ``numcodecs.delta`` (C kernels, a fused-plan array kernel),
+``numcodecs.fixedscaleoffset`` (read as ``[scale_offset, cast_value(wrap)]``, the C kernels of
+:mod:`zarrbolt.codecs.numeric`), ``numcodecs.bitround``, ``numcodecs.quantize``,
+``numcodecs.astype``, ``numcodecs.packbits`` and ``numcodecs.categorize`` (numpy, elementwise
+over the chunk in C order, as numcodecs computes them).  Bytes -> bytes: ``numcodecs.shuffle``.
+
+The data types a filter names must be the array's at that point of the chain (numcodecs would
+reinterpret the bytes of another type): a mismatch is a MetadataError when the chain is bound."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any, cast
+
+import numpy as np
+
+from ...errors import CodecError, CorruptChunkError, MetadataError
+from ..abc import ArrayToArrayCodec, BytesToBytesCodec, ChunkSpec
+from ..numeric import CastValueCodec, ScaleOffsetCodec
+from ..registry import register_codec
+from .._util import as_bytes_view, config_dict, int_param
+from . import KeptConfiguration, check_numcodecs_id, numpy_dtype_param
+
+DELTA_NAME = "numcodecs.delta"
+_DELTA_KINDS = "iuf"
+
+
+def _delta_ext() -> Any:
+    from ..._ext import _delta
+
+    return _delta
+
+
+def _delta_dtype(value: Any, what: str) -> np.dtype:
+    dt: np.dtype = numpy_dtype_param(DELTA_NAME, value, what, _DELTA_KINDS, "only integer and float16/32/64 types are supported")
+    return dt
+
+
+@register_codec
+class DeltaCodec(ArrayToArrayCodec):
+    """``numcodecs.delta``: numcodecs' Delta filter, as zarr-python 3 writes it
+    (``zarr.codecs.numcodecs.Delta``).
+
+    JSON: ``{"name": "numcodecs.delta", "configuration": {"dtype": "<u2", "astype": "<i4"}}`` with
+    numpy type strings (``"uint16"``, ``"<u2"``, ``"u2"`` alike); ``dtype`` is required,
+    ``astype`` (the stored type) defaults to ``dtype``; numcodecs' ``"id": "delta"`` may be
+    present.  Encoding writes the first element of the chunk, flattened in C order, then the
+    difference of each element and the one before it, computed in ``dtype`` and cast to
+    ``astype``; decoding is the running sum.  The arithmetic is numpy's (zarrbolt/delta.h); what
+    zarrbolt refuses:
+
+    * ``dtype`` must be the array's data type at this point of the chain (numcodecs would
+      reinterpret the bytes of another type of the same size; zarr-python then casts back by
+      value);
+    * integer and float16/32/64 types only, native or little-endian (numcodecs also accepts bool,
+      complex, timedeltas and big-endian types, which no Zarr v3 data type maps to cleanly);
+    * a float difference (or, decoding, a running sum) that does not fit an integer ``astype``
+      (numcodecs stores an unspecified integer) raises CodecError.
+
+    The C kernels (csrc/delta.c, ``zarrbolt._ext._delta``) run every (dtype, astype) pair; the
+    codec owns its fused-plan array-kernel stage (``c_stage``).
+
+    ``dtype``: the decoded type (numpy string, required); ``astype``: the encoded type (None:
+    the same).  The strings are kept as given so that the JSON round-trips."""
+
+    name = DELTA_NAME
+
+    def __init__(self, dtype: str, astype: str | None = None):
+        self.dtype_json = dtype
+        self.astype_json = astype
+        self.dtype = _delta_dtype(dtype, "dtype")
+        self.astype = self.dtype if astype is None else _delta_dtype(astype, "astype")
+
+    @classmethod
+    def from_json(cls, configuration: Any) -> DeltaCodec:
+        conf = config_dict(configuration, DELTA_NAME, {"dtype", "astype", "id"})
+        check_numcodecs_id(conf, DELTA_NAME)
+        if "dtype" not in conf:
+            raise MetadataError(f"codec {DELTA_NAME!r}: 'dtype' is required")
+        astype = conf.get("astype")
+        return cls(conf["dtype"], astype)
+
+    def to_json(self) -> dict[str, Any]:
+        conf: dict[str, Any] = {"dtype": self.dtype_json}
+        if self.astype_json is not None:
+            conf["astype"] = self.astype_json
+        return {"name": DELTA_NAME, "configuration": conf}
+
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+        from ...metadata.dtypes import DataType
+
+        if spec.dtype.numpy_dtype != self.dtype:
+            raise MetadataError(
+                f"codec {DELTA_NAME!r}: dtype {self.dtype_json!r} is not the data type the codec receives ({spec.dtype.name})"
+            )
+        # The stored array's fill value: numpy's cast, as zarr-python makes it (a chunk of fill
+        # values does not delta-encode to fill values; this one only fills missing inner chunks
+        # when the codec sits before sharding_indexed).
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            fill = np.asarray(spec.fill_value, dtype=self.dtype).astype(self.astype)[()]
+        return ChunkSpec(spec.shape, DataType.from_numpy(self.astype), fill)
+
+    def encoded_size(self, decoded_nbytes: int) -> int:
+        return decoded_nbytes // self.dtype.itemsize * self.astype.itemsize
+
+    def max_encoded_size(self, decoded_nbytes: int) -> int:
+        return self.encoded_size(decoded_nbytes)
+
+    def encode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        return cast(np.ndarray, _delta_ext().encode(np.ascontiguousarray(array, dtype=self.dtype), self.astype))
+
+    def decode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        return cast(np.ndarray, _delta_ext().decode(np.ascontiguousarray(array, dtype=self.astype), self.dtype))
+
+    # -- codec-owned fused-plan stage (contract section A)
+    def c_stage(self, spec_in: ChunkSpec, spec_out: ChunkSpec) -> Any:
+        """An ``ArrayKernelStage`` (order-dependent kernel over the chunk in stored order), or None
+        while the plan side of the interface is not there."""
+        try:
+            from ..abc import ArrayKernelStage  # type: ignore[attr-defined]
+        except ImportError:
+            try:
+                from ..stages import ArrayKernelStage
+            except ImportError:
+                return None
+        ext = _delta_ext()
+        return ArrayKernelStage(ext.DECODE_STEP, ext.ENCODE_STEP, ext.params(self.dtype, self.astype),
+                                spec_in.dtype, spec_out.dtype)
+
+
+@register_codec
+class FixedScaleOffsetCodec(ArrayToArrayCodec):
+    """numcodecs' ``fixedscaleoffset`` (read and write): ``[scale_offset, cast_value(wrap)]``."""
+
+    name = "numcodecs.fixedscaleoffset"
+
+    def __init__(self, offset: float = 0, scale: float = 1, dtype: str | None = None, astype: str | None = None):
+        self.offset = offset
+        self.scale = scale
+        self.dtype = dtype
+        self.astype = astype
+
+    @classmethod
+    def from_json(cls, configuration: Any) -> FixedScaleOffsetCodec:
+        conf = config_dict(configuration, "numcodecs.fixedscaleoffset", {"offset", "scale", "dtype", "astype", "id"})
+        for k in ("offset", "scale"):
+            v = conf.get(k, 0 if k == "offset" else 1)
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise MetadataError(f"codec 'numcodecs.fixedscaleoffset': {k} must be a number, got {v!r}")
+        return cls(conf.get("offset", 0), conf.get("scale", 1), conf.get("dtype"), conf.get("astype"))
+
+    def to_json(self) -> dict[str, Any]:
+        conf: dict[str, Any] = {"offset": self.offset, "scale": self.scale}
+        if self.dtype is not None:
+            conf["dtype"] = self.dtype
+        if self.astype is not None:
+            conf["astype"] = self.astype
+        return {"name": "numcodecs.fixedscaleoffset", "configuration": conf}
+
+    def _parts(self, spec: ChunkSpec) -> tuple[ScaleOffsetCodec, CastValueCodec]:
+        from ...metadata.dtypes import DataType
+
+        target = DataType.from_numpy(self.astype) if self.astype is not None else spec.dtype
+        oor = "wrap" if target.kind in ("int", "uint") else None  # wrap: integer targets only
+        return ScaleOffsetCodec(self.offset, self.scale), CastValueCodec(target.name, "nearest-even", oor)
+
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+        so, cv = self._parts(spec)
+        try:
+            return cv.resolve(so.resolve(spec))
+        except MetadataError:
+            pass
+        # numcodecs' codec knows no fill value (zarr-python and Zarr v2 fill decoded arrays): a fill
+        # value the integer type cannot carry is encoded as numcodecs encodes any value (wrapping),
+        # after the configuration is checked with the fill value that encodes to 0 (the offset)
+        zero = ChunkSpec(spec.shape, spec.dtype, spec.dtype.normalize_fill_value(self.offset))
+        out = cv.resolve(so.resolve(zero))
+        with np.errstate(all="ignore"):
+            try:
+                enc = self.encode(np.asarray([spec.fill_value], dtype=spec.dtype.numpy_dtype), zero)[0]
+            except CodecError:
+                enc = out.fill_value
+        return ChunkSpec(out.shape, out.dtype, out.dtype.normalize_fill_value(enc))
+
+    def encoded_size(self, decoded_nbytes: int) -> int | None:
+        return None
+
+    def encode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        so, cv = self._parts(spec)
+        mid = so.resolve(spec)
+        scaled = so.encode(array, spec)
+        if cv.data_type.kind == "float" and spec.dtype.kind == "float":
+            # numcodecs rounds to whole steps of 1/scale (half to even) for a float astype too
+            scaled = np.around(scaled)
+        return cv.encode(scaled, mid)
+
+    def decode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        so, cv = self._parts(spec)
+        mid = so.resolve(spec)
+        return so.decode(cv.decode(array, mid), spec)
+
+
+_MANTISSA = {2: 10, 4: 23, 8: 52}
+
+
+class _ArrayFilter(KeptConfiguration, ArrayToArrayCodec):
+    """A numcodecs array -> array codec whose configuration is kept as given (less ``id``)."""
+
+    def _expect(self, spec: ChunkSpec, dt: np.dtype, what: str) -> None:
+        if spec.dtype.numpy_dtype != dt:
+            raise MetadataError(f"codec {self.name!r}: {what} {dt} is not the data type it receives ({spec.dtype})")
+
+
+def _cast_fill(fill: Any, src: np.dtype, dst: np.dtype) -> Any:
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return np.asarray(fill, dtype=src).astype(dst)[()]
+
+
+@register_codec
+class NumcodecsBitRound(_ArrayFilter):
+    """``numcodecs.bitround`` ``{"keepbits": k}``: float16/32/64 mantissas rounded to ``k`` bits,
+    ties to even (lossy; decoding is the identity)."""
+
+    name = "numcodecs.bitround"
+    _members = frozenset({"keepbits"})
+
+    def _check(self) -> None:
+        if "keepbits" not in self.config:
+            raise MetadataError(f"codec {self.name!r}: 'keepbits' is required")
+        self.keepbits = int_param(self.config["keepbits"], self.name, "keepbits", 0, 52)
+
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+        dt = spec.dtype.numpy_dtype
+        if dt.kind != "f" or dt.itemsize not in _MANTISSA:
+            raise MetadataError(f"codec {self.name!r} rounds float16/32/64 only, not {spec.dtype}")
+        if self.keepbits > _MANTISSA[dt.itemsize]:
+            raise MetadataError(f"codec {self.name!r}: keepbits {self.keepbits} is more than {spec.dtype} has")
+        return spec
+
+    def encode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        dt = array.dtype
+        bits = _MANTISSA[dt.itemsize]
+        if self.keepbits == bits:
+            return array
+        idt = np.dtype(f"i{dt.itemsize}")
+        b = np.array(array, copy=True).view(idt)
+        drop = bits - self.keepbits
+        mask = (np.array(-1, idt) >> drop) << drop
+        half = idt.type((1 << (drop - 1)) - 1)
+        b += ((b >> drop) & 1) + half
+        b &= mask
+        return b.view(dt)
+
+    def decode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        return array
+
+
+@register_codec
+class NumcodecsQuantize(_ArrayFilter):
+    """``numcodecs.quantize`` ``{"digits": d, "dtype": "<f8", "astype": "<f4"}``: values rounded
+    to a power-of-two step finer than ``10**-d`` and stored as ``astype`` (lossy)."""
+
+    name = "numcodecs.quantize"
+    _members = frozenset({"digits", "dtype", "astype"})
+
+    def _check(self) -> None:
+        for k in ("digits", "dtype"):
+            if k not in self.config:
+                raise MetadataError(f"codec {self.name!r}: {k!r} is required")
+        self.digits = int_param(self.config["digits"], self.name, "digits", -300, 300)
+        self.dtype = numpy_dtype_param(self.name, self.config["dtype"], "dtype", "f")
+        a = self.config.get("astype")
+        self.astype = self.dtype if a is None else numpy_dtype_param(self.name, a, "astype", "f")
+
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+        from ...metadata.dtypes import DataType
+
+        self._expect(spec, self.dtype, "dtype")
+        return ChunkSpec(spec.shape, DataType.from_numpy(self.astype),
+                         _cast_fill(spec.fill_value, self.dtype, self.astype))
+
+    def encode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        exp = math.log10(10.0 ** -self.digits)
+        exp = math.floor(exp) if exp < 0 else math.ceil(exp)
+        scale = 2.0 ** math.ceil(math.log2(10.0 ** -exp))
+        with np.errstate(all="ignore"):
+            enc = np.around(scale * array) / scale
+        return enc.astype(self.astype, copy=False)
+
+    def decode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        return array.astype(self.dtype)
+
+
+@register_codec
+class NumcodecsAsType(_ArrayFilter):
+    """``numcodecs.astype`` ``{"encode_dtype": "<f4", "decode_dtype": "<f8"}``: numpy's cast each
+    way."""
+
+    name = "numcodecs.astype"
+    _members = frozenset({"encode_dtype", "decode_dtype"})
+
+    def _check(self) -> None:
+        if "encode_dtype" not in self.config:
+            raise MetadataError(f"codec {self.name!r}: 'encode_dtype' is required")
+        self.encode_dtype = numpy_dtype_param(self.name, self.config["encode_dtype"], "encode_dtype", "biuf")
+        d = self.config.get("decode_dtype")
+        self.decode_dtype = None if d is None else numpy_dtype_param(self.name, d, "decode_dtype", "biuf")
+
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+        from ...metadata.dtypes import DataType
+
+        if self.decode_dtype is not None:
+            self._expect(spec, self.decode_dtype, "decode_dtype")
+        return ChunkSpec(spec.shape, DataType.from_numpy(self.encode_dtype),
+                         _cast_fill(spec.fill_value, spec.dtype.numpy_dtype, self.encode_dtype))
+
+    def encode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return array.astype(self.encode_dtype)
+
+    def decode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return array.astype(spec.dtype.numpy_dtype)
+
+
+@register_codec
+class NumcodecsPackBits(_ArrayFilter):
+    """``numcodecs.packbits`` ``{}``: a bool chunk as one byte of padding bits then
+    ``numpy.packbits``; the encoded chunk is 1-d uint8."""
+
+    name = "numcodecs.packbits"
+
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+        from ...metadata.dtypes import DataType
+
+        if spec.dtype.kind != "bool":
+            raise MetadataError(f"codec {self.name!r} packs bool arrays only, not {spec.dtype}")
+        n = math.prod(spec.shape)
+        return ChunkSpec((1 + math.ceil(n / 8),), DataType("uint8"), np.uint8(0))
+
+    def encode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        flat = np.ascontiguousarray(array).reshape(-1)
+        pad = (8 - flat.size % 8) % 8
+        out = np.empty(1 + (flat.size + 7) // 8, np.uint8)
+        out[0] = pad
+        out[1:] = np.packbits(flat)
+        return out
+
+    def decode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        n = math.prod(spec.shape)
+        enc = np.ascontiguousarray(array).reshape(-1)
+        if enc.size != 1 + (n + 7) // 8 or int(enc[0]) != (8 - n % 8) % 8:
+            raise CorruptChunkError(f"{self.name}: {enc.size} bytes with {int(enc[0]) if enc.size else '?'} "
+                                    f"padding bits do not hold {n} booleans")
+        return np.unpackbits(enc[1:], count=n).view(bool).reshape(spec.shape)
+
+
+MAX_LABELS = 2**16
+
+
+@register_codec
+class NumcodecsCategorize(_ArrayFilter):
+    """``numcodecs.categorize`` ``{"labels": ["a", "b"], "dtype": "<U1" | "|O", "astype": "|u1"}``:
+    text values stored as integers, label i as i + 1, anything else as 0 (decoded as ""); for
+    ``fixed_length_utf32`` arrays (``dtype`` their ``<U n``) and ``string`` arrays (``"|O"``,
+    numcodecs' object arrays of text; Zarr v2's categorize filter)."""
+
+    name = "numcodecs.categorize"
+    _members = frozenset({"labels", "dtype", "astype"})
+
+    def _check(self) -> None:
+        c = self.config
+        for k in ("labels", "dtype"):
+            if k not in c:
+                raise MetadataError(f"codec {self.name!r}: {k!r} is required")
+        labels = c["labels"]
+        if not isinstance(labels, list) or len(labels) > MAX_LABELS or not all(isinstance(x, str) for x in labels):
+            raise MetadataError(f"codec {self.name!r}: labels must be a list of at most {MAX_LABELS} strings")
+        self.labels = labels
+        if not isinstance(c["dtype"], str):
+            raise MetadataError(f"codec {self.name!r}: dtype must be a numpy data type string, got {c['dtype']!r}")
+        try:
+            self.dtype = np.dtype(c["dtype"])
+        except TypeError:
+            raise MetadataError(f"codec {self.name!r}: dtype {c['dtype']!r} is not a numpy data type") from None
+        if self.dtype.kind not in "UO":
+            raise MetadataError(f"codec {self.name!r}: dtype must be a unicode ('<U n') or object type")
+        self.astype = numpy_dtype_param(self.name, c.get("astype", "|u1"), "astype", "iu")
+        if len(labels) > np.iinfo(self.astype).max:
+            raise MetadataError(f"codec {self.name!r}: {len(labels)} labels do not fit {self.astype}")
+
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+        from ...metadata.dtypes import DataType
+
+        dt = spec.dtype
+        ok = dt.kind == "string" if self.dtype.kind == "O" else dt.numpy_dtype == self.dtype.newbyteorder("=")
+        if not ok:
+            raise MetadataError(f"codec {self.name!r}: dtype {self.config['dtype']!r} does not fit the data type {dt}")
+        fill = str(spec.fill_value)
+        code = self.labels.index(fill) + 1 if fill in self.labels else 0
+        return ChunkSpec(spec.shape, DataType.from_numpy(self.astype), self.astype.type(code))
+
+    def encode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        enc = np.zeros(array.shape, dtype=self.astype)
+        for i, label in enumerate(self.labels):
+            enc[array == label] = i + 1
+        return enc
+
+    def decode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        dec = np.full(array.shape, "", dtype=spec.dtype.numpy_dtype)
+        for i, label in enumerate(self.labels):
+            dec[array == i + 1] = label
+        return dec
+
+
+@register_codec
+class NumcodecsShuffle(KeptConfiguration, BytesToBytesCodec):
+    """``numcodecs.shuffle``: the bytes of ``elementsize``-byte elements (default 4) grouped by
+    position (all first bytes, then all second bytes, ...); the chunk's size must be a multiple
+    of it."""
+
+    name = "numcodecs.shuffle"
+    _members = frozenset({"elementsize"})
+
+    def _check(self) -> None:
+        self.elementsize = int_param(self.config.get("elementsize", 4), self.name, "elementsize", 0, 2**31 - 1)
+
+    def with_array_dtype(self, itemsize: int) -> NumcodecsShuffle:
+        """As zarr-python: an ``elementsize`` left out is the array's item size at creation."""
+        if "elementsize" in self.config:
+            return self
+        return NumcodecsShuffle(**self.config, elementsize=itemsize)
+
+    def encoded_size(self, decoded_nbytes: int) -> int:
+        return decoded_nbytes
+
+    def _split(self, data: Any) -> np.ndarray | None:
+        a = np.frombuffer(as_bytes_view(data), np.uint8)
+        if self.elementsize <= 1:
+            return None
+        if a.size % self.elementsize:
+            raise CorruptChunkError(f"{self.name}: {a.size} bytes are not whole elements of {self.elementsize}")
+        return a
+
+    def encode(self, data: Any, spec: ChunkSpec) -> Any:
+        a = self._split(data)
+        if a is None:
+            return bytes(as_bytes_view(data))
+        return np.ascontiguousarray(a.reshape(-1, self.elementsize).T).reshape(-1).data
+
+    def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> Any:
+        a = self._split(data)
+        if a is None:
+            return as_bytes_view(data)
+        return np.ascontiguousarray(a.reshape(self.elementsize, -1).T).reshape(-1).data
