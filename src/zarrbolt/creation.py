@@ -45,7 +45,7 @@ def _resolve(store: Any, mode: str, path: str | None, storage_options: Any = Non
 # their owners: the metadata (shape, chunk grid, dimension names) and the codecs (configuration,
 # shard multiples).  This module adds no check of its own on top of theirs.
 def _normalize_shape(shape: Any) -> tuple[int, ...]:
-    from .metadata.chunk_grid import _int_list
+    from .metadata.chunk_grid import parse_int_list
 
     if isinstance(shape, (int, np.integer)):
         shape = (int(shape),)
@@ -56,7 +56,7 @@ def _normalize_shape(shape: Any) -> tuple[int, ...]:
     for _s, orig in zip(out, shape):
         if isinstance(orig, (bool, np.bool_)) or (isinstance(orig, float) and not float(orig).is_integer()):
             raise MetadataError(f"shape must hold integers, got {shape!r}")
-    return _int_list(out, "shape", minimum=0)  # the metadata's own rule, checked before chunks use it
+    return parse_int_list(out, "shape", minimum=0)  # the metadata's own rule, checked before chunks use it
 
 
 def guess_chunks(shape: tuple[int, ...], itemsize: int, target_bytes: int = 1 << 20) -> tuple[int, ...]:
