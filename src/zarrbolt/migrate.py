@@ -169,18 +169,18 @@ def migrate(source: Any, dest: Any = None, *, path: str | None = None, dest_path
     NodeNotFoundError
         When there is no Zarr v2 node at ``path``.
     """
-    from .api import open as open_node
-    from .creation import _resolve
+    from .api.location import locate
+    from .api.opening import open as open_node
 
-    src, sp = _resolve(source, "r" if dest is not None else "r+", path)
+    src, sp = locate(source, "r" if dest is not None else "r+", path)
     if dest is None:
         dst, dp = src, sp
     else:
-        dst, dp = _resolve(dest, "a", dest_path)
+        dst, dp = locate(dest, "a", dest_path)
     was_consolidated = src.exists(f"{sp}/{ZMETADATA}" if sp else ZMETADATA)
     _migrate_node(src, sp, dst, dp, chunk_key_encoding, in_place=dest is None)
     if was_consolidated:  # the v3 group gets v3 consolidated metadata (inline in its zarr.json)
-        from .api import consolidate_metadata
+        from .api.opening import consolidate_metadata
 
         return consolidate_metadata(dst, path=dp)
     return open_node(dst, path=dp, mode="r+", zarr_format=3)

@@ -39,7 +39,7 @@ def _open_source(src: Any, storage_options: Any) -> Any:
 
     if isinstance(src, (Array, Group)):
         return src
-    from ..api import open as zb_open
+    from ..api.opening import open as zb_open
 
     return zb_open(src, mode="r", storage_options=storage_options)
 
