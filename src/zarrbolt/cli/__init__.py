@@ -16,7 +16,7 @@ COMMANDS = (
     ("tree", "zarrbolt.cli.tree"),
     ("cp", "zarrbolt.cli.cp"),
     ("pyramid", "zarrbolt.ome.cli"),
-    ("fsck", "zarrbolt.fsck"),
+    ("fsck", "zarrbolt.cli.fsck"),
     ("bench", "zarrbolt.cli.bench"),
     ("verify", "zarrbolt.cli.verify"),
     ("versions", "zarrbolt.cli.versions"),
