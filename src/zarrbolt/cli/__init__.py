@@ -15,7 +15,7 @@ COMMANDS = (
     ("info", "zarrbolt.cli.info"),
     ("tree", "zarrbolt.cli.tree"),
     ("cp", "zarrbolt.cli.cp"),
-    ("pyramid", "zarrbolt.ome.cli"),
+    ("pyramid", "zarrbolt.cli.pyramid"),
     ("fsck", "zarrbolt.cli.fsck"),
     ("bench", "zarrbolt.cli.bench"),
     ("verify", "zarrbolt.cli.verify"),
