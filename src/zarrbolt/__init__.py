@@ -45,7 +45,7 @@ from .array import Array
 from .convert import CopyReport, copy, copy_array
 from .array_config import ArrayConfig
 from .group import Group
-from .migrate import migrate
+from .convert.v2_to_v3 import migrate
 from ._memory import release_memory
 from .unsupported import UnsupportedArray, UnsupportedNode
 from .storage import LocalStore, MemoryStore, Store
