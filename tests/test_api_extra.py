@@ -231,7 +231,7 @@ def test_from_array_keeps_a_zarrbolt_arrays_layout():
 
 
 def test_from_array_copies_an_array_like_in_pieces(monkeypatch):
-    import zarrbolt.api_extra as ax
+    import zarrbolt.api.sugar as ax
 
     class Source:  # an array-like that records the slices read from it
         def __init__(self, data):

@@ -1,6 +1,6 @@
 """``zarrbolt.fsck``: strays, orphaned temporary files, torn chunks, bad shard indexes; the
-command line face (``add_parser`` / ``run``) as the ``zarrbolt`` command calls it; the fsync
-policy of LocalStore."""
+command line face (``zarrbolt.cli.fsck``: ``add_parser`` / ``run``) as the ``zarrbolt`` command
+calls it; the fsync policy of LocalStore."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import pytest
 import zarrbolt
 from zarrbolt import config
 from zarrbolt.errors import MetadataError, StoreError
-from zarrbolt.fsck import FsckReport, add_parser, fsck, run
+from zarrbolt.cli.fsck import add_parser, run
+from zarrbolt.fsck import FsckReport, fsck
 from zarrbolt.storage import LocalStore
 from zarrbolt.storage import _local_safety as safety
 

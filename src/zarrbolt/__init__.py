@@ -19,35 +19,33 @@ from .api import (
     create,
     create_array,
     create_group,
+    create_hierarchy,
     empty,
+    empty_like,
+    from_array,
     full,
+    full_like,
     group,
     load,
     ones,
+    ones_like,
     open,
     open_array,
     open_consolidated,
     open_group,
-    save_array,
-    zeros,
-)
-from .api_extra import (
-    create_hierarchy,
-    empty_like,
-    from_array,
-    full_like,
-    ones_like,
     open_like,
     save,
+    save_array,
     save_group,
     tree,
+    zeros,
     zeros_like,
 )
 from .array import Array
 from .convert import CopyReport, copy, copy_array
 from .array_config import ArrayConfig
 from .group import Group
-from .migrate import migrate
+from .convert.v2_to_v3 import migrate
 from .pipeline.outbuf import release_memory
 from .unsupported import UnsupportedArray, UnsupportedNode
 from .storage import LocalStore, MemoryStore, Store

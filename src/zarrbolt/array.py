@@ -20,13 +20,12 @@ from .errors import (
     MetadataError,
     ZarrboltError,
 )
-from .indexing import basic_indexer, orthogonal_indexer, vectorized_indexer
+from .indexing import BlockIndex, basic_indexer, block_region, orthogonal_indexer, selection_kind, vectorized_indexer
 from .metadata import ArrayMetadata
 from .node import ZARR_JSON, Attributes, Node, load_metadata
 from .pipeline import read as read_pipeline
 from .pipeline import write as write_pipeline
 from .pipeline.context import ArrayIO
-from .selection import BlockIndex, block_region, selection_kind
 from .storage import Store
 
 

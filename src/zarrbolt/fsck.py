@@ -1,5 +1,6 @@
-"""``zarrbolt fsck``: check a local Zarr hierarchy for what crashed or concurrent writers and
-damaged disks leave behind, and optionally clean it.
+"""Checking a local Zarr hierarchy for what crashed or concurrent writers and damaged disks leave
+behind, and optionally cleaning it (:func:`fsck`; the command ``zarrbolt fsck`` is
+:mod:`zarrbolt.cli.fsck`).
 
 :func:`fsck` reports
 
@@ -11,10 +12,9 @@ damaged disks leave behind, and optionally clean it.
 - shards whose index is malformed (sizes, bounds, overlaps, checksum).
 
 ``clean=True`` removes the orphaned temporary files (never chunks or strays: those may be
-someone's data; the report names them).  The command line face (``add_parser`` / ``run``)
-follows the ``zarrbolt`` command's convention: ``zarrbolt fsck PATH [--clean] [--older-than S]
-[--json]``; exit status 0 when nothing is wrong, 1 when something is, 2 when the path cannot
-be checked.
+someone's data; the report names them).  Finding and removing temporary files is the local
+store's (:func:`zarrbolt.storage._local_safety.tree_temp_files`); fsck reads the hierarchy
+through a read-only :class:`~zarrbolt.storage.LocalStore`.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .errors import CodecError, MetadataError, StoreError, ZarrboltError
-from .storage._local_safety import ORPHAN_AGE, TMP_PREFIX, is_orphan
+from .storage._local_safety import ORPHAN_AGE, tree_temp_files
 from .storage.locks import LOCK_NAME
 
-__all__ = ["FsckReport", "add_parser", "fsck", "run"]
+__all__ = ["FsckReport", "fsck"]
 
 _META_NAMES = {"zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata"}
 
@@ -76,32 +76,6 @@ class FsckReport:
         lines += [f"  unreadable node {k}: {why}" for k, why in self.unreadable]
         lines.append("ok" if self.ok else "PROBLEMS FOUND")
         return "\n".join(lines)
-
-
-def _temp_files(root: str, report: FsckReport, clean: bool, older_than: float) -> None:
-    for d, dirs, files in os.walk(root):  # (does not follow links to directories)
-        dirs[:] = [x for x in dirs if not x.startswith(TMP_PREFIX)]
-        for name in files:
-            if not name.startswith(TMP_PREFIX):
-                continue
-            full = os.path.join(d, name)
-            rel = os.path.relpath(full, root).replace(os.sep, "/")
-            try:
-                mtime = os.lstat(full).st_mtime
-            except OSError:
-                continue  # renamed meanwhile: its writer finished
-            if not is_orphan(name, mtime, max_age=older_than):
-                report.temp_live.append(rel)
-                continue
-            report.temp_orphans.append(rel)
-            if clean:
-                try:
-                    os.unlink(full)
-                    report.removed.append(rel)
-                except FileNotFoundError:
-                    report.removed.append(rel)
-                except OSError:
-                    pass
 
 
 def _nodes(keys: list[str]) -> tuple[dict[str, int], set[str]]:
@@ -197,7 +171,8 @@ def fsck(path: str | os.PathLike[str], clean: bool = False, older_than: float = 
     if not os.path.isdir(root):
         raise StoreError(f"fsck: {root!r} is not a directory")
     report = FsckReport(path=root)
-    _temp_files(root, report, clean, older_than)
+    temps = tree_temp_files(root, older_than, remove=clean)
+    report.temp_orphans, report.temp_live, report.removed = temps.orphans, temps.live, temps.removed
     store = LocalStore(root, read_only=True, follow_symlinks="inside")
     keys = sorted(store.list())
     arrays, groups = _nodes(keys)
@@ -225,29 +200,3 @@ def fsck(path: str | os.PathLike[str], clean: bool = False, older_than: float = 
         _check_array(store, a, by_array[a], report)
     report.strays.sort()
     return report
-
-
-# ---------------------------------------------------------------------------- command line
-def add_parser(subparsers: Any) -> None:
-    """Add ``fsck`` to the ``zarrbolt`` command's subparsers."""
-    p = subparsers.add_parser("fsck", help="check a local Zarr hierarchy (strays, temporary files, torn chunks)",
-                              description=__doc__.split("\n\n")[0])
-    p.add_argument("path", help="the directory of the hierarchy (a local store root)")
-    p.add_argument("--clean", action="store_true", help="remove orphaned temporary files of dead writers")
-    p.add_argument("--older-than", type=float, default=ORPHAN_AGE, metavar="SECONDS",
-                   help="temporary files of other hosts (or unknown writers) older than this are orphans "
-                        f"(default {ORPHAN_AGE:.0f})")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.set_defaults(func=run)
-
-
-def run(args: Any) -> int:
-    """Run ``zarrbolt fsck``: 0 when nothing is wrong, 1 when something is, 2 when the path
-    cannot be checked."""
-    try:
-        report = fsck(args.path, clean=args.clean, older_than=args.older_than)
-    except (StoreError, OSError) as e:
-        print(f"zarrbolt fsck: {e}")
-        return 2
-    print(json.dumps(report.to_json(), indent=2) if args.json else report.summary())
-    return 0 if report.ok else 1

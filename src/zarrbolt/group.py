@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .array import Array
-from .creation import create_array
+from .api.creation import create_array
 from .errors import (
     ContainsArrayError,
     ContainsGroupError,

@@ -1,4 +1,4 @@
-"""``create_array``'s sugar is normalised in ``api.py`` and then checked once, by the metadata and the
+"""``create_array``'s sugar is normalised in ``api/creation.py`` and then checked once, by the metadata and the
 codecs: each malformed input raises from the rule's owner with the owner's message, and every
 spelling that was accepted before still is."""
 

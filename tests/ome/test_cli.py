@@ -1,4 +1,4 @@
-"""``zarrbolt pyramid`` (zarrbolt.ome.cli) through its own argparse parser: from a Zarr v2/v3 array,
+"""``zarrbolt pyramid`` (zarrbolt.cli.pyramid) through its own argparse parser: from a Zarr v2/v3 array,
 from an OME-Zarr image, over HTTP, and its errors."""
 
 import argparse
@@ -10,12 +10,13 @@ from ds_reference import reference
 
 import zarrbolt
 from zarrbolt.errors import ContainsGroupError, OmeMetadataError
-from zarrbolt.ome import cli, open_image, write_image
+from zarrbolt.cli import pyramid
+from zarrbolt.ome import open_image, write_image
 
 
 def _run(argv):
     parser = argparse.ArgumentParser(prog="zarrbolt")
-    cli.add_parser(parser.add_subparsers(dest="cmd"))
+    pyramid.add_parser(parser.add_subparsers(dest="cmd"))
     args = parser.parse_args(argv)
     return args.func(args)
 

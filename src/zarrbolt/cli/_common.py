@@ -46,7 +46,7 @@ def is_url(s: str) -> bool:
 
 def open_node(path: str, options: dict[str, Any] | None) -> Any:
     """The array or group at ``path`` (read-only)."""
-    from ..api import open as zb_open
+    from ..api.opening import open as zb_open
 
     return zb_open(path, mode="r", storage_options=options if is_url(path) else None)
 

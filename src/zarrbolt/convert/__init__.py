@@ -7,7 +7,10 @@ unsharded (``shards``), re-compressed (``codecs`` / ``compressor``), converted t
 format (``zarr_format``) or data type (``dtype``).  The copy streams in blocks of whole
 destination shards with a stated memory bound (:mod:`zarrbolt.convert.copier`), carries the
 attributes and dimension names over, writes each shard atomically and the metadata last, and
-can finish an interrupted copy (``resume=True``)."""
+can finish an interrupted copy (``resume=True``).
+
+:func:`zarrbolt.migrate` (:mod:`zarrbolt.convert.v2_to_v3`) converts a Zarr v2 hierarchy to Zarr
+v3 in place or into another store, metadata only: the chunks keep their bytes."""
 
 from __future__ import annotations
 
@@ -39,7 +42,7 @@ def _open_source(src: Any, storage_options: Any) -> Any:
 
     if isinstance(src, (Array, Group)):
         return src
-    from ..api import open as zb_open
+    from ..api.opening import open as zb_open
 
     return zb_open(src, mode="r", storage_options=storage_options)
 

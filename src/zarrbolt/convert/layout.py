@@ -119,19 +119,12 @@ class LayoutOptions:
     dtype: Any = None           # a new data type (values are converted, checked)
 
 
-def _source_layout(src: Any) -> dict[str, Any]:
-    """The source's chunks, shards and codec groups as ``create_array`` arguments."""
-    from ..api_extra import _source_settings
-
-    return _source_settings(src)
-
-
 def destination_metadata(src: Any, opts: LayoutOptions) -> Any:
     """The metadata of a copy of ``src`` with the layout ``opts`` (nothing written anywhere)."""
-    from ..creation import create_array
+    from ..api.creation import create_array, layout_settings
     from ..storage import MemoryStore
 
-    lay = _source_layout(src)
+    lay = layout_settings(src)
     ndim = src.ndim
     sharding_asked = not (isinstance(opts.shards, str) and opts.shards.strip().lower() in ("keep", "none", "")) \
         and opts.shards is not None

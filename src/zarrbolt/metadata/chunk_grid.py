@@ -12,7 +12,9 @@ from ..errors import MetadataError
 from ._ext_obj import config_members, parse_extension
 
 
-def _int_list(obj: Any, what: str, *, minimum: int) -> tuple[int, ...]:
+def parse_int_list(obj: Any, what: str, *, minimum: int) -> tuple[int, ...]:
+    """A JSON array of integers (a list or tuple; ``what`` names it in errors, e.g. ``"shape"``),
+    each at least ``minimum`` and below 2**63, as a tuple; MetadataError otherwise."""
     if not isinstance(obj, (list, tuple)):
         raise MetadataError(f"{what} must be an array of integers, got {obj!r}")
     out = []
@@ -35,7 +37,7 @@ class RegularChunkGrid:
     __slots__ = ("chunk_shape",)
 
     def __init__(self, chunk_shape: Sequence[int]):
-        self.chunk_shape = _int_list(list(chunk_shape), "chunk_shape", minimum=1)
+        self.chunk_shape = parse_int_list(list(chunk_shape), "chunk_shape", minimum=1)
 
     @classmethod
     def from_json(cls, obj: Any) -> RegularChunkGrid:
@@ -45,7 +47,7 @@ class RegularChunkGrid:
         config_members(conf, {"chunk_shape"}, "chunk_grid", name)
         if "chunk_shape" not in conf:
             raise MetadataError("chunk_grid 'regular' needs configuration.chunk_shape")
-        return cls(_int_list(conf["chunk_shape"], "chunk_shape", minimum=1))
+        return cls(parse_int_list(conf["chunk_shape"], "chunk_shape", minimum=1))
 
     def to_json(self) -> dict[str, Any]:
         return {"name": "regular", "configuration": {"chunk_shape": list(self.chunk_shape)}}

@@ -16,7 +16,7 @@ import numpy as np
 from ..codecs.abc import ChunkSpec, Codec
 from ..codecs.registry import parse_codecs
 from ..errors import MetadataError
-from .chunk_grid import RegularChunkGrid, _int_list
+from .chunk_grid import RegularChunkGrid, parse_int_list
 from .chunk_key import DefaultChunkKeyEncoding, V2ChunkKeyEncoding, parse_chunk_key_encoding
 from ._ext_obj import parse_extension
 from .dtypes import DataType
@@ -100,7 +100,7 @@ class ArrayMetadata:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        set_(self, "shape", _int_list(list(self.shape), "shape", minimum=0))
+        set_(self, "shape", parse_int_list(list(self.shape), "shape", minimum=0))
         if not isinstance(self.data_type, DataType):
             set_(self, "data_type", DataType.from_numpy(self.data_type))
         if not isinstance(self.chunk_grid, RegularChunkGrid):
@@ -173,7 +173,7 @@ class ArrayMetadata:
             if k not in doc:
                 raise MetadataError(f"array metadata is missing the mandatory member {k!r}")
         extra = _split_unknown(doc, _ARRAY_KEYS, "array")
-        shape = _int_list(doc["shape"], "shape", minimum=0)
+        shape = parse_int_list(doc["shape"], "shape", minimum=0)
         dt = DataType.parse(doc["data_type"])
         st = doc.get("storage_transformers", [])
         if not isinstance(st, list):

@@ -174,7 +174,7 @@ def open_image(store: Any, *, path: str | None = None, multiscale: int = 0, mode
     """Open the OME-Zarr image (NGFF 0.4 on Zarr v2 or 0.5 on Zarr v3) at ``store`` — a local
     path, any URL zarrbolt opens, a store or a zarrbolt group.  ``multiscale`` picks one entry
     of ``multiscales`` (the first by default)."""
-    from ..api import open_group
+    from ..api.opening import open_group
 
     if hasattr(store, "attrs") and hasattr(store, "members") and path is None:
         group = store

@@ -156,7 +156,7 @@ def write_image(
     halved axes fit one chunk), ``method``: mean, nearest, min, max or mode; ``downsample_axes``
     (default the space axes).  An existing node at ``store`` is an error unless ``overwrite``.
     Returns the written image, opened."""
-    from ..api import create_group
+    from ..api.opening import create_group
 
     data, dtype, ax, plans = _prepare(data, axes, units, method, chunks, shards, levels, downsample_axes,
                                       scale, translation)
@@ -210,7 +210,7 @@ def write_label(image: Any, name: str, data: Any, *, colors: Any = None, propert
         raise OmeMetadataError(f"label {name!r} has shape {shape}; the image's level 0 is {img.shapes[0]}")
     if dtype.kind not in "iu":
         raise OmeMetadataError(f"label {name!r} must hold integers, not {dtype}")
-    from ..api import open_group
+    from ..api.opening import open_group
 
     labels = open_group(img.group.store, path=_child(img.group.path, "labels"), mode="a")
     existing = labels.attrs.asdict().get("ome", {}).get("labels", [])
@@ -238,7 +238,7 @@ def _halved_axes(img: Image) -> list[str]:
 def _write_label_group(labels: Any, name: str, data: Any, img: Image, extra: dict[str, Any], method: str,
                        chunks: Any, shards: Any, overwrite: bool, threads: int | None,
                        progress: Progress | None) -> Image:
-    from ..api import create_group
+    from ..api.opening import create_group
 
     store, path = labels.store, _child(labels.path, name)
     data, shape, dtype = _shape_dtype(data)

@@ -1,6 +1,7 @@
 """What keeps a :class:`~zarrbolt.storage.LocalStore` clean and inside its root: temporary file
-names that say who wrote them (and the sweep of those whose writer is dead), the symlink
-policy, the fsync policy and the mapping of write failures to typed errors.
+names that say who wrote them (and the sweep of those whose writer is dead, in one directory or
+a whole tree), the symlink policy, the fsync policy and the mapping of write failures to typed
+errors.
 
 Temporary files are ``.zb-tmp-<host>-<pid>-<random>`` next to the value they become (a rename
 within a directory is atomic); ``<host>`` is 8 hex digits of a hash of the host name.  A
@@ -19,7 +20,7 @@ import stat
 import threading
 import time
 import uuid
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import StoreError
 
@@ -110,6 +111,46 @@ def sweep(directory: str, max_age: float = ORPHAN_AGE) -> list[str]:
         except OSError:
             continue
     return removed
+
+
+class TreeTempFiles(NamedTuple):
+    """The temporary files below a directory tree (paths relative to its root, ``/``-separated)."""
+
+    orphans: list[str]  # left by writers that are gone (see :func:`is_orphan`)
+    live: list[str]  # of writers still running
+    removed: list[str]  # the orphans removed (or already gone)
+
+
+def tree_temp_files(root: str, max_age: float = ORPHAN_AGE, *, remove: bool = False) -> TreeTempFiles:
+    """The temporary files in the directory tree ``root`` (links to directories are not followed,
+    directories named like temporary files are skipped), sorted into orphans and those of running
+    writers; with ``remove`` the orphans are removed (one removed meanwhile counts as removed, one
+    that cannot be removed does not).  A file renamed meanwhile is skipped: its writer finished."""
+    out = TreeTempFiles([], [], [])
+    for d, dirs, files in os.walk(root):  # (does not follow links to directories)
+        dirs[:] = [x for x in dirs if not x.startswith(TMP_PREFIX)]
+        for name in files:
+            if not name.startswith(TMP_PREFIX):
+                continue
+            full = os.path.join(d, name)
+            rel = os.path.relpath(full, root).replace(os.sep, "/")
+            try:
+                mtime = os.lstat(full).st_mtime
+            except OSError:
+                continue  # renamed meanwhile: its writer finished
+            if not is_orphan(name, mtime, max_age=max_age):
+                out.live.append(rel)
+                continue
+            out.orphans.append(rel)
+            if remove:
+                try:
+                    os.unlink(full)
+                    out.removed.append(rel)
+                except FileNotFoundError:
+                    out.removed.append(rel)
+                except OSError:
+                    pass
+    return out
 
 
 class Sweeper:

@@ -1,5 +1,6 @@
-"""More of zarr-python 3's module-level API: ``from_array``, the ``*_like`` constructors,
-``save`` / ``save_group``, ``tree`` and ``create_hierarchy``."""
+"""zarr-python 3's module-level sugar over opening and creating: the filled constructors
+(``zeros``, ``ones``, ``full``, ``empty``, ``array``) and their ``*_like`` kin (with ``open_like``),
+``from_array``, ``save`` / ``save_array`` / ``save_group``, ``tree`` and ``create_hierarchy``."""
 
 from __future__ import annotations
 
@@ -9,16 +10,119 @@ from typing import Any
 
 import numpy as np
 
-from .api import _filled, create_group, open_array, save_array
-from .array import Array
-from .codecs.chain import CodecChain
-from .creation import _resolve, create_array
-from .errors import ContainsArrayError, ContainsGroupError, MetadataError
-from .group import Group
-from .metadata import ArrayMetadata, GroupMetadata, parse_node_metadata
-from .node import ensure_parent_groups, erase_node, load_metadata, normalize_node_path, save_metadata
+from ..array import Array
+from ..errors import ContainsArrayError, ContainsGroupError, MetadataError
+from ..group import Group
+from ..metadata import ArrayMetadata, GroupMetadata, parse_node_metadata
+from ..node import ensure_parent_groups, erase_node, load_metadata, normalize_node_path, save_metadata
+from .creation import create_array, layout_settings
+from .location import locate
+from .opening import create_group, open_array
 
 _COPY_BYTES = 64 << 20  # from_array copies an array-like source in pieces of about this size
+
+
+# ---------------------------------------------------------------------------- filled arrays
+def _filled(fill: Any, shape: Any, **kwargs: Any) -> Array:
+    kwargs.setdefault("dtype", np.float64)
+    store = kwargs.pop("store", None)
+    path = kwargs.pop("path", None)
+    return create_array(store, name=path, shape=shape, fill_value=fill, **kwargs)
+
+
+def zeros(shape: Any, **kwargs: Any) -> Array:
+    """An array filled with zeros (stored as its fill value: no chunk is written).
+
+    Parameters
+    ----------
+    shape
+        The array's shape.
+    **kwargs
+        :func:`create_array`'s arguments (``store=``, ``path=``, ``dtype=`` (default float64),
+        ``chunks=``, ...).
+
+    Returns
+    -------
+    Array
+    """
+    return _filled(0, shape, **kwargs)
+
+
+def ones(shape: Any, **kwargs: Any) -> Array:
+    """An array filled with ones (its fill value: no chunk is written).
+
+    Parameters
+    ----------
+    shape
+        The array's shape.
+    **kwargs
+        :func:`create_array`'s arguments (``store=``, ``path=``, ``dtype=`` (default float64),
+        ``chunks=``, ...).
+
+    Returns
+    -------
+    Array
+    """
+    return _filled(1, shape, **kwargs)
+
+
+def full(shape: Any, fill_value: Any, **kwargs: Any) -> Array:
+    """An array filled with ``fill_value``.
+
+    Parameters
+    ----------
+    shape
+        The array's shape.
+    fill_value
+        The value of every element (the array's fill value: no chunk is written).
+    **kwargs
+        :func:`create_array`'s arguments (``store=``, ``path=``, ``dtype=`` (default float64),
+        ``chunks=``, ...).
+
+    Returns
+    -------
+    Array
+    """
+    return _filled(fill_value, shape, **kwargs)
+
+
+def empty(shape: Any, **kwargs: Any) -> Array:
+    """A new array whose elements read as the data type's default fill value.
+
+    Parameters
+    ----------
+    shape
+        The array's shape.
+    **kwargs
+        :func:`create_array`'s arguments (``store=``, ``path=``, ``dtype=`` (default float64),
+        ``chunks=``, ...).
+
+    Returns
+    -------
+    Array
+    """
+    return _filled(None, shape, **kwargs)
+
+
+def array(data: Any, **kwargs: Any) -> Array:
+    """Create an array filled with ``data``.
+
+    Parameters
+    ----------
+    data
+        The data (numpy or array-like); its shape and dtype are the array's unless given.
+    **kwargs
+        :func:`create_array`'s arguments (``store=``, ``path=`` or ``name=``, ``chunks=``, ...).
+
+    Returns
+    -------
+    Array
+    """
+    store = kwargs.pop("store", None)
+    path = kwargs.pop("path", kwargs.pop("name", None))
+    return create_array(store, name=path, data=data, **kwargs)
+
+
 
 
 # ---------------------------------------------------------------------------- *_like
@@ -174,18 +278,6 @@ def _keep(value: Any, source: Any) -> Any:
     return source if isinstance(value, str) and value == "keep" else value
 
 
-def _source_settings(data: Array) -> dict[str, Any]:
-    """The creation arguments that reproduce ``data``'s layout (chunks, shards, codecs)."""
-    sharding = data._sharding
-    if sharding is not None and not data._chain.aa:
-        inner = CodecChain(sharding.codecs)
-        return {"chunks": sharding.chunk_shape, "shards": data.metadata.chunk_grid.chunk_shape,
-                "filters": list(inner.aa), "serializer": inner.ab, "compressors": list(inner.bb)}
-    chain = data._chain
-    return {"chunks": data.metadata.chunk_grid.chunk_shape, "shards": None,
-            "filters": list(chain.aa), "serializer": chain.ab, "compressors": list(chain.bb)}
-
-
 def from_array(
     store: Any,
     *,
@@ -243,7 +335,7 @@ def from_array(
     Array
     """
     if isinstance(data, Array):
-        src = _source_settings(data)
+        src = layout_settings(data)
         if fill_value is None:
             fill_value = data.fill_value
         if attributes is None:
@@ -283,6 +375,36 @@ def _copy_into(arr: Array, data: Any) -> None:
 
 
 # ---------------------------------------------------------------------------- save / tree
+def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: str | None = None,
+               storage_options: Any = None, **kwargs: Any) -> Array:
+    """An array at ``path`` (replacing what is there) holding ``arr``; ``kwargs`` as
+    :func:`create_array`'s.  Returns the array (zarr-python returns None).
+
+    Parameters
+    ----------
+    store
+        Where the node lives: a :class:`~zarrbolt.Store`, a local path, a URL
+        (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``memory://``; fsspec URLs) or None (a new
+        :class:`~zarrbolt.MemoryStore`).
+    arr
+        The data.
+    zarr_format
+        2 or 3 (None: what is there, else 3; a child of a Zarr v2 group is v2).
+    path
+        The array's path in the store.
+    storage_options
+        Options of the store a URL opens (credentials, endpoint, ...).
+    **kwargs
+        :func:`create_array`'s other arguments.
+
+    Returns
+    -------
+    Array
+    """
+    return create_array(store, name=path, data=np.asanyarray(arr), overwrite=True, zarr_format=zarr_format,
+                        storage_options=storage_options, **kwargs)
+
+
 def save(store: Any, *args: Any, zarr_format: int | None = None, path: str | None = None,
          storage_options: Any = None, **kwargs: Any) -> None:
     """One positional array and no keywords: :func:`save_array`; else :func:`save_group`.
@@ -353,7 +475,7 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
     for k, a in items:
         if not (hasattr(a, "shape") and hasattr(a, "dtype")):
             raise MetadataError(f"save_group: {k!r} is a {type(a).__name__}, not an array")
-        from .metadata.dtypes import DataType
+        from ..metadata.dtypes import DataType
 
         DataType.from_numpy(a.dtype)  # a dtype Zarr cannot store fails before anything is erased
     g = create_group(store, path=path, overwrite=True)
@@ -439,7 +561,7 @@ def create_hierarchy(*, store: Any, nodes: Mapping[str, Any], overwrite: bool = 
     ContainsArrayError, ContainsGroupError
         When a node exists at a given path (and ``overwrite`` is false), or a node would be below an array.
     """
-    st, base = _resolve(store, "a", None)
+    st, base = locate(store, "a", None)
     parsed = {normalize_node_path(f"{base}/{p}"): _as_metadata(p, m) for p, m in nodes.items()}
     for p in parsed:
         parts = p.split("/") if p else []

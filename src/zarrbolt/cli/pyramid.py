@@ -96,9 +96,9 @@ def _remote(path: str) -> bool:
 
 def _source(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     """(the source array, write_image keywords SRC implies: axes, units, scale, translation)."""
-    from ..api import open as zb_open
+    from ..api.opening import open as zb_open
     from ..errors import OmeMetadataError
-    from .reader import image_from_group
+    from ..ome.reader import image_from_group
 
     opts = _options(args) if _remote(args.src) else None
     node = zb_open(args.src, mode="r", path=args.path, storage_options=opts)
@@ -166,7 +166,7 @@ def _axis_list(text: str | None) -> list[str] | None:
 def run(args: argparse.Namespace) -> int:
     """Run ``zarrbolt pyramid``; the exit status (typed zarrbolt errors propagate)."""
     from .. import config
-    from .writer import write_image
+    from ..ome.writer import write_image
 
     src, implied = _source(args)
     kw: dict[str, Any] = dict(implied)

@@ -18,13 +18,13 @@ import base64
 import struct
 from typing import Any
 
-from .errors import ContainsArrayError, ContainsGroupError, MetadataError, NodeNotFoundError
-from .metadata import ArrayMetadata, GroupMetadata
-from .metadata.chunk_key import DefaultChunkKeyEncoding
-from .metadata.consolidated import ZMETADATA
-from .metadata.v2 import V2_KEYS, V2ArrayMetadata
-from .node import load_metadata, meta_key, node_exists
-from .storage import Store
+from ..errors import ContainsArrayError, ContainsGroupError, MetadataError, NodeNotFoundError
+from ..metadata import ArrayMetadata, GroupMetadata
+from ..metadata.chunk_key import DefaultChunkKeyEncoding
+from ..metadata.consolidated import ZMETADATA
+from ..metadata.v2 import V2_KEYS, V2ArrayMetadata
+from ..node import load_metadata, meta_key, node_exists
+from ..storage import Store
 
 
 def _dimension_names(attrs: dict[str, Any], ndim: int) -> Any:
@@ -65,7 +65,7 @@ def v3_metadata(meta: Any, chunk_key_encoding: str = "v2") -> ArrayMetadata | Gr
         return GroupMetadata(attributes=attrs)
     if chunk_key_encoding not in ("v2", "default"):
         raise MetadataError(f"chunk_key_encoding must be 'v2' or 'default', got {chunk_key_encoding!r}")
-    from .codecs.chain import CodecChain
+    from ..codecs.chain import CodecChain
 
     codecs = tuple(c.with_array_dtype(CodecChain(meta.codecs).bind(meta.chunk_spec()).ab_spec.dtype.itemsize)
                    if hasattr(c, "with_array_dtype") else c for c in meta.codecs)
@@ -169,18 +169,18 @@ def migrate(source: Any, dest: Any = None, *, path: str | None = None, dest_path
     NodeNotFoundError
         When there is no Zarr v2 node at ``path``.
     """
-    from .api import open as open_node
-    from .creation import _resolve
+    from ..api.location import locate
+    from ..api.opening import open as open_node
 
-    src, sp = _resolve(source, "r" if dest is not None else "r+", path)
+    src, sp = locate(source, "r" if dest is not None else "r+", path)
     if dest is None:
         dst, dp = src, sp
     else:
-        dst, dp = _resolve(dest, "a", dest_path)
+        dst, dp = locate(dest, "a", dest_path)
     was_consolidated = src.exists(f"{sp}/{ZMETADATA}" if sp else ZMETADATA)
     _migrate_node(src, sp, dst, dp, chunk_key_encoding, in_place=dest is None)
     if was_consolidated:  # the v3 group gets v3 consolidated metadata (inline in its zarr.json)
-        from .api import consolidate_metadata
+        from ..api.opening import consolidate_metadata
 
         return consolidate_metadata(dst, path=dp)
     return open_node(dst, path=dp, mode="r+", zarr_format=3)

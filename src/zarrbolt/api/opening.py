@@ -1,15 +1,14 @@
-"""The zarr-python 3 compatible entry points: open, open_array, open_group, create_array, ..."""
+"""Opening nodes by path (zarr-python 3's ``open``, ``open_array``, ``open_group``, ``load``) and
+the groups the entry points open or create (``group``, ``create_group``), with consolidated
+metadata (``open_consolidated``, ``consolidate_metadata``); the metadata loading they share."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
-from .array import Array
-from .creation import _resolve, create_array as create_array
-from .errors import (
+from ..array import Array
+from ..errors import (
     ArrayNotFoundError,
     ContainsArrayError,
     ContainsGroupError,
@@ -17,23 +16,25 @@ from .errors import (
     MetadataError,
     NodeNotFoundError,
 )
-from .group import Group
-from .node import inherited_format as _inherited_format
-from .node import load_metadata as _node_load_metadata
-from .metadata import ArrayMetadata, GroupMetadata
+from ..group import Group
+from ..metadata import ArrayMetadata, GroupMetadata
+from ..node import inherited_format as _inherited_format
+from ..node import load_metadata as _node_load_metadata
+from .creation import create_array
+from .location import locate
 
 
 def _load_metadata(store: Any, path: str, zarr_format: int | None = None) -> Any:
     """The node's metadata (``zarr_format``: as :func:`zarrbolt.node.load_metadata`); a document
     zarrbolt cannot use raises its typed error naming the path."""
-    from .unsupported import with_path
+    from ..unsupported import with_path
 
     try:
         meta = _node_load_metadata(store, path, zarr_format)
     except MetadataError as e:
         raise with_path(e, path) from None
     if zarr_format is None and meta is not None:
-        from .node import meta_key, shadowed_v2_key
+        from ..node import meta_key, shadowed_v2_key
 
         hidden = shadowed_v2_key(store, path, meta)
         if hidden is not None:
@@ -46,135 +47,12 @@ def _load_metadata(store: Any, path: str, zarr_format: int | None = None) -> Any
     return meta
 
 
-def create(shape: Any, *, store: Any = None, path: str | None = None, **kwargs: Any) -> Array:
-    """zarr-python's legacy ``create`` (positional shape).
-
-    Parameters
-    ----------
-    shape
-        The array's shape.
-    store
-        Where the node lives: a :class:`~zarrbolt.Store`, a local path, a URL
-        (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``memory://``; fsspec URLs) or None (a new
-        :class:`~zarrbolt.MemoryStore`).
-    path
-        The array's path in the store.
-    **kwargs
-        :func:`create_array`'s other arguments (``overwrite`` defaults to false).
-
-    Returns
-    -------
-    Array
-    """
-    kwargs.setdefault("overwrite", False)
-    return create_array(store, name=path, shape=shape, **kwargs)
-
-
-def _filled(fill: Any, shape: Any, **kwargs: Any) -> Array:
-    kwargs.setdefault("dtype", np.float64)
-    store = kwargs.pop("store", None)
-    path = kwargs.pop("path", None)
-    return create_array(store, name=path, shape=shape, fill_value=fill, **kwargs)
-
-
-def zeros(shape: Any, **kwargs: Any) -> Array:
-    """An array filled with zeros (stored as its fill value: no chunk is written).
-
-    Parameters
-    ----------
-    shape
-        The array's shape.
-    **kwargs
-        :func:`create_array`'s arguments (``store=``, ``path=``, ``dtype=`` (default float64),
-        ``chunks=``, ...).
-
-    Returns
-    -------
-    Array
-    """
-    return _filled(0, shape, **kwargs)
-
-
-def ones(shape: Any, **kwargs: Any) -> Array:
-    """An array filled with ones (its fill value: no chunk is written).
-
-    Parameters
-    ----------
-    shape
-        The array's shape.
-    **kwargs
-        :func:`create_array`'s arguments (``store=``, ``path=``, ``dtype=`` (default float64),
-        ``chunks=``, ...).
-
-    Returns
-    -------
-    Array
-    """
-    return _filled(1, shape, **kwargs)
-
-
-def full(shape: Any, fill_value: Any, **kwargs: Any) -> Array:
-    """An array filled with ``fill_value``.
-
-    Parameters
-    ----------
-    shape
-        The array's shape.
-    fill_value
-        The value of every element (the array's fill value: no chunk is written).
-    **kwargs
-        :func:`create_array`'s arguments (``store=``, ``path=``, ``dtype=`` (default float64),
-        ``chunks=``, ...).
-
-    Returns
-    -------
-    Array
-    """
-    return _filled(fill_value, shape, **kwargs)
-
-
-def empty(shape: Any, **kwargs: Any) -> Array:
-    """A new array whose elements read as the data type's default fill value.
-
-    Parameters
-    ----------
-    shape
-        The array's shape.
-    **kwargs
-        :func:`create_array`'s arguments (``store=``, ``path=``, ``dtype=`` (default float64),
-        ``chunks=``, ...).
-
-    Returns
-    -------
-    Array
-    """
-    return _filled(None, shape, **kwargs)
-
-
-def array(data: Any, **kwargs: Any) -> Array:
-    """Create an array filled with ``data``.
-
-    Parameters
-    ----------
-    data
-        The data (numpy or array-like); its shape and dtype are the array's unless given.
-    **kwargs
-        :func:`create_array`'s arguments (``store=``, ``path=`` or ``name=``, ``chunks=``, ...).
-
-    Returns
-    -------
-    Array
-    """
-    store = kwargs.pop("store", None)
-    path = kwargs.pop("path", kwargs.pop("name", None))
-    return create_array(store, name=path, data=data, **kwargs)
-
-
 def _check_format(zarr_format: Any) -> None:
     if zarr_format not in (None, 2, 3):
         raise MetadataError(f"zarr_format must be 2, 3 or None, got {zarr_format!r}")
 
 
+# ---------------------------------------------------------------------------- groups
 def create_group(
     store: Any = None,
     *,
@@ -213,7 +91,7 @@ def create_group(
         When a node exists at ``path`` and ``overwrite`` is false.
     """
     _check_format(zarr_format)
-    st, p = _resolve(store, "w" if overwrite else "a", path, storage_options)
+    st, p = locate(store, "w" if overwrite else "a", path, storage_options)
     return Group.create(st, p, attributes=attributes, overwrite=overwrite, zarr_format=zarr_format or 3)
 
 
@@ -241,7 +119,7 @@ def group(store: Any = None, *, path: str | None = None, overwrite: bool = False
     """
     zf = kw.get("zarr_format")
     _check_format(zf)
-    st, p = _resolve(store, "w" if overwrite else "a", path, kw.get("storage_options"))
+    st, p = locate(store, "w" if overwrite else "a", path, kw.get("storage_options"))
     if not overwrite:
         meta = _load_metadata(st, p, zf)
         if isinstance(meta, GroupMetadata):
@@ -287,7 +165,7 @@ def open_array(store: Any = None, *, mode: str = "a", path: str | None = None, z
         When the array's metadata is invalid (or a subclass: unknown codec or data type).
     """
     _check_format(zarr_format)
-    st, p = _resolve(store, mode, path, storage_options)
+    st, p = locate(store, mode, path, storage_options)
     if mode in ("w", "w-") or (mode == "a" and "shape" in kwargs and _load_metadata(st, p, zarr_format) is None):
         if "shape" not in kwargs:
             raise MetadataError(f"open_array(mode={mode!r}) creates an array and needs a shape")
@@ -342,7 +220,7 @@ def open_group(store: Any = None, *, mode: str = "a", path: str | None = None, a
         When ``path`` holds an array.
     """
     _check_format(zarr_format)
-    st, p = _resolve(store, mode, path, storage_options)
+    st, p = locate(store, mode, path, storage_options)
     if mode in ("w", "w-"):
         zf = zarr_format or _inherited_format(st, p)  # of a group created here
         return Group.create(st, p, attributes=attributes, overwrite=(mode == "w"), zarr_format=zf)
@@ -390,7 +268,7 @@ def open(store: Any = None, *, mode: str = "a", path: str | None = None, zarr_fo
         When there is no node and none is created.
     """
     _check_format(zarr_format)
-    st, p = _resolve(store, mode, path, storage_options)
+    st, p = locate(store, mode, path, storage_options)
     if mode in ("w", "w-"):
         zf = zarr_format or _inherited_format(st, p)  # of a node created here
         if "shape" in kwargs:
@@ -409,6 +287,7 @@ def open(store: Any = None, *, mode: str = "a", path: str | None = None, zarr_fo
     return Group(st, p, meta, read_only=(mode == "r"), use_consolidated=kwargs.get("use_consolidated"))
 
 
+# ---------------------------------------------------------------------------- consolidated metadata, loading
 def open_consolidated(*args: Any, use_consolidated: Any = True, **kwargs: Any) -> Group:
     """:func:`open_group` with ``use_consolidated=True``: the group's members are listed and opened
     from its consolidated metadata (MetadataError when it has none).
@@ -454,43 +333,13 @@ def consolidate_metadata(store: Any, path: str | None = None, zarr_format: int |
     MetadataError
         When the group is of another format than ``zarr_format``.
     """
-    from .metadata import consolidated
+    from ..metadata import consolidated
 
-    st, p = _resolve(store, "r+", path)
+    st, p = locate(store, "r+", path)
     fmt = consolidated.consolidate(st, p)
     if zarr_format is not None and zarr_format != fmt:
         raise MetadataError(f"the group at {p!r} is Zarr format {fmt}, not {zarr_format}")
     return open_group(st, mode="r+", path=p, use_consolidated=True)
-
-
-def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: str | None = None,
-               storage_options: Any = None, **kwargs: Any) -> Array:
-    """An array at ``path`` (replacing what is there) holding ``arr``; ``kwargs`` as
-    :func:`create_array`'s.  Returns the array (zarr-python returns None).
-
-    Parameters
-    ----------
-    store
-        Where the node lives: a :class:`~zarrbolt.Store`, a local path, a URL
-        (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``memory://``; fsspec URLs) or None (a new
-        :class:`~zarrbolt.MemoryStore`).
-    arr
-        The data.
-    zarr_format
-        2 or 3 (None: what is there, else 3; a child of a Zarr v2 group is v2).
-    path
-        The array's path in the store.
-    storage_options
-        Options of the store a URL opens (credentials, endpoint, ...).
-    **kwargs
-        :func:`create_array`'s other arguments.
-
-    Returns
-    -------
-    Array
-    """
-    return create_array(store, name=path, data=np.asanyarray(arr), overwrite=True, zarr_format=zarr_format,
-                        storage_options=storage_options, **kwargs)
 
 
 def load(store: Any, path: str | None = None, zarr_format: int | None = None) -> Any:
@@ -510,7 +359,7 @@ def load(store: Any, path: str | None = None, zarr_format: int | None = None) ->
     -------
     numpy.ndarray or dict of str to numpy.ndarray
     """
-    from .unsupported import UnsupportedNode
+    from ..unsupported import UnsupportedNode
 
     node = open(store, mode="r", path=path, zarr_format=zarr_format)
     if isinstance(node, Array):
