@@ -540,7 +540,7 @@ class Array(Node):
         fields
             zarr-python's; ignored.
         """
-        self._write(basic_indexer(selection, self.shape, self._chunk_shape), value)
+        self._write(basic_indexer(selection, self.shape, self._io.grid), value)
 
     def set_orthogonal_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
         """Write ``value`` into an orthogonal selection (each dimension selected independently).
@@ -554,7 +554,7 @@ class Array(Node):
         fields
             zarr-python's; ignored.
         """
-        self._write(orthogonal_indexer(selection, self.shape, self._chunk_shape), value)
+        self._write(orthogonal_indexer(selection, self.shape, self._io.grid), value)
 
     def set_coordinate_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
         """Write ``value`` at points given by their coordinates, or at the elements of a boolean mask.
@@ -569,7 +569,7 @@ class Array(Node):
         fields
             zarr-python's; ignored.
         """
-        self._write(vectorized_indexer(selection, self.shape, self._chunk_shape), value)
+        self._write(vectorized_indexer(selection, self.shape, self._io.grid), value)
 
     set_mask_selection = set_coordinate_selection
 
@@ -672,11 +672,11 @@ class Array(Node):
                 to_delete.append(key)
         self._store.erase_values(to_delete)
         # the extent of the chunks that stay: up to the end of the chunk holding the new edge
-        kept = tuple(min(o, -(-n // c) * c) for n, o, c in zip(new_shape, old_shape, self._chunk_shape))
+        kept = tuple(min(o, c) for o, c in zip(old_shape, grid.covering_shape(new_shape)))
         for d in range(self.ndim):
             if new_shape[d] < kept[d]:
                 sel = tuple(slice(new_shape[i], kept[i]) if i == d else slice(0, kept[i]) for i in range(self.ndim))
-                write_pipeline.write(self._io, basic_indexer(sel, old_shape, self._chunk_shape), self._fill,
+                write_pipeline.write(self._io, basic_indexer(sel, old_shape, grid), self._fill,
                                      write_empty=False)
 
     def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:

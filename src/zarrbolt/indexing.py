@@ -74,6 +74,16 @@ def _check_int(i: int, n: int, dim: int) -> int:
     return i + n if i < 0 else i
 
 
+def _chunking(chunks: Any) -> Any:
+    """The chunks an indexer is made over: a chunk shape (a sequence of ints), or a chunk grid
+    (:class:`~zarrbolt.metadata.chunk_grid.ChunkGrid`: a regular one is its chunk shape)."""
+    if isinstance(chunks, (tuple, list)):
+        return chunks
+    if chunks.regular:
+        return chunks.chunk_shape
+    raise NotImplementedError(f"indexing over {chunks!r}")
+
+
 def _check_shapes(shape: Sequence[int], chunk_shape: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     shape = tuple(operator.index(s) for s in shape)
     chunk_shape = tuple(operator.index(c) for c in chunk_shape)
@@ -651,9 +661,10 @@ def _slice_box(selection: tuple[Any, ...], shape: Sequence[int], chunk_shape: Se
     return dims
 
 
-def basic_indexer(selection: Any, shape: Sequence[int], chunk_shape: Sequence[int]) -> _ProductIndexer:
+def basic_indexer(selection: Any, shape: Sequence[int], chunk_shape: Any) -> _ProductIndexer:
     """Indexer of a basic selection: integers (negative counts from the end), slices with any
     step, one Ellipsis, np.newaxis; missing trailing dimensions are selected whole."""
+    chunk_shape = _chunking(chunk_shape)
     if type(selection) is tuple:
         dims_ = _slice_box(selection, shape, chunk_shape)
         if dims_ is not None:
@@ -666,10 +677,11 @@ def basic_indexer(selection: Any, shape: Sequence[int], chunk_shape: Sequence[in
     return _ProductIndexer(dims, newaxis_at, shape, chunk_shape)
 
 
-def orthogonal_indexer(selection: Any, shape: Sequence[int], chunk_shape: Sequence[int]) -> _ProductIndexer:
+def orthogonal_indexer(selection: Any, shape: Sequence[int], chunk_shape: Any) -> _ProductIndexer:
     """Indexer of an orthogonal (outer) selection: per dimension an integer, a slice, a 1-d
     integer array (any order, duplicates, negatives) or a 1-d boolean mask of the dimension's
     length.  Integer dimensions are dropped from the output."""
+    chunk_shape = _chunking(chunk_shape)
     shape, chunk_shape = _check_shapes(shape, chunk_shape)
     if isinstance(selection, np.ndarray) and selection.dtype == bool and selection.ndim > 1:
         raise IndexError("a multi-dimensional boolean mask needs .vindex[] (mask selection), not .oindex[]")
@@ -680,10 +692,11 @@ def orthogonal_indexer(selection: Any, shape: Sequence[int], chunk_shape: Sequen
     return _ProductIndexer(dims, newaxis_at, shape, chunk_shape)
 
 
-def vectorized_indexer(selection: Any, shape: Sequence[int], chunk_shape: Sequence[int]) -> _PointIndexer:
+def vectorized_indexer(selection: Any, shape: Sequence[int], chunk_shape: Any) -> _PointIndexer:
     """Indexer of a coordinate selection (one integer array per dimension, broadcast together;
     the output has the broadcast shape) or of a mask selection (one boolean array of the array's
     shape; the output is 1-d, in C order)."""
+    chunk_shape = _chunking(chunk_shape)
     shape, chunk_shape = _check_shapes(shape, chunk_shape)
     ndim = len(shape)
     if not isinstance(selection, tuple):

@@ -16,7 +16,7 @@ import numpy as np
 from ..codecs.abc import ChunkSpec, Codec
 from ..codecs.registry import parse_codecs
 from ..errors import MetadataError
-from .chunk_grid import RegularChunkGrid, parse_int_list
+from .chunk_grid import ChunkGrid, parse_chunk_grid, parse_int_list
 from .chunk_key import DefaultChunkKeyEncoding, V2ChunkKeyEncoding, parse_chunk_key_encoding
 from ._ext_obj import parse_extension
 from .dtypes import DataType
@@ -86,7 +86,7 @@ def _dumps(obj: Any) -> bytes:
 class ArrayMetadata:
     shape: tuple[int, ...]
     data_type: DataType
-    chunk_grid: RegularChunkGrid
+    chunk_grid: ChunkGrid
     chunk_key_encoding: DefaultChunkKeyEncoding | V2ChunkKeyEncoding
     fill_value: Any
     codecs: tuple[Codec, ...]
@@ -103,7 +103,7 @@ class ArrayMetadata:
         set_(self, "shape", parse_int_list(list(self.shape), "shape", minimum=0))
         if not isinstance(self.data_type, DataType):
             set_(self, "data_type", DataType.from_numpy(self.data_type))
-        if not isinstance(self.chunk_grid, RegularChunkGrid):
+        if not isinstance(self.chunk_grid, ChunkGrid):
             raise MetadataError(f"unsupported chunk grid {self.chunk_grid!r}")
         self.chunk_grid.validate(self.shape)
         set_(self, "chunk_key_encoding", parse_chunk_key_encoding(self.chunk_key_encoding))
@@ -129,16 +129,23 @@ class ArrayMetadata:
             raise MetadataError(
                 f"storage transformers {list(self.storage_transformers)!r} are not supported; refusing to open"
             )
-        # Validate the chain against the chunk representation (order, dtype support, shapes); the
-        # bound chain is kept for the array (see bound_codecs), so it is bound once per document.
+        # Validate the chain against the chunk representation (order, dtype support, shapes: of
+        # every chunk edge the grid has); the bound chain is kept for the array (see bound_codecs),
+        # so it is bound once per document.
         from ..codecs.chain import CodecChain
 
-        set_(self, "_bound_codecs", CodecChain(codecs).bind(self.chunk_spec()))
+        chain = CodecChain(codecs)
+        set_(self, "_bound_codecs", chain.bind(self.chunk_spec()))
+        for shape in self.chunk_grid.representative_shapes():
+            if shape != self.chunks:
+                chain.bind(ChunkSpec(shape, self.data_type, self.fill_value))
 
     # ------------------------------------------------------------------ derived
     @property
     def chunks(self) -> tuple[int, ...]:
-        return self.chunk_grid.chunk_shape
+        """The chunk shape (of a grid whose chunks differ in shape: the longest edge along each
+        dimension, the shape :meth:`chunk_spec` and :attr:`bound_codecs` are for)."""
+        return self.chunk_grid.chunk_shape if self.chunk_grid.regular else self.chunk_grid.max_chunk_shape
 
     @property
     def ndim(self) -> int:
@@ -189,7 +196,7 @@ class ArrayMetadata:
         return cls(
             shape=shape,
             data_type=dt,
-            chunk_grid=RegularChunkGrid.from_json(doc["chunk_grid"]),
+            chunk_grid=parse_chunk_grid(doc["chunk_grid"]),
             chunk_key_encoding=parse_chunk_key_encoding(doc["chunk_key_encoding"]),
             fill_value=dt.parse_fill_value(doc["fill_value"]),
             codecs=parse_codecs(codecs_json),

@@ -22,12 +22,7 @@ from ..indexing import ChunkProjection
 from .context import ArrayIO
 from .shard.fetch import fetch_inner_chunks, work_items
 
-__all__ = ["chunks", "projections", "shard_groups", "shards", "sharded_groups"]
-
-
-def chunks(io: ArrayIO, indexer: Any, out: np.ndarray, missing: set[Any] | None) -> None:
-    """Every chunk of ``indexer`` decoded by the codec chain into ``out``."""
-    projections(io, list(indexer), out, missing)
+__all__ = ["projections", "shard_groups", "shards", "sharded_groups"]
 
 
 def projections(io: ArrayIO, projs: list[Any], out: np.ndarray, missing: set[Any] | None) -> None:
@@ -52,13 +47,14 @@ def projections(io: ArrayIO, projs: list[Any], out: np.ndarray, missing: set[Any
     run_batches(work, projs, cost=io.bound.spec.nbytes * len(projs))
 
 
-def shards(io: ArrayIO, indexer: Any, out: np.ndarray, missing: set[Any] | None) -> None:
-    """Through the inner chunk grid: per shard only the inner chunks the selection touches
-    fetched (see :func:`.shard.fetch.fetch_inner_chunks`), each decoded by the inner chain."""
-    shard_groups(io, sharded_groups(io, indexer), out, missing)
+def shards(io: ArrayIO, projs: list[Any], out: np.ndarray, missing: set[Any] | None) -> None:
+    """Projections over the inner chunk grid: per shard only the inner chunks the selection
+    touches fetched (see :func:`.shard.fetch.fetch_inner_chunks`), each decoded by the inner
+    chain."""
+    shard_groups(io, sharded_groups(io, projs), out, missing)
 
 
-def sharded_groups(io: ArrayIO, indexer: Any) -> dict[tuple[int, ...], list[tuple[int, ChunkProjection]]]:
+def sharded_groups(io: ArrayIO, projs: list[Any]) -> dict[tuple[int, ...], list[tuple[int, ChunkProjection]]]:
     """The projections over the inner chunk grid grouped by shard: ``{shard coords: [(flat
     inner chunk number, projection)]}``."""
     assert io.layout is not None
@@ -67,7 +63,7 @@ def sharded_groups(io: ArrayIO, indexer: Any) -> dict[tuple[int, ...], list[tupl
     strides = [1] * len(cps)
     for d in range(len(cps) - 2, -1, -1):
         strides[d] = strides[d + 1] * cps[d + 1]
-    for p in indexer:
+    for p in projs:
         sc = tuple(c // n for c, n in zip(p.chunk_coords, cps))
         flat = sum((c % n) * st for c, n, st in zip(p.chunk_coords, cps, strides))
         by_shard.setdefault(sc, []).append((flat, p))

@@ -39,50 +39,57 @@ _FUSED: dict[tuple[bool, str], Callable[[ArrayIO, fused.FusedOutput], None]] = {
     (True, "store"): fused.shards_via_store,
     (True, "remote"): remote.shards_fused,
 }
-# (shards, source) -> the per-codec backend: fn(io, indexer, out, missing)
-_PER_CODEC: dict[tuple[bool, str], Callable[[ArrayIO, Any, np.ndarray, set[Any] | None], None]] = {
-    (False, "store"): per_codec.chunks,
+# (shards, source) -> the per-codec backend: fn(io, projections, out, missing)
+_PER_CODEC: dict[tuple[bool, str], Callable[[ArrayIO, list[Any], np.ndarray, set[Any] | None], None]] = {
+    (False, "store"): per_codec.projections,
     (False, "remote"): remote.chunks_per_codec,
     (True, "store"): per_codec.shards,
     (True, "remote"): remote.shards_per_codec,
 }
 
 
-def read(io: ArrayIO, make_indexer: Callable[[tuple[int, ...]], Any], *, out: np.ndarray | None = None,
+def read(io: ArrayIO, make_indexer: Callable[[Any], Any], *, out: np.ndarray | None = None,
          missing: set[Any] | None = None) -> np.ndarray:
-    """Read a selection: ``make_indexer(chunk_shape)`` makes its indexer over the chunk grid (of
-    the inner chunks, for shards read directly).
+    """Read a selection: ``make_indexer(chunking)`` makes its indexer over the chunks it is given
+    (the array's chunk grid, or the inner chunk shape of shards read directly).
 
     ``out``: an existing array of the selection's shape and the array's dtype (any strides) that
     the read writes into (and returns) instead of a new one.  ``missing``: a set the store keys
-    of absent chunks / shards are added to (absent inner chunks of a present shard are not)."""
+    of absent chunks / shards are added to (absent inner chunks of a present shard are not).
+
+    A grid whose chunks differ in shape is read a shape at a time (:meth:`ArrayIO.task_groups`:
+    each with its own codec chain), into one output."""
     shards = io.shard_direct
-    if shards:
-        assert io.layout is not None
-        indexer = make_indexer(io.layout.chunk_shape)
-    else:
-        indexer = make_indexer(io.chunk_shape)
+    lay = io.layout
+    indexer = make_indexer(lay.chunk_shape if shards and lay is not None else io.grid)
     out = check_out(io, indexer, out)
     items = _fused_tasks(io, indexer)
     if io.source is not None:
         source = "remote"
-    elif io.files is not None and items is not None and (not shards or io.layout.fast_index_crc is not None):  # type: ignore[union-attr]
+    elif io.files is not None and items is not None and (not shards or (lay is not None and lay.fast_index_crc is not None)):
         source = "files"
     else:
         source = "store"
     prefix = "sharded-" if shards else ""
     if items is not None:
-        fo = fused.FusedOutput(io, indexer, items, out, missing)
-        if fo.n == 0:
-            return fo.out
-        fo.prepare()
+        if not len(items[0]):
+            return fused.FusedOutput(io, indexer, items, out, missing).out
         strategy_counts[f"{prefix}fused-{source}"] += 1
-        _FUSED[(shards, source)](io, fo)
-        return fo.out
+        backend = _FUSED[(shards, source)]
+        for g_io, ii, coords in io.task_groups(items[0]):
+            g_items = items if ii is None else (coords, items[1][ii], items[2][ii], items[3][ii])
+            fo = fused.FusedOutput(g_io, indexer, g_items, out, missing)
+            fo.prepare()
+            backend(g_io, fo)
+            out = fo.out
+        assert out is not None
+        return out
     strategy_counts[f"{prefix}per-codec" + ("-remote" if source == "remote" else "")] += 1
     if out is None:
         out = np.empty(indexer.shape, dtype=io.dtype)
-    _PER_CODEC[(shards, "remote" if source == "remote" else "store")](io, indexer, out, missing)
+    backend2 = _PER_CODEC[(shards, "remote" if source == "remote" else "store")]
+    for g_io, projs in io.projection_groups(list(indexer)):
+        backend2(g_io, projs, out, missing)
     return out
 
 

@@ -360,9 +360,8 @@ def shards_fused(io: ArrayIO, fo: FusedOutput) -> None:
 
 
 # ---------------------------------------------------------------------------- the per-codec paths
-def chunks_per_codec(io: ArrayIO, indexer: Any, out: np.ndarray, missing: set[Any] | None) -> None:
+def chunks_per_codec(io: ArrayIO, projections: list[Any], out: np.ndarray, missing: set[Any] | None) -> None:
     """Chunks staged window after window, each window's decoded by the per-codec chain."""
-    projections = list(indexer)
     nbytes = io.bound.spec.nbytes
     assert io.source is not None
     windows = buffers.read_windows([nbytes] * len(projections), window_budget(io.source))
@@ -376,14 +375,14 @@ def chunks_per_codec(io: ArrayIO, indexer: Any, out: np.ndarray, missing: set[An
     _run_windows(io, windows, requests_of, decode, stream=False)
 
 
-def shards_per_codec(io: ArrayIO, indexer: Any, out: np.ndarray, missing: set[Any] | None) -> None:
+def shards_per_codec(io: ArrayIO, projections: list[Any], out: np.ndarray, missing: set[Any] | None) -> None:
     """Shards' wanted inner chunks staged window after window (big shards in pieces), each
     window's decoded by the inner chain."""
     assert io.layout is not None and io.source is not None
     inner = io.layout.inner.spec.nbytes
     budget = window_budget(io.source)
     per = max(1, budget // max(inner, 1))  # inner chunks per window: a big shard is read in pieces
-    by_shard = [(sc, e[lo: lo + per]) for sc, e in per_codec.sharded_groups(io, indexer).items()
+    by_shard = [(sc, e[lo: lo + per]) for sc, e in per_codec.sharded_groups(io, projections).items()
                 for lo in range(0, len(e), per)]
     windows = buffers.read_windows([len(e) * inner for _, e in by_shard], per * inner)
 

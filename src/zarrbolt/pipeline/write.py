@@ -32,7 +32,9 @@ from .writers import Writer
 
 
 def write(io: ArrayIO, indexer: Any, value: Any, *, write_empty: bool | None = None) -> None:
-    """Write ``value`` (broadcast to the selection's shape) at the selection of ``indexer``.
+    """Write ``value`` (broadcast to the selection's shape) at the selection of ``indexer`` (over
+    the array's chunk grid; a grid whose chunks differ in shape is written a shape at a time,
+    :meth:`ArrayIO.write_groups`).
     ``write_empty``: whether chunks (shards) that hold only the fill value are stored (None:
     the ``write_empty_chunks`` config option); else they are erased."""
     if io.store.read_only:  # (native file writes bypass the store)
@@ -52,13 +54,15 @@ def write(io: ArrayIO, indexer: Any, value: Any, *, write_empty: bool | None = N
         write_empty = config.get("write_empty_chunks")
     shape = tuple(indexer.shape)
     if io.source is None:
-        _writer(io, value, write_empty, False).write(projections, shape)
+        for g_io, projs in io.write_groups(projections):
+            _writer(g_io, value, write_empty, False).write(projs, shape)
         return
     token = io.store.token()
     store = WriteBehindStore(io.store, io.source, limit=max(1, io.source.max_bytes_in_flight // 2),
                              on_write=lambda key: INDEX_CACHE.invalidate(token, key))
     try:
-        _writer(io.with_store(store), value, write_empty, True).write(projections, shape)
+        for g_io, projs in io.with_store(store).write_groups(projections):
+            _writer(g_io, value, write_empty, True).write(projs, shape)
     except BaseException:
         try:
             store.flush()  # what was done is stored, as on a local store

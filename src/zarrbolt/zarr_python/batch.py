@@ -80,25 +80,26 @@ class Box:
         return tuple(s.stop - s.start for s in self.sel if isinstance(s, slice))
 
 
-def box_of(coords: Sequence[tuple[int, ...]], items: Sequence[tuple[Any, ...]], chunk_shape: Sequence[int],
-           drop_axes: Sequence[int]) -> Box | None:
+def box_of(coords: Sequence[tuple[int, ...]], items: Sequence[tuple[Any, ...]],
+           boxes: Sequence[tuple[tuple[int, ...], tuple[int, ...]]], drop_axes: Sequence[int]) -> Box | None:
     """The box the items tile exactly (with out_selections consistent with it), or None.
-    ``items`` are zarr's ``(_, _, chunk_selection, out_selection, _)`` tuples."""
+    ``items`` are zarr's ``(_, _, chunk_selection, out_selection, _)`` tuples; ``boxes`` the
+    ``(origin, shape)`` of each item's chunk (the chunk grid's ``chunk_box``)."""
     if drop_axes or not items:
         return None
-    nd = len(chunk_shape)
+    nd = len(boxes[0][1])
     lo: list[Any] = [None] * nd
     hi: list[Any] = [None] * nd
     ints: list[int | None] = [None] * nd
     per: list[list[tuple[int, int]]] = []
-    for c, item in zip(coords, items):
+    for (origin, size), item in zip(boxes, items):
         csel = item[2]
         if not isinstance(csel, tuple) or len(csel) != nd:
             return None
         row = []
         for d in range(nd):
             s = csel[d]
-            base = c[d] * chunk_shape[d]
+            base = origin[d]
             i = _as_int(s)
             if i is not None:
                 if ints[d] is None and lo[d] is None:
@@ -108,28 +109,36 @@ def box_of(coords: Sequence[tuple[int, ...]], items: Sequence[tuple[Any, ...]], 
                 row.append((i, i + 1))
                 continue
             r = _unit_slice(s)
-            if r is None or ints[d] is not None or not 0 <= r[0] < r[1] <= chunk_shape[d]:
+            if r is None or ints[d] is not None or not 0 <= r[0] < r[1] <= size[d]:
                 return None
             a, b = base + r[0], base + r[1]
             lo[d] = a if lo[d] is None else min(lo[d], a)
             hi[d] = b if hi[d] is None else max(hi[d], b)
             row.append(r)
         per.append(row)
-    return _check_tiling(coords, items, per, chunk_shape, lo, hi, ints)
+    return _check_tiling(coords, items, per, boxes, lo, hi, ints)
 
 
-def _check_tiling(coords: Sequence[tuple[int, ...]], items: Sequence[tuple[Any, ...]], per: list[Any], chunk_shape: Sequence[int],
-                  lo: list[Any], hi: list[Any], ints: list[Any]) -> Box | None:
+def _check_tiling(coords: Sequence[tuple[int, ...]], items: Sequence[tuple[Any, ...]], per: list[Any],
+                  boxes: Sequence[tuple[tuple[int, ...], tuple[int, ...]]], lo: list[Any], hi: list[Any],
+                  ints: list[Any]) -> Box | None:
     """The box when every item is exactly its chunk's piece of it and each piece of the box is
     there once, else None."""
-    nd = len(chunk_shape)
+    nd = len(lo)
     expected = 1
     for d in range(nd):
-        if ints[d] is None:
-            expected *= (hi[d] - 1) // chunk_shape[d] - lo[d] // chunk_shape[d] + 1
+        if ints[d] is not None:
+            continue
+        # the chunks along d: one after another, from the one holding lo to the one holding hi - 1
+        spans = sorted({(c[d], b[0][d], b[1][d]) for c, b in zip(coords, boxes)})
+        if spans[0][1] > lo[d] or spans[-1][1] + spans[-1][2] < hi[d]:
+            return None
+        if any(q[0] != p[0] + 1 or q[1] != p[1] + p[2] for p, q in zip(spans, spans[1:])):
+            return None
+        expected *= len(spans)
     if expected != len(items) or len(set(coords)) != len(items):
         return None
-    for c, item, row in zip(coords, items, per):
+    for (origin, size), item, row in zip(boxes, items, per):
         osel = item[3]
         if not isinstance(osel, tuple):
             return None
@@ -137,9 +146,9 @@ def _check_tiling(coords: Sequence[tuple[int, ...]], items: Sequence[tuple[Any, 
         for d in range(nd):
             if ints[d] is not None:
                 continue
-            base = c[d] * chunk_shape[d]
+            base = origin[d]
             a = max(lo[d], base)
-            b = min(hi[d], base + chunk_shape[d])
+            b = min(hi[d], base + size[d])
             if row[d] != (a - base, b - base) or k >= len(osel):
                 return None
             o = _unit_slice(osel[k])
@@ -152,11 +161,11 @@ def _check_tiling(coords: Sequence[tuple[int, ...]], items: Sequence[tuple[Any, 
     return Box(sel, tuple(ints[d] + 1 if ints[d] is not None else hi[d] for d in range(nd)))
 
 
-def complete_in(coords: tuple[int, ...], row_sel: tuple[Any, ...], chunk_shape: Sequence[int], shape: Sequence[int]) -> bool:
-    """Whether ``row_sel`` (ints / step-1 slices) covers the whole in-array part of chunk
-    ``coords`` of an array of ``shape``."""
-    for c, s, cs, n in zip(coords, row_sel, chunk_shape, shape):
-        end = min(cs, n - c * cs)
+def complete_in(box: tuple[tuple[int, ...], tuple[int, ...]], row_sel: tuple[Any, ...], shape: Sequence[int]) -> bool:
+    """Whether ``row_sel`` (ints / step-1 slices) covers the whole in-array part of the chunk at
+    ``box`` (``(origin, shape)``) of an array of ``shape``."""
+    for o, s, cs, n in zip(box[0], row_sel, box[1], shape):
+        end = min(cs, n - o)
         if isinstance(s, slice):
             if (s.start, s.stop) != (0, end):
                 return False

@@ -159,10 +159,11 @@ class ZarrboltCodecPipeline(CodecPipeline):
         out_np = adapt.numpy_of(out)
         assert out_np is not None  # (batch_problem checked the buffer)
         io = self._io(zstore, prefix)
-        box = box_of(coords, batch, io.chunk_shape, drop_axes)
+        boxes = [io.grid.chunk_box(c) for c in coords]
+        box = box_of(coords, batch, boxes, drop_axes)
         if box is not None and tuple(out_np.shape) != box.shape():
             box = None
-        plan = None if box is not None else _item_plans(batch, io.chunk_shape)
+        plan = None if box is not None else _item_plans(batch, boxes)
         if box is None and plan is None:
             delegated_counts["read selection"] += 1
             return await self._wrapped.read(batch, out, drop_axes)
@@ -173,7 +174,7 @@ class ZarrboltCodecPipeline(CodecPipeline):
             if box is not None:
                 await run_in_worker(_read_box, io, box, out_np, missing)
             else:
-                await run_in_worker(_read_items, io, coords, batch, plan, out_np, drop_axes, missing)
+                await run_in_worker(_read_items, io, boxes, batch, plan, out_np, drop_axes, missing)
         return tuple(_MISSING if it[0].path in missing else _PRESENT for it in batch)
 
     # ------------------------------------------------------------------ writing
@@ -193,7 +194,7 @@ class ZarrboltCodecPipeline(CodecPipeline):
         value_np = adapt.numpy_of(value)
         assert value_np is not None  # (batch_problem checked the buffer)
         io = self._io(zstore, prefix)
-        box = box_of(coords, batch, io.chunk_shape, drop_axes)
+        box = box_of(coords, batch, [io.grid.chunk_box(c) for c in coords], drop_axes)
         if box is not None and value_np.ndim and tuple(value_np.shape) != box.shape():
             box = None
         if box is not None and not _shape_agrees(io, box, coords, batch):
@@ -307,33 +308,33 @@ def _read_box(io: ArrayIO, box: Any, out: np.ndarray, missing: set[Any]) -> None
     read_planner.read(io, lambda cs: basic_indexer(box.sel, shape, cs), out=out, missing=missing)
 
 
-def _item_plans(batch: list[Any], chunk_shape: tuple[int, ...]) -> list[Any] | None:
-    """Per item: its chunk selection normalised and its bounding box in the chunk; None when
-    one is not understood."""
+def _item_plans(batch: list[Any], boxes: list[Any]) -> list[Any] | None:
+    """Per item: its chunk selection normalised and its bounding box in the chunk (at ``boxes``:
+    ``(origin, shape)`` each); None when one is not understood."""
     plans = []
-    for item in batch:
-        bb = item_bbox(item[2], chunk_shape)
+    for item, (_, shape) in zip(batch, boxes):
+        bb = item_bbox(item[2], shape)
         if bb is None:
             return None
         plans.append(bb)
     return plans
 
 
-def _read_items(io: ArrayIO, coords: list[Any], batch: list[Any], plans: list[Any], out: np.ndarray,
+def _read_items(io: ArrayIO, boxes: list[Any], batch: list[Any], plans: list[Any], out: np.ndarray,
                 drop_axes: tuple[int, ...], missing: set[Any]) -> None:
-    """Any selection, item by item: the bounding box of the item's selection in its chunk read
-    by the planner, then the selection taken from it and put in its place in ``out``."""
-    cs = io.chunk_shape
-    for c, item, (norm, lo, hi) in zip(coords, batch, plans):
+    """Any selection, item by item: the bounding box of the item's selection in its chunk (at
+    ``boxes``) read by the planner, then the selection taken from it and put in its place in
+    ``out``."""
+    for (origin, _), item, (norm, lo, hi) in zip(boxes, batch, plans):
         key = item[0].path
         if any(h <= l for l, h in zip(lo, hi)):
             if not io.store.exists(key):
                 missing.add(key)
             continue
-        g = tuple(slice(ci * n + a, ci * n + b) for ci, n, a, b in zip(c, cs, lo, hi))
+        g = tuple(slice(o + a, o + b) for o, a, b in zip(origin, lo, hi))
         shape = _shape_eff(io, [s.stop for s in g])
         tmp = np.empty(tuple(b - a for a, b in zip(lo, hi)), dtype=io.dtype)
-        read_planner.read(io, lambda chunk_shape: basic_indexer(g, shape, chunk_shape), out=tmp, missing=missing)  # noqa: B023
+        read_planner.read(io, lambda chunks: basic_indexer(g, shape, chunks), out=tmp, missing=missing)  # noqa: B023
         piece = tmp[shift_selection(norm, lo)]
         if drop_axes:
             piece = piece.squeeze(axis=drop_axes)
@@ -345,12 +346,13 @@ def _requests(io: ArrayIO, coords: list[Any], batch: list[Any]) -> dict[str, lis
     value) or, for shards read directly, the flat indices of the inner chunks it touches."""
     if not io.shard_direct:
         return {item[0].path: None for item in batch}
-    lay = io.layout
-    assert lay is not None
-    inner, cps = lay.chunk_shape, lay.chunks_per_shard
     req: dict[str, list[int] | None] = {}
-    for item in batch:
-        bb = item_bbox(item[2], io.chunk_shape)
+    for c, item in zip(coords, batch):
+        shard_shape = io.grid.chunk_box(c)[1]
+        lay = io.variant(shard_shape).layout
+        assert lay is not None
+        inner, cps = lay.chunk_shape, lay.chunks_per_shard
+        bb = item_bbox(item[2], shard_shape)
         if bb is None:
             req[item[0].path] = list(range(int(np.prod(cps))))
             continue
@@ -363,8 +365,7 @@ def _shape_agrees(io: ArrayIO, box: Any, coords: list[Any], batch: list[Any]) ->
     it and zarr-python's ``is_complete_chunk`` of every item is what that shape gives."""
     if any(b > n for b, n in zip(box.hi, io.shape)):
         return False
-    cs = io.chunk_shape
-    return all(complete_in(c, item[2], cs, io.shape) == bool(item[4]) for c, item in zip(coords, batch))
+    return all(complete_in(io.grid.chunk_box(c), item[2], io.shape) == bool(item[4]) for c, item in zip(coords, batch))
 
 
 def _write_target(io: ArrayIO, box: Any) -> tuple[ArrayIO, Any]:
@@ -373,8 +374,8 @@ def _write_target(io: ArrayIO, box: Any) -> tuple[ArrayIO, Any]:
     if io.shard_direct:
         # as zarr-python: a shard at the array's edge is updated, not rewritten, so that what
         # it holds beyond the edge (after a shrinking resize) stays
-        shape = tuple(-(-n // c) * c for n, c in zip(shape, io.chunk_shape))
-    return io, basic_indexer(box.sel, shape, io.chunk_shape)
+        shape = io.grid.covering_shape(shape)
+    return io, basic_indexer(box.sel, shape, io.grid)
 
 
 def _write_box(io: ArrayIO, indexer: Any, value: np.ndarray, write_empty: bool) -> None:

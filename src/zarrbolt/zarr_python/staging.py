@@ -61,19 +61,21 @@ def _chunk_coords(indexer: Any, ndim: int) -> np.ndarray:
     return np.asarray([p.chunk_coords for p in indexer], dtype=np.int64).reshape(-1, ndim)
 
 
-def read_requests(io: Any, make_indexer: Callable[[tuple[int, ...]], Any]) -> dict[str, list[int] | None]:
+def read_requests(io: Any, make_indexer: Callable[[Any], Any]) -> dict[str, list[int] | None]:
     """The ``requests`` argument of :func:`staged_read_store` for a read of ``io`` whose indexer
-    ``make_indexer(chunk_shape)`` makes (as :func:`zarrbolt.pipeline.read.read` takes it)."""
+    ``make_indexer(chunks)`` makes (as :func:`zarrbolt.pipeline.read.read` takes it)."""
     if io.ndim == 0:
         return {io.chunk_key(()): None}
     if io.shard_direct:
-        lay = io.layout
-        coords = _chunk_coords(make_indexer(lay.chunk_shape), io.ndim)
+        coords = _chunk_coords(make_indexer(io.layout.chunk_shape), io.ndim)
         if not len(coords):
             return {}
-        flat, groups = group_by_shard(coords, lay.chunks_per_shard)
-        return {io.chunk_key(sc): sorted(set(flat[g].tolist())) for sc, g in groups}
-    coords = _chunk_coords(make_indexer(io.chunk_shape), io.ndim)
+        req: dict[str, list[int] | None] = {}
+        for g_io, _, seen in io.task_groups(coords):
+            flat, groups = group_by_shard(seen, g_io.layout.chunks_per_shard)
+            req.update({io.chunk_key(sc): sorted(set(flat[g].tolist())) for sc, g in groups})
+        return req
+    coords = _chunk_coords(make_indexer(io.grid), io.ndim)
     return {io.chunk_key(tuple(c)): None for c in coords.tolist()}
 
 
