@@ -143,9 +143,9 @@ class ArrayIO:
                 outer[:, d] = pos // int(ax)
                 local[:, d] = (pos % int(ax)) // inner[d]
             else:
-                o = np.searchsorted(ax, pos, side="right") - 1
+                o = ax.index(pos)
                 outer[:, d] = o
-                local[:, d] = (pos - ax[o]) // inner[d]
+                local[:, d] = (pos - ax.start(o)) // inner[d]
         return outer, local
 
     def with_store(self, store: Store) -> ArrayIO:
