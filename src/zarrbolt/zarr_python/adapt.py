@@ -186,15 +186,28 @@ def batch_problem(batch: list[Any], buf: Any, meta: Any) -> str | None:
         return "byte getter"
     zstore = first[0].store
     spec = first[1]
-    chunks = tuple(meta.chunks)
+    # each item's chunk spec has its chunk's codec shape (a grid whose chunks differ in shape:
+    # checked against the chunk's coordinates, see spec_problem)
+    chunks = tuple(meta.chunks) if meta.chunk_grid.regular else None
     if not issubclass(spec.prototype.nd_buffer, zarr_cpu.NDBuffer):
         return "buffer prototype"
     for item in batch:
-        if item[1] is not spec and tuple(item[1].shape) != chunks:
+        if chunks is not None and item[1] is not spec and tuple(item[1].shape) != chunks:
             return "chunk spec"
         if not isinstance(item[0], StorePath) or item[0].store is not zstore:
             return "store"
-    if tuple(spec.shape) != chunks:
+    if chunks is not None and tuple(spec.shape) != chunks:
+        return "chunk spec"
+    return None
+
+
+def spec_problem(batch: list[Any], coords: list[Any], meta: Any) -> str | None:
+    """Of a grid whose chunks differ in shape: "chunk spec" unless each item's chunk spec has the
+    codec shape of its chunk (at ``coords``)."""
+    grid = meta.chunk_grid
+    if grid.regular:
+        return None
+    if any(tuple(item[1].shape) != grid.chunk_box(c)[1] for item, c in zip(batch, coords)):
         return "chunk spec"
     return None
 

@@ -229,6 +229,8 @@ class ZarrboltCodecPipeline(CodecPipeline):
                 prefix, coords = _split_keys(batch, self._meta)
             except Exception:  # noqa: BLE001 - keys zarrbolt does not parse: zarr-python's way
                 prefix, coords, why = "", [], "chunk keys"
+            else:
+                why = adapt.spec_problem(batch, coords, self._meta)
         if why is not None:
             delegated_counts[why] += 1
             return None
