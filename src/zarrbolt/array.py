@@ -652,11 +652,7 @@ class Array(Node):
             raise MetadataError(f"resize: new shape {new_shape} must have {self.ndim} dimensions")
         if any(s < 0 for s in new_shape):
             raise MetadataError(f"resize: negative size in {new_shape}")
-        grid = self._metadata.chunk_grid.resized(new_shape)
-        if grid is self._metadata.chunk_grid:
-            new_meta = self._metadata.evolve(shape=new_shape)
-        else:  # (a grid that lists its chunks: one more where the array grows past them)
-            new_meta = self._metadata.evolve(shape=new_shape, chunk_grid=grid)
+        new_meta = self._metadata.resized(new_shape)
         self._trim_to(new_shape)
         self._save_metadata(new_meta)
 

@@ -170,6 +170,14 @@ class ArrayMetadata:
     def evolve(self, **changes: Any) -> Self:
         return dataclasses.replace(self, **changes)
 
+    def resized(self, shape: Sequence[int]) -> Self:
+        """This document for the array resized to ``shape`` (its chunk grid too: one that lists
+        its chunks gets one more where the array grows past them)."""
+        grid = self.chunk_grid.resized(shape)
+        if grid is self.chunk_grid:
+            return self.evolve(shape=tuple(shape))
+        return self.evolve(shape=tuple(shape), chunk_grid=grid)
+
     # ------------------------------------------------------------------ JSON
     @classmethod
     def from_json(cls, doc: Any) -> ArrayMetadata:
