@@ -74,24 +74,41 @@ def _check_int(i: int, n: int, dim: int) -> int:
     return i + n if i < 0 else i
 
 
-def _chunking(chunks: Any) -> Any:
-    """The chunks an indexer is made over: a chunk shape (a sequence of ints), or a chunk grid
-    (:class:`~zarrbolt.metadata.chunk_grid.ChunkGrid`: a regular one is its chunk shape)."""
+def _chunking(chunks: Any, shape: Sequence[int]) -> Any:
+    """The chunks an indexer is made over, one entry per dimension: a chunk shape (ints), or of a
+    chunk grid (:class:`~zarrbolt.metadata.chunk_grid.ChunkGrid`) the chunk size where it has one
+    and else its chunks along the dimension (an axis with vectorized ``index`` / ``start`` /
+    ``size``: :class:`~zarrbolt.metadata.chunk_grid.RunAxis`)."""
     if isinstance(chunks, (tuple, list)):
         return chunks
     if chunks.regular:
         return chunks.chunk_shape
-    raise NotImplementedError(f"indexing over {chunks!r}")
+    return tuple(chunks.axis(d, int(n)) for d, n in enumerate(shape))
 
 
-def _check_shapes(shape: Sequence[int], chunk_shape: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+# The chunks along one dimension: the chunk size (an int: arithmetic), or an axis of chunks that
+# differ in length.
+def _chunk_of(cs: Any, p: Any) -> Any:
+    return p // cs if type(cs) is int else cs.index(p)
+
+
+def _chunk_start(cs: Any, c: Any) -> Any:
+    return c * cs if type(cs) is int else cs.start(c)
+
+
+def _chunk_end(cs: Any, c: Any, n: int) -> Any:
+    """Where chunk ``c`` ends, within a dimension ``n`` long."""
+    return np.minimum((c + 1) * cs, n) if type(cs) is int else np.minimum(cs.start(c) + cs.size(c), n)
+
+
+def _check_shapes(shape: Sequence[int], chunk_shape: Sequence[Any]) -> tuple[tuple[int, ...], tuple[Any, ...]]:
     shape = tuple(operator.index(s) for s in shape)
-    chunk_shape = tuple(operator.index(c) for c in chunk_shape)
+    chunk_shape = tuple(operator.index(c) if not hasattr(c, "index") else c for c in chunk_shape)
     if len(shape) != len(chunk_shape):
         raise ValueError(f"chunk shape {chunk_shape} does not have the array's {len(shape)} dimensions")
     if any(s < 0 for s in shape):
         raise ValueError(f"invalid array shape {shape}: negative size")
-    if any(c < 1 for c in chunk_shape):
+    if any(type(c) is int and c < 1 for c in chunk_shape):
         raise ValueError(f"invalid chunk shape {chunk_shape}: every chunk size must be at least 1")
     return shape, chunk_shape
 
@@ -257,8 +274,8 @@ class _DimInt:
 
     def chunks(self) -> list[tuple[Any, ...]]:
         if self._entries is None:
-            c = self.i // self.cs
-            self._entries = [(c, self.i - c * self.cs, None, False, False)]
+            c = int(_chunk_of(self.cs, self.i))
+            self._entries = [(c, self.i - int(_chunk_start(self.cs, c)), None, False, False)]
         return self._entries
 
 
@@ -268,7 +285,7 @@ class _DimSlice:
     __slots__ = ("start", "stop", "step", "n", "cs", "length", "_entries")
     drops = False
 
-    def __init__(self, s: slice, n: int, cs: int):
+    def __init__(self, s: slice, n: int, cs: Any):
         for v in (s.start, s.stop, s.step):
             if v is not None and _as_int(v) is None:
                 raise IndexError(f"slice indices must be integers or None, got {s!r}")
@@ -289,6 +306,8 @@ class _DimSlice:
         if m == 0:
             return []
         res = []
+        if type(cs) is not int:
+            return self._compute_axis()
         if abs(step) > cs:
             # at most one element per chunk: one entry per element
             for k, p in enumerate(range(start, start + m * step, step)):
@@ -319,6 +338,27 @@ class _DimSlice:
                 csel = slice(first, lastl - 1 if lastl >= 1 else None, step)
             complete = step == 1 and first == 0 and lastl == c1 - c0 - 1
             res.append((c, csel, slice(k0, k1 + 1), complete, False))
+        return res
+
+    def _compute_axis(self) -> list[tuple[Any, ...]]:
+        """``_compute`` over chunks that differ in length: the selected positions' chunks, in
+        runs (the positions are in selection order, so each chunk's are one run)."""
+        m, start, step, ax = self.length, self.start, self.step, self.cs
+        assert type(ax) is not int
+        pos = np.arange(m, dtype=np.int64) * step + start
+        cids = np.asarray(ax.index(pos), dtype=np.int64)
+        edges = np.flatnonzero(np.concatenate(([True], cids[1:] != cids[:-1], [True])))
+        res: list[tuple[Any, ...]] = []
+        for k0, k1 in zip(edges[:-1].tolist(), edges[1:].tolist()):
+            c = int(cids[k0])
+            c0, c1 = int(ax.start(c)), min(int(ax.start(c)) + int(ax.size(c)), self.n)
+            first, last = int(pos[k0]) - c0, int(pos[k1 - 1]) - c0
+            if step > 0:
+                csel = slice(first, last + 1, step if step != 1 else None)
+            else:
+                csel = slice(first, last - 1 if last >= 1 else None, step)
+            complete = step == 1 and first == 0 and last == c1 - c0 - 1
+            res.append((c, csel, slice(k0, k1), complete, False))
         return res
 
 
@@ -367,13 +407,13 @@ class _DimArray:
         idx, cs, n = self.idx, self.cs, self.n
         if idx.size == 0:
             return []
-        cids = idx // cs
+        cids = _chunk_of(cs, idx)
         if idx.size == 1 or bool((cids[1:] >= cids[:-1]).all()):
             order = np.arange(idx.size, dtype=np.intp)
         else:
             order = np.argsort(cids, kind="stable").astype(np.intp, copy=False)
         sorted_c = cids[order]
-        local = idx[order] - sorted_c * cs
+        local = idx[order] - _chunk_start(cs, sorted_c)
         starts = np.flatnonzero(np.concatenate(([True], sorted_c[1:] != sorted_c[:-1])))
         ends = np.append(starts[1:], idx.size)
         # a group is a run when its output positions and its chunk-local indices both step by 1
@@ -385,7 +425,7 @@ class _DimArray:
             if r:
                 l0 = int(local[a])
                 o0 = int(order[a])
-                extent = min(cs, n - c * cs)
+                extent = int(_chunk_end(cs, c, n)) - int(_chunk_start(cs, c))
                 res.append((c, slice(l0, l0 + b - a), slice(o0, o0 + b - a), l0 == 0 and b - a == extent, False))
             else:
                 res.append((c, local[a:b], order[a:b], False, True))
@@ -405,6 +445,26 @@ def _as_arrays(e: tuple[Any, ...]) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ---------------------------------------------------------------------------- indexers
+def _box_tasks(lo: list[int], hi: list[int], chunks: Sequence[Any]) -> tuple[np.ndarray, ...]:
+    """:meth:`_ProductIndexer.unit_step_items` of the box ``[lo, hi)`` over chunks that differ in
+    length along some dimension (the C kernel ``box_tasks`` takes one chunk size per dimension)."""
+    per: list[tuple[np.ndarray, ...]] = []
+    for a, b, cs in zip(lo, hi, chunks):
+        if b <= a:
+            z = np.zeros(0, np.int64)
+            per.append((z, z, z, z))
+            continue
+        c = np.arange(int(_chunk_of(cs, a)), int(_chunk_of(cs, b - 1)) + 1, dtype=np.int64)
+        c0 = np.asarray(_chunk_start(cs, c), dtype=np.int64)
+        s0 = np.maximum(c0, a)
+        s1 = np.minimum(np.asarray(_chunk_end(cs, c, b), dtype=np.int64), b)
+        per.append((c, s0 - c0, s1 - s0, s0 - a))
+    n = len(per)
+    grids = [np.meshgrid(*[p[k] for p in per], indexing="ij") for k in range(4)] if n else []
+    return tuple(np.ascontiguousarray(np.stack([g.reshape(-1) for g in gk], axis=1).reshape(-1, n)).astype(np.int64)
+                 for gk in grids)
+
+
 class _ProductIndexer:
     """Outer product of per-dimension indexers (basic and orthogonal selections)."""
 
@@ -445,7 +505,10 @@ class _ProductIndexer:
                 hi.append(max(d.start, d.stop))
             else:
                 return None
-        return _shard.box_tasks(lo, hi, self.chunk_shape)
+        if all(type(c) is int for c in self.chunk_shape):
+            return _shard.box_tasks(lo, hi, self.chunk_shape)
+        a, b, c, d = _box_tasks(lo, hi, self.chunk_shape)
+        return a, b, c, d
 
     def unit_shape(self) -> tuple[int, ...]:
         """The output shape with one axis per array dimension (see :meth:`unit_step_items`)."""
@@ -551,8 +614,8 @@ class _PointIndexer:
     def _group(self) -> tuple[Any, ...]:
         if self._groups is None:
             cs = self.chunk_shape
-            grid = tuple(-(-s // c) for s, c in zip(self.array_shape, cs))
-            ccoords = [x // c for x, c in zip(self.coords, cs)]
+            grid = tuple(int(_chunk_of(c, max(s - 1, 0))) + 1 for s, c in zip(self.array_shape, cs))
+            ccoords = [_chunk_of(c, x) for x, c in zip(self.coords, cs)]
             lin = np.ravel_multi_index(ccoords, grid)
             if lin.size <= 1 or bool((lin[1:] >= lin[:-1]).all()):
                 order = np.arange(lin.size, dtype=np.intp)
@@ -562,7 +625,7 @@ class _PointIndexer:
             starts = np.flatnonzero(np.concatenate(([True], slin[1:] != slin[:-1])))
             ends = np.append(starts[1:], lin.size)
             chunk_coords = np.stack(np.unravel_index(slin[starts], grid), axis=1)
-            local = [(x[order] - cc[order] * c) for x, cc, c in zip(self.coords, ccoords, cs)]
+            local = [(x[order] - _chunk_start(c, cc[order])) for x, cc, c in zip(self.coords, ccoords, cs)]
             if len(self.shape) == 1:
                 out = [order]
             elif not self.shape:
@@ -664,7 +727,7 @@ def _slice_box(selection: tuple[Any, ...], shape: Sequence[int], chunk_shape: Se
 def basic_indexer(selection: Any, shape: Sequence[int], chunk_shape: Any) -> _ProductIndexer:
     """Indexer of a basic selection: integers (negative counts from the end), slices with any
     step, one Ellipsis, np.newaxis; missing trailing dimensions are selected whole."""
-    chunk_shape = _chunking(chunk_shape)
+    chunk_shape = _chunking(chunk_shape, shape)
     if type(selection) is tuple:
         dims_ = _slice_box(selection, shape, chunk_shape)
         if dims_ is not None:
@@ -681,7 +744,7 @@ def orthogonal_indexer(selection: Any, shape: Sequence[int], chunk_shape: Any) -
     """Indexer of an orthogonal (outer) selection: per dimension an integer, a slice, a 1-d
     integer array (any order, duplicates, negatives) or a 1-d boolean mask of the dimension's
     length.  Integer dimensions are dropped from the output."""
-    chunk_shape = _chunking(chunk_shape)
+    chunk_shape = _chunking(chunk_shape, shape)
     shape, chunk_shape = _check_shapes(shape, chunk_shape)
     if isinstance(selection, np.ndarray) and selection.dtype == bool and selection.ndim > 1:
         raise IndexError("a multi-dimensional boolean mask needs .vindex[] (mask selection), not .oindex[]")
@@ -696,7 +759,7 @@ def vectorized_indexer(selection: Any, shape: Sequence[int], chunk_shape: Any) -
     """Indexer of a coordinate selection (one integer array per dimension, broadcast together;
     the output has the broadcast shape) or of a mask selection (one boolean array of the array's
     shape; the output is 1-d, in C order)."""
-    chunk_shape = _chunking(chunk_shape)
+    chunk_shape = _chunking(chunk_shape, shape)
     shape, chunk_shape = _check_shapes(shape, chunk_shape)
     ndim = len(shape)
     if not isinstance(selection, tuple):

@@ -26,7 +26,7 @@ from ..array import Array
 from ..codecs import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, parse_codecs
 from ..errors import ContainsArrayError, ContainsGroupError, MetadataError
 from ..metadata import ArrayMetadata
-from ..metadata.chunk_grid import RegularChunkGrid, parse_int_list
+from ..metadata.chunk_grid import ChunkGrid, RectilinearChunkGrid, RegularChunkGrid, parse_int_list
 from ..metadata.chunk_key import DefaultChunkKeyEncoding, V2ChunkKeyEncoding, parse_chunk_key_encoding
 from ..metadata.dtypes import DataType
 from ..node import check_json_attributes, ensure_parent_groups, erase_node, load_metadata, save_metadata
@@ -138,6 +138,22 @@ def _normalize_shards(shards: Any, shape: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(int(s) for s in shards)
     except (TypeError, ValueError):
         raise MetadataError(f"shards must be a sequence of ints, got {shards!r}") from None
+
+
+def _listed_grid(chunks: Any, shape: tuple[int, ...]) -> ChunkGrid | None:
+    """A ``rectilinear`` chunk grid when the user's chunks (or shards) list the edges of some
+    dimension (a sequence there: e.g. ``[[10, 20, 34], 16]``; ints elsewhere are one size for the
+    whole dimension), else None.  The grid checks the edges, and that they cover the shape."""
+    if isinstance(chunks, Mapping):
+        chunks = chunks.get("shape")
+    if isinstance(chunks, (str, bytes)) or not isinstance(chunks, Sequence):
+        return None
+    if not any(isinstance(c, (Sequence, np.ndarray)) and not isinstance(c, (str, bytes)) for c in chunks):
+        return None
+    dims = [[int(e) for e in c] if isinstance(c, (Sequence, np.ndarray)) else c for c in chunks]
+    grid = RectilinearChunkGrid(dims)
+    grid.validate(shape)
+    return grid
 
 
 # numcodecs' (zarr v2's) numbering of blosc's shuffle, and what the blosc codec means when a user
@@ -296,7 +312,11 @@ def _v3_metadata(*, shape: Any, dtype: Any, chunks: Any, shards: Any, filters: A
         raise MetadataError("create_array needs a dtype (or data)")
     shape_t = normalize_shape(shape)
     dt = dtype if isinstance(dtype, DataType) else DataType.from_numpy(dtype)
-    chunk_shape = normalize_chunks(chunks, shape_t, dt.itemsize)
+    grid = _listed_grid(shards if shards is not None else chunks, shape_t)
+    if grid is not None and shards is None:  # chunks that differ in shape: the codecs see the longest
+        chunk_shape = grid.max_chunk_shape
+    else:
+        chunk_shape = normalize_chunks(chunks, shape_t, dt.itemsize)
     fill = dt.normalize_fill_value(fill_value)
     if chunk_key_encoding is None:
         cke: DefaultChunkKeyEncoding | V2ChunkKeyEncoding = DefaultChunkKeyEncoding(separator="/")
@@ -307,16 +327,18 @@ def _v3_metadata(*, shape: Any, dtype: Any, chunks: Any, shards: Any, filters: A
 
     spec = ChunkSpec(chunk_shape, dt, fill)
     chain = _complete_codecs(_build_codecs(spec, filters, serializer, compressors, codecs), spec)
-    grid_shape = chunk_shape
     if shards is not None:
         from ..codecs.sharding import ShardingCodec
 
-        grid_shape = _normalize_shards(shards, shape_t)
+        if grid is None:
+            grid = RegularChunkGrid(_normalize_shards(shards, shape_t))
         chain = (ShardingCodec(chunk_shape, chain),)
+    elif grid is None:
+        grid = RegularChunkGrid(chunk_shape)
     return ArrayMetadata(
         shape=shape_t,
         data_type=dt,
-        chunk_grid=RegularChunkGrid(grid_shape),
+        chunk_grid=grid,
         chunk_key_encoding=cke,
         fill_value=fill,
         codecs=chain,

@@ -173,7 +173,10 @@ class ArrayMetadata:
     def resized(self, shape: Sequence[int]) -> Self:
         """This document for the array resized to ``shape`` (its chunk grid too: one that lists
         its chunks gets one more where the array grows past them)."""
-        grid = self.chunk_grid.resized(shape)
+        chain = self.bound_codecs.chain
+        # a shard the grid adds must hold whole inner chunks (the sharding codec's rule)
+        unit = getattr(chain.ab, "chunk_shape", None) if chain.ab.name == "sharding_indexed" and not chain.aa else None
+        grid = self.chunk_grid.resized(shape, unit)
         if grid is self.chunk_grid:
             return self.evolve(shape=tuple(shape))
         return self.evolve(shape=tuple(shape), chunk_grid=grid)
