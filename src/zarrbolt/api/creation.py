@@ -517,9 +517,13 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
         Data to write into the new array (its shape and dtype are the array's unless given).
     chunks
         The chunk shape (of the inner chunks when ``shards`` is given); ``"auto"`` picks one.
+        Listing the edges of a dimension (e.g. ``[[100, 200, 212], 64]``) makes chunks that
+        differ in shape: the ``rectilinear`` chunk grid (an int there: one size for the whole
+        dimension); the edges must add up to at least the shape.
     shards
         The shard shape (a multiple of ``chunks``): the chunks are stored in shards
-        (``sharding_indexed``); None: no sharding.
+        (``sharding_indexed``); None: no sharding.  Listing the edges of a dimension makes shards
+        that differ in shape (the ``rectilinear`` grid; each edge a multiple of the chunk's).
     filters
         The array -> array codecs (``"auto"``: none).
     compressors, compressor
