@@ -125,3 +125,21 @@ def test_zarrbolts_pipeline_serves_it(tmp_path, layout, kind):
     np.testing.assert_array_equal(zarr.open_array(store, mode="r")[:], data)
     assert not zcp.fallback_counts and not zcp.delegated_counts, (zcp.fallback_counts, zcp.delegated_counts)
     assert sum(zcp.strategy_counts.values()) >= len(sels)
+
+
+def test_the_pipeline_follows_a_resize_past_the_edges(tmp_path):
+    """zarr-python adds a chunk when it grows the array past its edges; the pipeline made before
+    reads the metadata again for the new chunk's shape and serves it (no call handed over)."""
+    store = str(tmp_path / "z")
+    for counter in (zcp.fallback_counts, zcp.delegated_counts):
+        counter.clear()
+    with zarr.config.set({"codec_pipeline.path": "zarrbolt.codec_pipeline.ZarrboltCodecPipeline"}):
+        z = zarr.create_array(store, shape=(30,), dtype="int32", fill_value=0, chunks=[[10, 10, 10]])
+        z[:] = np.arange(30)
+        z.resize((45,))
+        z[30:] = np.arange(30, 45)
+        np.testing.assert_array_equal(z[:], np.arange(45))
+    edges = json.load(open(tmp_path / "z" / "zarr.json"))["chunk_grid"]["configuration"]["chunk_shapes"]
+    assert edges == [[[10, 3], 15]]
+    np.testing.assert_array_equal(zarrbolt.open_array(store, mode="r")[:], np.arange(45))
+    assert not zcp.fallback_counts and not zcp.delegated_counts, (zcp.fallback_counts, zcp.delegated_counts)

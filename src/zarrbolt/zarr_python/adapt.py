@@ -146,7 +146,8 @@ def _metadata_reason(array_metadata: Any, e: Exception) -> str:
 
 async def load_metadata(zstore: Any, prefix: str, old: Any) -> Any:
     """The array's metadata read again from the store (after a resize), when only its shape
-    differs from ``old``; else None."""
+    (and a chunk grid that lists its chunks: the chunks a resize added) differs from ``old``;
+    else None."""
     name = ".zarray" if old.zarr_format == 2 else "zarr.json"
     buf = await zstore.get(f"{prefix}/{name}" if prefix else name, prototype=default_buffer_prototype())
     if buf is None:
@@ -155,8 +156,12 @@ async def load_metadata(zstore: Any, prefix: str, old: Any) -> Any:
         meta = parse_documents(old, {name: buf.to_bytes()})
     except ZarrboltError:
         return None
-    if getattr(meta, "node_type", None) != "array" or meta.evolve(shape=old.shape) != old.evolve(
-            attributes=meta.attributes):
+    if getattr(meta, "node_type", None) != "array":
+        return None
+    same = {"attributes": meta.attributes, "shape": meta.shape}
+    if not old.chunk_grid.regular:
+        same["chunk_grid"] = meta.chunk_grid
+    if old.evolve(**same) != meta:
         return None
     if old.zarr_format == 3:
         copy_write_orders(old.codecs, meta.codecs)

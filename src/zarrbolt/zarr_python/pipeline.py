@@ -152,7 +152,7 @@ class ZarrboltCodecPipeline(CodecPipeline):
         batch = list(batch_info)
         if not batch:
             return ()
-        job = self._job(batch, out)
+        job = await self._job(batch, out)
         if job is None:
             return await self._wrapped.read(batch, out, drop_axes)
         zstore, prefix, coords = job
@@ -185,7 +185,7 @@ class ZarrboltCodecPipeline(CodecPipeline):
         batch = list(batch_info)
         if not batch:
             return
-        job = self._job(batch, value)
+        job = await self._job(batch, value)
         if job is None:
             return await self._wrapped.write(batch, value, drop_axes)
         zstore, prefix, coords = job
@@ -218,7 +218,7 @@ class ZarrboltCodecPipeline(CodecPipeline):
                 await run_in_worker(_write_box, io, indexer, value_np, write_empty)
 
     # ------------------------------------------------------------------ helpers
-    def _job(self, batch: list[Any], buf: Any) -> tuple[Any, str, list[Any]] | None:
+    async def _job(self, batch: list[Any], buf: Any) -> tuple[Any, str, list[Any]] | None:
         """``(zarr store, array prefix, chunk coords per item)`` when zarrbolt serves this
         call, else None (and the reason is counted)."""
         if self._meta is None:
@@ -231,6 +231,10 @@ class ZarrboltCodecPipeline(CodecPipeline):
                 prefix, coords, why = "", [], "chunk keys"
             else:
                 why = adapt.spec_problem(batch, coords, self._meta)
+                if why is not None and await self._refresh(batch[0][0].store, prefix) is not None:
+                    # chunks whose shape the metadata this pipeline was made with does not know: the
+                    # array was resized since (its grid lists its chunks): read its metadata again
+                    why = adapt.spec_problem(batch, coords, self._meta)
         if why is not None:
             delegated_counts[why] += 1
             return None
