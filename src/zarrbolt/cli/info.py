@@ -95,8 +95,14 @@ def group_info(grp: Any) -> dict[str, Any]:
         elif kind == "unsupported":
             entry["error"] = str(node.error)
         members.append(entry)
-    return {"node_type": "group", "path": "/" + grp.path, "zarr_format": grp.metadata.zarr_format,
-            "members": members, "attributes": dict(grp.attrs)}
+    out: dict[str, Any] = {"node_type": "group", "path": "/" + grp.path, "zarr_format": grp.metadata.zarr_format,
+           "members": members, "attributes": dict(grp.attrs)}
+    from ..ome.plate import plate_summary
+
+    hcs = plate_summary(grp)  # an OME-Zarr plate or well: its layout, acquisitions, field image
+    if hcs is not None:
+        out["hcs"] = hcs
+    return out
 
 
 def _codec_text(c: Any) -> str:
@@ -141,6 +147,10 @@ def render(info: dict[str, Any]) -> str:
             desc = (f"array {tuple(m['shape'])} {m['dtype']}" if m["node_type"] == "array"
                     else "group" if m["node_type"] == "group" else f"cannot open: {m['error']}")
             rows.append((f"  {m['name']}", desc))
+    if "hcs" in info:
+        from ..ome.plate import plate_summary_rows
+
+        rows += plate_summary_rows(info["hcs"])
     attrs = info["attributes"]
     rows.append(("Attributes", json.dumps(attrs, sort_keys=True) if attrs else "{}"))
     w = max(len(k) for k, _ in rows)

@@ -31,7 +31,7 @@ from .metadata import Axis, multiscale_json, parse_axes
 from .pyramid import LevelPlan, blocks, normalize_layout, plan_levels, source_region
 from .reader import Image, image_from_group, open_image
 
-__all__ = ["write_image", "write_label"]
+__all__ = ["IMAGE_OPTIONS", "check_image_options", "write_image", "write_label"]
 
 Progress = Callable[[int, int, int], None]  # (level, blocks done, blocks of the level): (k, 0, n) first
 
@@ -122,10 +122,34 @@ def _prepare(data: Any, axes: Any, units: Any, method: str, chunks: Any, shards:
     return data, dtype, ax, plans
 
 
+#: The keyword arguments of :func:`write_image` that describe the image (what a plate's fields take),
+#: with their defaults.
+IMAGE_OPTIONS: dict[str, Any] = {
+    "axes": None, "units": None, "scale": None, "translation": None, "chunks": None, "shards": "auto",
+    "levels": None, "method": "mean", "downsample_axes": None, "name": None, "omero": None,
+    "compressors": "auto", "fill_value": None, "threads": None,
+}
+
+
+def check_image_options(data: Any, options: Mapping[str, Any]) -> None:
+    """Raise what :func:`write_image` (``data``, ``**options``) would refuse, before anything is
+    written: unknown options (``TypeError``), bad axes, units, layout, levels or method
+    (:class:`OmeMetadataError`)."""
+    unknown = sorted(set(options) - set(IMAGE_OPTIONS))
+    if unknown:
+        raise TypeError(f"unknown image options {unknown}; known: {sorted(IMAGE_OPTIONS)}")
+    o = {**IMAGE_OPTIONS, **options}
+    _prepare(data, o["axes"], o["units"], o["method"], o["chunks"], o["shards"], o["levels"], o["downsample_axes"],
+             o["scale"], o["translation"])
+    if o["omero"] is not None and not isinstance(o["omero"], Mapping):
+        raise OmeMetadataError(f"omero must be a mapping, got {type(o['omero']).__name__}")
+
+
 def write_image(
     store: Any,
     data: Any,
     *,
+    path: str | None = None,
     axes: Any = None,
     units: Any = None,
     scale: Any = None,
@@ -154,7 +178,8 @@ def write_image(
     ``chunks`` (default 64 per space axis for 3-d, 256 for 2-d, 1 elsewhere), ``shards``
     (``"auto"``: 4 chunks per space axis; None: unsharded), ``levels`` (default: until the
     halved axes fit one chunk), ``method``: mean, nearest, min, max or mode; ``downsample_axes``
-    (default the space axes).  An existing node at ``store`` is an error unless ``overwrite``.
+    (default the space axes).  ``path``: the image group's path in ``store`` (missing parent
+    groups are created).  An existing node there is an error unless ``overwrite``.
     Returns the written image, opened."""
     from ..api.opening import create_group
 
@@ -162,7 +187,7 @@ def write_image(
                                       scale, translation)
     if omero is not None and not isinstance(omero, Mapping):
         raise OmeMetadataError(f"omero must be a mapping, got {type(omero).__name__}")
-    group = create_group(store, overwrite=overwrite, storage_options=storage_options)
+    group = create_group(store, path=path, overwrite=overwrite, storage_options=storage_options)
     nthreads = default_threads() if threads is None else int(threads)
     paths = _write_pyramid(group, data, dtype, ax, plans, method, compressors, fill_value, nthreads, progress)
     ms = multiscale_json(ax, paths, [p.scale for p in plans], [p.translation for p in plans], name=name,
