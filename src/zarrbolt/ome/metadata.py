@@ -216,6 +216,8 @@ def ome_attributes(attrs: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
         if not isinstance(ome, Mapping):
             raise _fail(f"'ome' must be an object, got {type(ome).__name__}")
         version = ome.get("version")
+        if version is None and set(ome) == {"labels"}:
+            return "0.5", ome  # a labels group as ome-zarr-py 0.21 writes it, without "version"
         if version is None:
             raise _fail("'ome' has no 'version'")
         if not isinstance(version, str) or not version.startswith("0.5"):

@@ -125,13 +125,16 @@ class Image:
 class Labels(Mapping[str, Any]):
     """The ``labels`` group of an image: name → label :class:`Image`, opened when asked for."""
 
-    def __init__(self, image_group: Any):
+    def __init__(self, image_group: Any, *, labels_group: Any = None):
         self._names: tuple[str, ...] = ()
         self._group = None
-        try:
-            g = image_group["labels"]
-        except (KeyError, NodeNotFoundError):
-            return
+        if labels_group is not None:
+            g = labels_group
+        else:
+            try:
+                g = image_group["labels"]
+            except (KeyError, NodeNotFoundError):
+                return
         if not hasattr(g, "attrs") or hasattr(g, "shape"):
             return
         _, ome = ome_attributes(g.attrs.asdict())
@@ -139,6 +142,11 @@ class Labels(Mapping[str, Any]):
         if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
             raise OmeMetadataError(f"OME-Zarr labels group {g.name}: 'labels' must be a list of names, got {names!r}")
         self._group, self._names = g, tuple(names)
+
+    @classmethod
+    def of_group(cls, labels_group: Any) -> Labels:
+        """The label images a ``labels`` group lists (the group opened on its own)."""
+        return cls(None, labels_group=labels_group)
 
     def __getitem__(self, name: str) -> Image:
         if name not in self._names:
