@@ -94,17 +94,36 @@ def test_planes_of_a_chunk_are_decoded_once(volume):
     arr, data = volume
     src, cache = Counting(arr), BlockCache(64 << 20)
     view = LazyArray(ArraySource(src, cache))[0]
-    for z in range(24):  # three chunks along z: three reads, each widened to whole chunks
-        np.testing.assert_array_equal(np.asarray(view[z, 4:20, 0:33]), data[0, z, 4:20, 0:33])
-    assert len(src.reads) == 3 and cache.hits == 21
-    assert src.reads[0] == (slice(0, 1), slice(0, 8), slice(0, 32), slice(0, 40))
-    # a region inside a kept block is served from it too
+    region = (slice(4, 20), slice(0, 33))
+    for z in range(24):  # three chunks along z
+        np.testing.assert_array_equal(np.asarray(view[(z,) + region]), data[(0, z) + region])
+    # a first look reads what is asked for; the first step reads the whole chunks of that plane;
+    # the chunks of the next planes are read ahead, each once
+    assert src.reads[0] == (0, 0, slice(4, 20, 1), slice(0, 33, 1))
+    assert src.reads[1] == (slice(0, 1), slice(0, 8), slice(0, 32), slice(0, 40))
+    assert {str(r) for r in src.reads[2:]} == {str((slice(0, 1), slice(8, 16), slice(0, 32), slice(0, 40))),
+                                               str((slice(0, 1), slice(16, 24), slice(0, 32), slice(0, 40)))}
+    assert len(src.reads) == 4 and cache.hits >= 21
+    # a region inside a kept block is served from it too, and so is the step back down
     np.testing.assert_array_equal(np.asarray(view[17, 16:30, 20:40]), data[0, 17, 16:30, 20:40])
-    assert len(src.reads) == 3
+    np.testing.assert_array_equal(np.asarray(view[16, 16:30, 20:40]), data[0, 16, 16:30, 20:40])
+    assert len(src.reads) == 4
     # what is returned is a copy, not a view of the kept block
     plane = np.asarray(view[3, 4:20])
     plane[...] = 0
     np.testing.assert_array_equal(np.asarray(view[3, 4:20]), data[0, 3, 4:20])
+
+
+def test_panning_is_a_first_look(volume):
+    arr, data = volume
+    src, cache = Counting(arr), BlockCache(64 << 20)
+    view = LazyArray(ArraySource(src, cache))[1]
+    for x0 in (0, 10, 20):  # the view moves in the plane: no step along z, nothing widened or kept
+        np.testing.assert_array_equal(np.asarray(view[5, :, x0:x0 + 16]), data[1, 5, :, x0:x0 + 16])
+    assert [r[3] for r in src.reads] == [slice(0, 16, 1), slice(10, 26, 1), slice(20, 36, 1)]
+    assert cache.nbytes == 0
+    np.asarray(view[4, :, 20:36])  # a step down: the chunks of z 0..7, then those of nothing below
+    assert src.reads[-1] == (slice(1, 2), slice(0, 8), slice(0, 50), slice(16, 40)) and cache.nbytes > 0
 
 
 def test_cache_bound(volume):
@@ -113,13 +132,15 @@ def test_cache_bound(volume):
     block = 8 * 50 * 40 * 2  # one chunk row along z over a whole plane
     cache = BlockCache(2 * block)
     view = LazyArray(ArraySource(src, cache))[0]
-    for z in (0, 8, 16, 0):
+    for z in range(24):
         np.asarray(view[z])
-    assert len(src.reads) == 4 and cache.nbytes <= 2 * block  # z=0's block was dropped for z=16's
+    assert cache.nbytes <= 2 * block  # three blocks were kept, one at most two at a time
     tiny = BlockCache(100)  # blocks larger than half the cache go straight through
     src2 = Counting(arr)
-    np.testing.assert_array_equal(np.asarray(LazyArray(ArraySource(src2, tiny))[1, 2, 3:9]), data[1, 2, 3:9])
-    assert src2.reads == [(1, 2, slice(3, 9, 1), slice(0, 40, 1))] and tiny.nbytes == 0
+    v2 = LazyArray(ArraySource(src2, tiny))
+    for z in (2, 3):
+        np.testing.assert_array_equal(np.asarray(v2[1, z, 3:9]), data[1, z, 3:9])
+    assert src2.reads == [(1, z, slice(3, 9, 1), slice(0, 40, 1)) for z in (2, 3)] and tiny.nbytes == 0
     cache.clear()
     assert cache.nbytes == 0
 

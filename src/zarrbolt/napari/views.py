@@ -10,6 +10,7 @@ it once) and :class:`MosaicSource` (the wells of a plate side by side, each tile
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 import os
@@ -17,7 +18,7 @@ import threading
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Protocol
 
 import numpy as np
@@ -43,6 +44,14 @@ def _span(r: Any) -> tuple[int, int]:
     return (r, r + 1) if isinstance(r, int) else (r.start, r[-1] + 1)
 
 
+def _point(r: Any) -> int | None:
+    """The position of an index that selects one plane (an int, or a range of one: napari asks
+    for ``z:z+1``), None for more."""
+    if isinstance(r, int):
+        return r
+    return r.start if len(r) == 1 else None
+
+
 def _as_index(r: Any) -> Any:
     return r if isinstance(r, int) else slice(r.start, r.stop, r.step)
 
@@ -62,7 +71,7 @@ class BlockCache:
     def __init__(self, max_bytes: int):
         self.max_bytes = int(max_bytes)
         self.nbytes = 0
-        self._blocks: OrderedDict[tuple[int, tuple[range, ...]], np.ndarray] = OrderedDict()
+        self._blocks: OrderedDict[tuple[int, tuple[range, ...]], np.ndarray] = OrderedDict()  # (owner, box)
         self._lock = threading.Lock()
         self.hits = self.misses = 0
 
@@ -70,9 +79,9 @@ class BlockCache:
     def max_block(self) -> int:
         return self.max_bytes // 2
 
-    def get(self, owner: object, box: Sequence[range]) -> tuple[tuple[range, ...], np.ndarray] | None:
-        """A kept block of ``owner`` that contains ``box`` (and its own box)."""
-        key0 = id(owner)
+    def get(self, owner: int, box: Sequence[range]) -> tuple[tuple[range, ...], np.ndarray] | None:
+        """A kept block of ``owner`` (a source's token) that contains ``box`` (and its own box)."""
+        key0 = owner
         with self._lock:
             for key in reversed(self._blocks):
                 if key[0] == key0 and all(b.start <= r.start and r.stop <= b.stop for r, b in zip(box, key[1])):
@@ -82,11 +91,18 @@ class BlockCache:
             self.misses += 1
         return None
 
-    def put(self, owner: object, box: tuple[range, ...], data: np.ndarray) -> None:
+    def contains(self, owner: int, box: Sequence[range]) -> bool:
+        """Whether a kept block of ``owner`` contains ``box`` (not counted as a hit or miss)."""
+        key0 = owner
+        with self._lock:
+            return any(key[0] == key0 and all(b.start <= r.start and r.stop <= b.stop for r, b in zip(box, key[1]))
+                       for key in self._blocks)
+
+    def put(self, owner: int, box: tuple[range, ...], data: np.ndarray) -> None:
         if data.nbytes > self.max_block:
             return
         with self._lock:
-            key = (id(owner), box)
+            key = (owner, box)
             old = self._blocks.pop(key, None)
             if old is not None:
                 self.nbytes -= old.nbytes
@@ -96,9 +112,9 @@ class BlockCache:
                 _, dropped = self._blocks.popitem(last=False)
                 self.nbytes -= dropped.nbytes
 
-    def forget(self, owner: object) -> None:
+    def forget(self, owner: int) -> None:
         with self._lock:
-            for key in [k for k in self._blocks if k[0] == id(owner)]:
+            for key in [k for k in self._blocks if k[0] == owner]:
                 self.nbytes -= self._blocks.pop(key).nbytes
 
     def clear(self) -> None:
@@ -107,6 +123,7 @@ class BlockCache:
             self.nbytes = 0
 
 
+_tokens = itertools.count(1)
 _default: BlockCache | None = None
 _default_lock = threading.Lock()
 
@@ -132,9 +149,15 @@ def default_cache() -> BlockCache:
 
 # ------------------------------------------------------------------------------------ sources
 class ArraySource:
-    """A zarrbolt array (or anything with shape, dtype and numpy-style basic indexing).  A read
-    is widened to whole chunks (the chunks it touches are decoded whole anyway) and the block is
-    kept in ``cache``, so the next plane of the same chunks is a copy from memory."""
+    """A zarrbolt array (or anything with shape, dtype and numpy-style basic indexing).
+
+    Stepping through planes: decoding a chunk to show one of its planes decodes all of them, so
+    once napari steps along an axis (the request moves by at most a chunk along one indexed axis,
+    the view otherwise the same) a read is widened to the whole chunks it touches and that block
+    is kept in ``cache``: the next planes of the same chunks are copies from memory.  The next
+    block in the direction of the steps is then read ahead in a background thread, so that
+    crossing into it does not wait either.  A first look (opening, panning, zooming) reads just
+    what is asked for."""
 
     def __init__(self, array: Any, cache: BlockCache | None = None):
         self.array = array
@@ -145,6 +168,10 @@ class ArraySource:
         ok = isinstance(chunks, tuple) and len(chunks) == len(self.shape) and all(
             isinstance(c, int) and c > 0 for c in chunks)
         self._chunks: tuple[int, ...] | None = chunks if ok else None
+        self.token = next(_tokens)  # the cache's key for this source (never reused, unlike id())
+        self._recent: list[Sel] = []
+        self._inflight: dict[tuple[range, ...], Future[None]] = {}
+        self._lock = threading.Lock()
 
     def chunk_shape(self) -> tuple[int, ...] | None:
         return self._chunks
@@ -157,22 +184,100 @@ class ArraySource:
             out.append(range(lo // c * c, min(-(-hi // c) * c, n)))
         return tuple(out)
 
+    def _direct(self, sel: Sel) -> np.ndarray:
+        return np.asarray(self.array[tuple(_as_index(r) for r in sel)])
+
+    def _step(self, sel: Sel) -> tuple[int, int] | None:
+        """(axis, +1 or -1) when ``sel`` is one step from one of the last few requests (one axis
+        selecting one plane moved by at most a chunk, everything else the same: napari asks for the
+        view and the thumbnail in turn); None otherwise."""
+        with self._lock:
+            recent = list(self._recent)
+            self._recent = ([sel] + [r for r in recent if r != sel])[:4]
+        if self._chunks is None:
+            return None
+        for prev in recent:
+            moved = [i for i, (a, b) in enumerate(zip(prev, sel)) if a != b]
+            if len(moved) != 1:
+                continue
+            ax = moved[0]
+            a, b = _point(prev[ax]), _point(sel[ax])
+            if a is not None and b is not None and abs(b - a) <= self._chunks[ax]:
+                return ax, 1 if b > a else -1
+        return None
+
+    def _load(self, block: tuple[range, ...]) -> tuple[tuple[range, ...], np.ndarray] | None:
+        """Read ``block`` into the cache (waiting for a read of it already under way)."""
+        assert self.cache is not None
+        with self._lock:
+            fut = self._inflight.get(block)
+        if fut is not None:
+            fut.result()
+            return self.cache.get(self.token, block)
+        data = np.asarray(self.array[tuple(slice(b.start, b.stop) for b in block)])
+        self.cache.put(self.token, block, data)
+        return block, data
+
+    def _read_ahead(self, block: tuple[range, ...], step: tuple[int, int]) -> None:
+        assert self.cache is not None and self._chunks is not None
+        ax, sign = step
+        c, n = self._chunks[ax], self.shape[ax]
+        start = block[ax].stop if sign > 0 else block[ax].start - c
+        if start < 0 or start >= n:
+            return
+        nxt = block[:ax] + (range(start, min(start + c, n)),) + block[ax + 1:]
+        with self._lock:
+            if nxt in self._inflight or self.cache.contains(self.token, nxt):
+                return
+            fut: Future[None] = Future()
+            self._inflight[nxt] = fut
+
+        def run() -> None:
+            try:
+                self.cache.put(self.token, nxt, np.asarray(self.array[tuple(slice(b.start, b.stop) for b in nxt)]))  # type: ignore[union-attr]
+            except Exception:  # a read ahead that fails is read (and fails, typed) when asked for
+                pass
+            finally:
+                with self._lock:
+                    self._inflight.pop(nxt, None)
+                fut.set_result(None)
+
+        _background().submit(run)
+
     def read(self, sel: Sel) -> np.ndarray:
         cache = self.cache
         if cache is None or self._chunks is None or cache.max_block <= 0:
-            return np.asarray(self.array[tuple(_as_index(r) for r in sel)])
+            return self._direct(sel)
         block = self._block(sel)
         if math.prod(len(b) for b in block) * self.dtype.itemsize > cache.max_block:
-            return np.asarray(self.array[tuple(_as_index(r) for r in sel)])
-        hit = cache.get(self, block)
+            return self._direct(sel)
+        step = self._step(sel)
+        hit = cache.get(self.token, block)
         if hit is None:
-            data = np.asarray(self.array[tuple(slice(b.start, b.stop) for b in block)])
-            cache.put(self, block, data)
-            box: tuple[range, ...] = block
-        else:
-            box, data = hit
+            with self._lock:
+                pending = block in self._inflight
+            if step is None and not pending:
+                return self._direct(sel)  # a first look: just what is asked for
+            hit = self._load(block)
+            if hit is None:
+                return self._direct(sel)
+        if step is not None:
+            self._read_ahead(block, step)
+        box, data = hit
         # a copy: what napari keeps must not pin a whole block after the cache drops it
         return np.array(data[_local(sel, box)], copy=True)
+
+
+_bg: ThreadPoolExecutor | None = None
+
+
+def _background() -> ThreadPoolExecutor:
+    """The one thread reading ahead (each read uses zarrbolt's own threads)."""
+    global _bg
+    with _default_lock:
+        if _bg is None:
+            _bg = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zarrbolt-read-ahead")
+        return _bg
 
 
 class Tile:
