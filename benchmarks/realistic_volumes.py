@@ -11,7 +11,9 @@
 Both are lazy and deterministic: ``vol[z0:z1, y0:y1, x0:x1]`` renders that region (the volume is
 made of 64^3 tiles, each from its own seed, so a region is the same whatever blocks it is read in),
 in parallel threads (numpy's Poisson sampler releases the GIL).  ``np.asarray(vol)`` renders all of
-it.  Nothing here depends on zarrbolt: the harness and the asv suite import it as they are.
+it.  ``fill(kind, shape, seed, out)`` writes one into an array slab by slab (the anchors harness's
+``synth_volume`` signature).  Nothing here depends on zarrbolt: the harness and the asv suite
+(benchmarks/benchmarks/_layouts.py) import it as they are.
 
     python benchmarks/realistic_volumes.py --shape 64,256,256      # statistics of both volumes
 """
@@ -163,6 +165,18 @@ def lightsheet(shape: tuple[int, int, int], seed: int = 0) -> Volume:
 
 
 VOLUMES = {"fluorescence": fluorescence, "lightsheet": lightsheet}
+
+
+def fill(kind: str, shape: tuple[int, int, int], seed: int, out: Any, log: Any = print, slab: int = 64) -> Any:
+    """Fill ``out`` (a uint16 array of ``shape``, e.g. a ``np.lib.format.open_memmap``) with the
+    volume ``kind``, slab by slab along z: the signature of the anchors harness's
+    ``synth_volume(shape, seed, out, log)`` with the kind first, so that the harness can offer
+    these volumes as datasets beside its own."""
+    vol = VOLUMES[kind](shape, seed)
+    for z0 in range(0, shape[0], slab):
+        out[z0:z0 + slab] = vol[z0:z0 + slab]
+    log(f"[gen] {kind} volume {tuple(shape)} seed {seed}")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

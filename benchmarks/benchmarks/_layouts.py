@@ -9,6 +9,10 @@ inner chunks and codec chains.
   d  as b, inner [transpose [2,1,0], bytes, zstd level 3]
   e  float32 (= uint16 / 4 + 100) through [scale_offset(100, 4), cast_value(uint16), bytes,
      blosc lz4 shuffle], chunks 64^3: the stored chunks hold the same bytes as layout a
+
+Besides ``zarrbolt demo``'s smooth synthetic volume, the realistic datasets (``DATASETS``): a
+fluorescence-like volume (cells over background, Poisson shot noise, 12-bit values) and a
+light-sheet-like one with large empty regions, from benchmarks/realistic_volumes.py.
 """
 
 from __future__ import annotations
@@ -58,6 +62,24 @@ def volume(shape=SHAPE) -> np.ndarray:
     from zarrbolt.__main__ import synthetic_volume
 
     return synthetic_volume(shape)
+
+
+# realistic volumes (benchmarks/realistic_volumes.py): camera data with shot noise, which compresses
+# about 2x (fluorescence) and a light-sheet-like one with large empty regions; the uint16 layouts
+DATASETS = ("fluorescence", "lightsheet")
+UINT16_LAYOUTS = [n for n in NAMES if LAYOUTS[n]["dtype"] == "uint16"]
+
+
+def realistic_volume(kind: str, shape=SHAPE, seed: int = 0) -> np.ndarray:
+    """The realistic volume ``kind`` (deterministic for the shape and seed)."""
+    import sys
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # benchmarks/
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    import realistic_volumes
+
+    return np.asarray(realistic_volumes.VOLUMES[kind](shape, seed))
 
 
 def layout_data(name: str, u16: np.ndarray) -> np.ndarray:

@@ -4,7 +4,10 @@ The layouts and the smaller volume are in ``_layouts.py`` (128x512x512, 64 MiB o
 of float32 for layout e).  The workloads are the harness's: a full-volume read, a 64^3 block at a
 random unaligned position, a plane ``arr[z]`` (what viewers do) and ``arr[z:z+1]``, a 64x256x256
 region of interest at a random position, and a full write (create + assign).  Every layout is
-written once per commit by ``setup_cache``, with that commit's zarrbolt."""
+written once per commit by ``setup_cache``, with that commit's zarrbolt.
+
+``ReadRealistic`` / ``WriteRealistic``: the same on the realistic datasets (a fluorescence-like
+volume with shot noise, a light-sheet-like one with large empty regions) in the uint16 layouts."""
 
 import shutil
 import tempfile
@@ -13,7 +16,8 @@ import numpy as np
 
 import zarrbolt as zb
 
-from ._layouts import LAYOUTS, NAMES, SHAPE, data_root, layout_data, volume, write_layouts
+from ._layouts import (DATASETS, LAYOUTS, NAMES, SHAPE, UINT16_LAYOUTS, data_root, layout_data, realistic_volume,
+                       volume, write_layouts)
 
 ROI = (64, 256, 256)
 
@@ -122,3 +126,68 @@ class Write(_Volume):
 
     def peakmem_full(self, root, layout):
         self._write(layout)
+
+
+class _Realistic:
+    """The realistic datasets (benchmarks/realistic_volumes.py) in the uint16 layouts a-d."""
+
+    params = [list(DATASETS), UINT16_LAYOUTS]
+    param_names = ["dataset", "layout"]
+    timeout = 300
+    rounds = 1
+    repeat = (1, 5, 4.0)
+
+    def setup_cache(self):
+        root = data_root("io-realistic")
+        for kind in DATASETS:
+            u16 = realistic_volume(kind, SHAPE)
+            np.save(f"{root}/{kind}.npy", u16)
+            for name in UINT16_LAYOUTS:
+                a = zb.create_array(f"{root}/{kind}-{name}.zarr", shape=SHAPE, **LAYOUTS[name])
+                a[...] = u16
+        return root
+
+    def setup(self, root, dataset, layout):
+        self.arr = zb.open_array(f"{root}/{dataset}-{layout}.zarr", mode="r")
+        self.rng = np.random.default_rng(0)
+
+    def _corner(self, size):
+        return tuple(int(self.rng.integers(0, s - c + 1)) for s, c in zip(SHAPE, size))
+
+
+class ReadRealistic(_Realistic):
+    """Warm-cache reads of the realistic datasets: the weight is on the codecs."""
+
+    def time_full(self, root, dataset, layout):
+        self.arr[...]
+
+    def time_block_64(self, root, dataset, layout):
+        z, y, x = self._corner((64, 64, 64))
+        self.arr[z:z + 64, y:y + 64, x:x + 64]
+
+    def time_plane_z(self, root, dataset, layout):
+        self.arr[int(self.rng.integers(0, SHAPE[0]))]
+
+    def track_ratio(self, root, dataset, layout):
+        """Compression ratio of the layout on the dataset (bytes / bytes stored)."""
+        from zarrbolt.cli.info import stored
+
+        _, nbytes, _ = stored(self.arr)
+        return self.arr.nbytes / max(nbytes, 1)
+
+    track_ratio.unit = "x"
+
+
+class WriteRealistic(_Realistic):
+    """Full writes (create + assign) of the realistic datasets."""
+
+    def setup(self, root, dataset, layout):
+        self.data = np.load(f"{root}/{dataset}.npy")
+        self.out = tempfile.mkdtemp(prefix="zb-asv-wr-")
+
+    def teardown(self, root, dataset, layout):
+        shutil.rmtree(self.out, ignore_errors=True)
+
+    def time_full(self, root, dataset, layout):
+        a = zb.create_array(f"{self.out}/w.zarr", shape=SHAPE, overwrite=True, **LAYOUTS[layout])
+        a[...] = self.data
