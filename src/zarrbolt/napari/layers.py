@@ -180,8 +180,7 @@ def _mosaic_layers(grid: list[list[Any]], first: Image, cache: BlockCache | None
 
     sources = []
     for level, shape in enumerate(first.shapes):
-        tiles = [[None if o is None else Tile(opener(o, level), f"well {getattr(o, 'label', '?')}") for o in row]
-                 for row in grid]
+        tiles = [[None if o is None else Tile(opener(o, level), o.label) for o in row] for row in grid]
         sources.append(MosaicSource(tiles, shape, first.dtype))
     axis = _channel_axis(first)
     nch = first.shapes[0][axis] if axis is not None else 1
@@ -202,10 +201,10 @@ class _FirstField:
     """Opens the first field of one well of a plate (at most once)."""
 
     def __init__(self, plate: Plate, path: str):
-        self.plate, self.label = plate, path
+        self.plate, self.path, self.label = plate, path, f"well {path}"
 
     def __call__(self) -> Image | None:
-        well = self.plate[self.label]
+        well = self.plate[self.path]
         return well.image(0) if len(well) else None
 
 
@@ -229,7 +228,7 @@ def plate_layers(plate: Plate, cache: BlockCache | None, *, name: str = "plate")
 
 class _Field:
     def __init__(self, well: Well, index: int):
-        self.well, self.index, self.label = well, index, f"{well.group.path}/{well.fields[index].path}"
+        self.well, self.index, self.label = well, index, f"field {well.fields[index].path} of {well.group.name}"
 
     def __call__(self) -> Image:
         return self.well.image(self.index)

@@ -214,6 +214,9 @@ class ArraySource:
         if fut is not None:
             fut.result()
             return self.cache.get(self.token, block)
+        kept = self.cache.get(self.token, block)  # a read ahead may have finished meanwhile
+        if kept is not None:
+            return kept
         data = np.asarray(self.array[tuple(slice(b.start, b.stop) for b in block)])
         self.cache.put(self.token, block, data)
         return block, data
@@ -232,9 +235,11 @@ class ArraySource:
             fut: Future[None] = Future()
             self._inflight[nxt] = fut
 
+        cache = self.cache
+
         def run() -> None:
             try:
-                self.cache.put(self.token, nxt, np.asarray(self.array[tuple(slice(b.start, b.stop) for b in nxt)]))  # type: ignore[union-attr]
+                cache.put(self.token, nxt, np.asarray(self.array[tuple(slice(b.start, b.stop) for b in nxt)]))
             except Exception:  # a read ahead that fails is read (and fails, typed) when asked for
                 pass
             finally:
