@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import operator
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -382,18 +382,18 @@ class Array(Node):
                 yield key
 
     # ------------------------------------------------------------------ reading
-    def _read(self, make_indexer: Any) -> np.ndarray:
+    def _read(self, make_indexer: Any, into: np.ndarray | None = None) -> np.ndarray:
         if self._unpickled:
             self._check_unpickled()
         missing: set[Any] | None = None if self._config.value("read_missing_chunks") else set()
-        out = read_pipeline.read(self._io, make_indexer, missing=missing)
+        out = read_pipeline.read(self._io, make_indexer, missing=missing, out=into)
         if missing:
             first = sorted(missing)[0]
             raise ChunkNotFoundError(
                 f"array {self.name}: {len(missing)} chunk(s) of the selection are not stored (first: {first!r}) "
                 "and read_missing_chunks is off"
             )
-        if out.ndim > 1 and self._config.value("order") == "F":
+        if into is None and out.ndim > 1 and self._config.value("order") == "F":
             out = np.asfortranarray(out)
         return out
 
@@ -417,6 +417,9 @@ class Array(Node):
         numpy.ndarray or scalar
             The selected data (a numpy scalar for a selection of one element).
         """
+        if isinstance(out, np.ndarray) and out.dtype == self._dtype and out.ndim and out.flags.writeable:
+            # read straight into ``out`` (of the selection's shape, any strides): no copy
+            return self._read(lambda cs: basic_indexer(selection, self.shape, cs), into=out)
         res = self._finish(self._read(lambda cs: basic_indexer(selection, self.shape, cs)))
         return _into(res, out)
 
@@ -505,7 +508,7 @@ class Array(Node):
         return self.get_basic_selection(selection)
 
     # ------------------------------------------------------------------ writing
-    def _write(self, indexer: Any, value: Any) -> None:
+    def _write(self, indexer: Any, value: Any, on_chunk: Any = None) -> None:
         self._check_writable()
         if self._unpickled:
             self._check_unpickled()
@@ -522,13 +525,15 @@ class Array(Node):
         if nbytes > sys.maxsize:
             raise too_large("larger than any address space")
         try:
-            write_pipeline.write(io, indexer, value, write_empty=self._config.value("write_empty_chunks"))
+            write_pipeline.write(io, indexer, value, write_empty=self._config.value("write_empty_chunks"),
+                                 on_unit=on_chunk)
         except MemoryError as e:
             if isinstance(e, ZarrboltError):
                 raise
             raise too_large(str(e)) from e
 
-    def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+    def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None,
+                            on_chunk: Callable[[str, bool], None] | None = None) -> None:
         """Write ``value`` into the part of the array a basic (int/slice) selection picks.
 
         Parameters
@@ -539,8 +544,13 @@ class Array(Node):
             A scalar, or an array broadcastable to the selection's shape.
         fields
             zarr-python's; ignored.
+        on_chunk
+            Called as each stored object the write touches (a chunk, or a shard of a sharded
+            array) is done, with its store key and whether it was stored (False: it holds only
+            the fill value and was left out), from the threads that write: what progress
+            reports of large writes use (``zarrbolt cp``).
         """
-        self._write(basic_indexer(selection, self.shape, self._io.grid), value)
+        self._write(basic_indexer(selection, self.shape, self._io.grid), value, on_chunk)
 
     def set_orthogonal_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
         """Write ``value`` into an orthogonal selection (each dimension selected independently).
