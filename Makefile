@@ -20,8 +20,7 @@ PYTHON := $(shell for p in $$(command -v python3) $$(command -v python3.13) $$(c
   /usr/bin/python3.13 /usr/bin/python3.12 /usr/local/bin/python3.13 /usr/local/bin/python3.12; do \
   [ -x "$$p" ] && $(PY_OK) && { echo "$$p"; break; }; done)
 endif
-REF_ifeq ($(origin PYTHON),undefined)
-PYTHON := $(shell for p in $$(command -v python3.12) $$HOME/.pyenv/versions/3.12*/bin/python3.12 /root/.pyenv/versions/3.12*/bin/python3.12 /usr/bin/python3.12 /usr/local/bin/python3.12; do [ -x "$$p" ] && "$$p" -c "import venv" >/dev/null 2>&1 && { echo "$$p"; break; }; done)
+REF_PYTHON ?= $(shell for p in $$(command -v python3.12) $$HOME/.pyenv/versions/3.12*/bin/python3.12 /root/.pyenv/versions/3.12*/bin/python3.12 /usr/bin/python3.12 /usr/local/bin/python3.12; do [ -x "$$p" ] && "$$p" -c "import venv" >/dev/null 2>&1 && { echo "$$p"; break; }; done)
 VENV := .venv
 VPY := $(VENV)/bin/python
 REFVENV := .venv-ref
