@@ -185,3 +185,10 @@ def test_verify_hierarchies_and_cp_json(tmp_path, capsys):
     assert rc == 1 and "/sub/extra: only in the second" in err
     rc, _, err = cli("verify", tmp_path / "h.zarr", tmp_path / "c.zarr" / "a", capsys=capsys)
     assert rc == 1 and "one is an array, the other a group" in err
+
+
+def test_version_lists_every_linked_library():
+    r = cli_subprocess("--version")
+    assert r.returncode == 0
+    names = {line.split(":")[0].strip() for line in r.stdout.splitlines()}
+    assert {"zstd", "libdeflate", "lz4", "c-blosc2 (decode)", "c-blosc (encode)"} <= names

@@ -95,8 +95,14 @@ def group_info(grp: Any) -> dict[str, Any]:
         elif kind == "unsupported":
             entry["error"] = str(node.error)
         members.append(entry)
-    return {"node_type": "group", "path": "/" + grp.path, "zarr_format": grp.metadata.zarr_format,
-            "members": members, "attributes": dict(grp.attrs)}
+    from ..ome.summary import multiscales_summary
+
+    out = {"node_type": "group", "path": "/" + grp.path, "zarr_format": grp.metadata.zarr_format,
+           "members": members, "attributes": dict(grp.attrs)}
+    ome = multiscales_summary(grp)
+    if ome is not None:
+        out["ome_multiscales"] = ome
+    return out
 
 
 def _codec_text(c: Any) -> str:
@@ -142,7 +148,15 @@ def render(info: dict[str, Any]) -> str:
                     else "group" if m["node_type"] == "group" else f"cannot open: {m['error']}")
             rows.append((f"  {m['name']}", desc))
     attrs = info["attributes"]
-    rows.append(("Attributes", json.dumps(attrs, sort_keys=True) if attrs else "{}"))
+    if "ome_multiscales" in info:   # the OME-Zarr metadata as a summary, not as one long JSON line
+        from ..ome.summary import OME_KEYS, multiscales_rows
+
+        rows += multiscales_rows(info["ome_multiscales"])
+        rest = {k: v for k, v in attrs.items() if k not in OME_KEYS}
+        shown = json.dumps(rest, sort_keys=True) if rest else "{}"
+        rows.append(("Attributes", f"{shown} (and the OME-Zarr metadata summed up above; --json shows it all)"))
+    else:
+        rows.append(("Attributes", json.dumps(attrs, sort_keys=True) if attrs else "{}"))
     w = max(len(k) for k, _ in rows)
     return "\n".join(f"{k:<{w}} : {v}" for k, v in rows)
 
