@@ -59,10 +59,20 @@ class Array(Node):
 
     Parameters
     ----------
-    store, path, metadata
-        The store, the array's path in it ("" for the root) and its parsed metadata document.
-    read_only, config
-        Refuse writes (None: as the store is); this array's runtime options (:class:`ArrayConfig`).
+    store : Store
+        The store the array lives in (a :class:`~zarrbolt.storage.LocalStore`, an object store,
+        ...); the functions that open arrays make it from a path or URL.
+    path : str
+        The array's path in the store, without leading or trailing ``/`` (``""``: the store's root).
+    metadata : ArrayMetadata
+        The array's parsed metadata document (its ``zarr.json``, or ``.zarray`` + ``.zattrs`` of a
+        Zarr v2 array).
+    read_only : bool, optional
+        Refuse writes with :class:`~zarrbolt.errors.ReadOnlyError`; None (the default): as the
+        store is.
+    config : ArrayConfig or dict, optional
+        This array's runtime options (:class:`ArrayConfig`: ``order``, ``write_empty_chunks``,
+        ``read_missing_chunks``, ...); the global configuration gives the rest.
     """
 
     _kind = "array"
@@ -86,10 +96,14 @@ class Array(Node):
 
         Parameters
         ----------
-        store, path
-            The store and the array's path in it.
-        read_only, config
-            Refuse writes (None: as the store is); runtime options (:class:`~zarrbolt.ArrayConfig`).
+        store : Store
+            The store the array lives in.
+        path : str
+            The array's path in the store (``""``: the root).
+        read_only : bool, optional
+            Refuse writes (None: as the store is).
+        config : ArrayConfig or dict, optional
+            This array's runtime options (:class:`~zarrbolt.ArrayConfig`).
 
         Returns
         -------
@@ -105,7 +119,7 @@ class Array(Node):
         """
         meta = load_metadata(store, path)
         if meta is None:
-            raise ArrayNotFoundError(f"no array at path {path!r} in {store!r}")
+            raise ArrayNotFoundError(store.no_node(path, "zarr.json or .zarray"))
         if not isinstance(meta, ArrayMetadata):
             raise ContainsGroupError(f"path {path!r} in {store!r} holds a group, not an array")
         return cls(store, path, meta, read_only=read_only, config=config)
@@ -409,8 +423,11 @@ class Array(Node):
         ----------
         selection
             An int, a slice (any step) or ``...`` per dimension, or a tuple of them; ``None`` adds an axis.
-        out, fields
-            zarr-python's ``out`` (an array to read into; None: a new one) and ``fields`` (ignored).
+        out : numpy.ndarray, optional
+            An array of the selection's shape to read into (None: a new one); one of the array's
+            data type is filled without a copy (any strides).
+        fields
+            zarr-python's structured-field selection; ignored.
 
         Returns
         -------
@@ -430,8 +447,10 @@ class Array(Node):
         ----------
         selection
             Per dimension: an int, a slice, a 1-D integer array or a 1-D boolean mask of that dimension.
-        out, fields
-            zarr-python's ``out`` (an array to read into; None: a new one) and ``fields`` (ignored).
+        out : numpy.ndarray, optional
+            An array of the selection's shape to read into (None: a new one).
+        fields
+            zarr-python's structured-field selection; ignored.
 
         Returns
         -------
@@ -449,8 +468,10 @@ class Array(Node):
         selection
             Integer arrays, one per dimension, broadcast together (the points' coordinates), or one
             boolean array of the array's shape (the mask: also ``get_mask_selection``).
-        out, fields
-            zarr-python's ``out`` (an array to read into; None: a new one) and ``fields`` (ignored).
+        out : numpy.ndarray, optional
+            An array of the selection's shape to read into (None: a new one).
+        fields
+            zarr-python's structured-field selection; ignored.
 
         Returns
         -------
@@ -470,8 +491,10 @@ class Array(Node):
         ----------
         selection
             Block numbers or step-1 slices of them, per dimension.
-        out, fields
-            zarr-python's ``out`` (an array to read into; None: a new one) and ``fields`` (ignored).
+        out : numpy.ndarray, optional
+            An array of the selection's shape to read into (None: a new one).
+        fields
+            zarr-python's structured-field selection; ignored.
 
         Returns
         -------
