@@ -7,7 +7,7 @@ still move, piece by piece as the block is read and shard by shard as it is writ
 array is 16 MiB, each redraw shown (``ZARRBOLT_PROGRESS_INTERVAL=0``); the issue's 512 MiB check,
 with the default redraw interval::
 
-    ZARRBOLT_PTY_PROGRESS_MIB=512 PYTHONPATH=src python -m pytest -q tests/cli/test_progress.py -k pty
+    ZARRBOLT_PTY_PROGRESS_MIB=512 PYTHONPATH=src python -m pytest -q tests/cli/test_progress.py -k pty_cp
 """
 
 from __future__ import annotations

@@ -10,8 +10,10 @@ import sys
 
 import pytest
 
-import zarrbolt
-from zarrbolt.errors import ZarrVersionError
+pytest.importorskip("zarr")
+
+import zarrbolt  # noqa: E402
+from zarrbolt.errors import ZarrVersionError  # noqa: E402
 from zarrbolt.zarr_python.versions import SUPPORTED_TEXT, check_zarr_version, parse_version
 
 
