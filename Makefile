@@ -152,7 +152,7 @@ refinstall: sysdeps refvenv
 # Tests that import zarr-python / dask / xarray / ome-zarr, under the reference venv.
 ECOSYSTEM_RUN = if [ ! -f $(REF_STAMP) ]; then echo "no reference venv: tests/ecosystem skipped"; else \
   t0=$$(date +%s); $(REFPY) -m pytest -q -p no:cacheprovider -o asyncio_default_fixture_loop_scope=function tests/ecosystem; rc=$$?; \
-  [ $$rc = 5 ] && rc=0; echo "ecosystem tests: $$(( $$(date +%s) - t0 )) s"; exit $$rc; fi
+  [ $$rc = 5 ] && rc=0; echo "[time] ecosystem tests: $$(( $$(date +%s) - t0 )) s"; exit $$rc; fi
 ecosystem: refinstall
 	@$(ECOSYSTEM_RUN)
 
