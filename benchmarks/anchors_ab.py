@@ -1,10 +1,10 @@
-"""Before / after in one run of the cross-system harness (``../shared/bench/anchors_bench.py``):
+"""Before / after in one run of the cross-system harness (``benchmarks/anchors_bench.py``):
 two zarrbolt checkouts as two systems, timed in the same interleaved rounds, compared cell by cell.
 
 Adapters (each loads zarrbolt from its checkout's ``src``, built in place for the harness's Python):
 
     ZB_BEFORE=/path/to/old/checkout ZB_AFTER=/path/to/new/checkout \\
-    python anchors_bench.py --systems "" \\
+    python benchmarks/anchors_bench.py --systems "" \\
         --adapter benchmarks/anchors_ab.py:make_before --adapter benchmarks/anchors_ab.py:make_after \\
         --size 128x512x1024 --layouts a,b,c,d,e --write-layouts a,b,c,d,e --threads 2 --skip-micro \\
         --workloads full_read,block64,plane_z,plane_z_slice,roi_64x512x512,write --out AB.json

@@ -1,6 +1,6 @@
-"""zarrbolt adapter for ``../shared/bench/anchors_bench.py`` (the cross-system harness).
+"""zarrbolt adapter for ``benchmarks/anchors_bench.py`` (the cross-system harness).
 
-    python anchors_bench.py --adapter /path/to/zarrbolt/benchmarks/anchors_adapter.py:make_adapter \
+    python benchmarks/anchors_bench.py --adapter benchmarks/anchors_adapter.py:make_adapter \
         --systems zarrbolt,zarr-python,zarrs,tensorstore
 
 zarrbolt must be importable by the harness's interpreter (``pip install .`` into that venv).
@@ -9,6 +9,25 @@ zarrbolt must be importable by the harness's interpreter (``pip install .`` into
 from __future__ import annotations
 
 from anchors_bench import Adapter, Unsupported  # provided by the harness
+
+
+def source_commit(module_file: str) -> str:
+    """The git commit of the checkout zarrbolt was built from (``+dirty`` when it has changes),
+    for the performance page: the checkout of ``module_file`` when zarrbolt runs from it, else
+    this adapter's (``make perf-run`` installs zarrbolt from the checkout it runs in)."""
+    import os
+    import subprocess
+
+    for where in (os.path.dirname(module_file), os.path.dirname(os.path.abspath(__file__))):
+        try:
+            head = subprocess.run(["git", "-C", where, "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                                  text=True, timeout=10, check=True).stdout.strip()
+            dirty = subprocess.run(["git", "-C", where, "status", "--porcelain", "--untracked-files=no"],
+                                   capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            continue
+        return head + ("+dirty" if dirty else "")
+    return ""
 
 
 def make_adapter(threads: int) -> Adapter:
@@ -48,5 +67,5 @@ def make_adapter(threads: int) -> Adapter:
         open=open_,
         read=read,
         write=write,
-        versions={"zarrbolt": zarrbolt.__version__},
+        versions={"zarrbolt": zarrbolt.__version__, "commit": source_commit(zarrbolt.__file__)},
     )

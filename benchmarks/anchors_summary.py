@@ -1,4 +1,4 @@
-"""The closing-note tables from one run of ``../shared/bench/anchors_bench.py`` (its ``--out`` JSON).
+"""The closing-note tables from one run of ``benchmarks/anchors_bench.py`` (its ``--out`` JSON).
 
     python benchmarks/anchors_summary.py RESULTS.json
 

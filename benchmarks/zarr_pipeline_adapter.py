@@ -1,6 +1,6 @@
 """anchors_bench adapter "zarr-python+zarrbolt": zarr-python's API with zarrbolt's codec pipeline.
 
-    cd ../shared/bench && /path/to/.venv-ref/bin/python anchors_bench.py \\
+    /path/to/.venv-ref/bin/python benchmarks/anchors_bench.py \\
         --adapter /path/to/zarrbolt/benchmarks/zarr_pipeline_adapter.py:make_adapter \\
         --systems zarr-python,zarr-python-fused,zarrs
 

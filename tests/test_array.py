@@ -311,3 +311,17 @@ def test_threads_write_and_read_disjoint_chunks(tmp_path):
     with ThreadPoolExecutor(4) as ex:
         list(ex.map(w, range(8)))
     np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "t"))[...], data)
+
+
+def test_get_basic_selection_reads_into_out_without_a_copy(tmp_path):
+    a = zarr.create_array(str(tmp_path / "o.zarr"), shape=(20, 30), chunks=(7, 8), dtype="int16")
+    data = np.arange(600, dtype="int16").reshape(20, 30)
+    a[...] = data
+    big = np.zeros((40, 40), dtype="int16")
+    view = big[3:15, 5:26]          # a strided view: read straight into it
+    got = a.get_basic_selection((slice(2, 14), slice(4, 25)), out=view)
+    assert got is view
+    np.testing.assert_array_equal(big[3:15, 5:26], data[2:14, 4:25])
+    assert not big[:3].any() and not big[15:].any()
+    with pytest.raises(ValueError):
+        a.get_basic_selection((slice(0, 5), slice(0, 5)), out=np.zeros((4, 4), "int16"))

@@ -95,6 +95,46 @@ def test_bad_path(tmp_path, capsys):
     assert isinstance(FsckReport(path="x").ok, bool)
 
 
+def test_a_missing_path_and_a_file_are_told_apart(tmp_path, capsys):
+    with pytest.raises(StoreError, match="does not exist"):
+        fsck(tmp_path / "missing")
+    (tmp_path / "f.txt").write_text("x")
+    with pytest.raises(StoreError, match="is a file, not a Zarr store"):
+        fsck(tmp_path / "f.txt")
+    assert run(_parser().parse_args(["fsck", str(tmp_path / "f.txt")])) == 2
+    assert capsys.readouterr().out.strip() == f"zarrbolt fsck: {str(tmp_path / 'f.txt')!r} is a file, not a Zarr store"
+
+
+def test_a_node_with_both_formats_is_reported(hierarchy, capsys):
+    (hierarchy / "plain" / ".zattrs").write_text('{"a": 1}')
+    (hierarchy / ".zgroup").write_text('{"zarr_format": 2}')
+    rep = fsck(hierarchy)
+    assert rep.mixed == ["/", "plain"] and not rep.ok and not rep.strays
+    assert "node plain has metadata of both Zarr v2 and v3" in rep.summary()
+
+
+def test_an_interrupted_copy_points_to_resume(tmp_path, capsys):
+    from zarrbolt.convert import Progress
+
+    class Stop(Progress):
+        def advance(self, nbytes, nunits):
+            if nunits:
+                raise KeyboardInterrupt
+
+    src = zarrbolt.create_array(str(tmp_path / "s.zarr"), shape=(32, 16), chunks=(8, 16), dtype="int32")
+    src[:] = 5
+    g = zarrbolt.open_group(str(tmp_path / "d.zarr"), mode="w")
+    g.create_group("sub")
+    with pytest.raises(KeyboardInterrupt):
+        zarrbolt.copy(str(tmp_path / "s.zarr"), str(tmp_path / "d.zarr" / "sub" / "img"), max_memory=8 * 16 * 4,
+                      progress=Stop())
+    rep = fsck(tmp_path / "d.zarr")
+    assert rep.unfinished == [("/sub/img", 1)] and not rep.strays and not rep.ok
+    assert run(_parser().parse_args(["fsck", str(tmp_path / "d.zarr")])) == 1
+    out = capsys.readouterr().out
+    assert "unfinished array /sub/img" in out and "--resume" in out and "stray" not in out
+
+
 @pytest.mark.parametrize(("arg", "policy"), [(None, "none"), (False, "none"), (True, "dir"), ("file", "file")])
 def test_fsync_policy(tmp_path, arg, policy):
     s = LocalStore(tmp_path / "r", fsync=arg)

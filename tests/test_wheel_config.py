@@ -1,5 +1,5 @@
 """The release-wheel configuration ([tool.cibuildwheel] in pyproject.toml, docs/wheels.md):
-exactly the promised wheels (CPython 3.10-3.13 on manylinux_2_28 x86_64/aarch64, musllinux
+exactly the promised wheels (CPython 3.12-3.14, what requires-python admits, on manylinux_2_28 x86_64/aarch64, musllinux
 x86_64, macOS x86_64/arm64 at deployment target 11.0, Windows AMD64; no free-threaded builds),
 statically linked dependencies, and the test suite run against every wheel."""
 
@@ -19,7 +19,7 @@ else:  # pragma: no cover - Python 3.10
     tomllib = pytest.importorskip("tomli")
 
 PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
-VERSIONS = ("cp310", "cp311", "cp312", "cp313")
+VERSIONS = ("cp312", "cp313", "cp314")
 EXPECTED = {
     "linux": {f"{v}-{p}" for v in VERSIONS for p in ("manylinux_x86_64", "manylinux_aarch64", "musllinux_x86_64")},
     "macos": {f"{v}-{p}" for v in VERSIONS for p in ("macosx_x86_64", "macosx_arm64")},
@@ -27,6 +27,31 @@ EXPECTED = {
 }
 
 pytestmark = pytest.mark.skipif(not PYPROJECT.is_file(), reason="no pyproject.toml beside tests/")
+
+
+@pytest.fixture(scope="module")
+def project() -> dict:
+    return tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]
+
+
+def test_the_wheels_are_those_requires_python_admits(project):
+    """Every CPython release requires-python admits gets a wheel, and no other; the zarr extra
+    pins the zarr-python releases the codec pipeline supports (zarrbolt/zarr_python/versions.py)."""
+    assert project["requires-python"] == ">=3.12"
+    oldest = int(project["requires-python"].split(".")[1])
+    assert VERSIONS == tuple(f"cp3{m}" for m in range(oldest, 15))
+    workflow = PYPROJECT.parent / ".github" / "workflows" / "wheels.yml"
+    if workflow.is_file():
+        assert 'CIBW_BUILD: "cp3{12,13,14}-' in workflow.read_text()
+    src = PYPROJECT.parent / "src" / "zarrbolt" / "zarr_python" / "versions.py"
+    if src.is_file():
+        assert f'"zarr{_supported(src)}"' in str(project["optional-dependencies"]["zarr"]).replace("'", '"')
+
+
+def _supported(path: Path) -> str:
+    ns: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), ns)  # the module imports nothing of zarrbolt's at its top
+    return ns["SUPPORTED_TEXT"]
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,6 @@
 """The figures and tables of the performance page, from one run of the cross-system harness
-(``../shared/bench/anchors_bench.py``; its ``--out`` JSON is stored beside this script).
+(``benchmarks/anchors_bench.py``, run by ``make perf-run``; its ``--out`` JSON is stored beside
+this script as ``anchors-results.json``).
 
     python docs/perf/make_plots.py [RESULTS.json] [--out docs/perf/generated]
 
@@ -7,9 +8,16 @@ Writes, into the output folder (not committed; ``make docs`` runs this before ``
 
 * ``<workload>.png``: for each workload, the median time of every system on every layout;
 * ``speedup.png``: per workload and layout, the fastest of zarr-python, zarrs and tensorstore
-  divided by zarrbolt's time (above 1: zarrbolt is faster);
-* ``table.md``: the medians as a Markdown table, and ``run.md``: the run's setup (size, threads,
-  versions, the noise probe), both included by docs/performance.md.
+  divided by zarrbolt's time (above 1: zarrbolt is faster): the table's last column, from the
+  same medians;
+* ``table.md``: the medians as a Markdown table; ``not_ahead.md``: every cell where zarrbolt is
+  not ahead, with the reason; ``run.md``: the run's command, setup (size, threads, versions, the
+  zarrbolt commit measured, the noise probe); all included by docs/performance.md.
+
+The reasons come from ``not-ahead.json`` beside this script (keys ``workload:layout``, then
+``workload``); a cell within the run's noise (ratio 0.95 or more) is called a tie.  A cell where
+zarrbolt is behind by more and no reason is written stops the script: a new run that puts
+zarrbolt behind somewhere needs its reason written before the page is published.
 
 matplotlib's Agg backend; no display, nothing fetched."""
 
@@ -27,6 +35,8 @@ import matplotlib.pyplot as plt
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_RESULTS = HERE / "anchors-results.json"
+REASONS = HERE / "not-ahead.json"
+TIE = 0.95   # fastest reference / zarrbolt at or above this (and below 1): a tie within the noise
 REFS = ["zarr-python", "zarrs", "tensorstore"]
 ZB = "zarrbolt"
 # in the order the bars are drawn: zarrbolt, zarr-python with zarrbolt's pipeline, the references
@@ -82,17 +92,51 @@ def plot_workload(med: dict, key: str, title: str, out: Path) -> bool:
     return True
 
 
+def ratio(med: dict, key: str, lay: str) -> tuple[float, str] | None:
+    """(fastest reference / zarrbolt, the fastest reference) of one cell, or None when zarrbolt
+    or every reference is missing: the one number the table and the speedup figure show."""
+    zb = med.get((key, lay, ZB))
+    refs = {r: med[(key, lay, r)] for r in REFS if (key, lay, r) in med}
+    if not zb or not refs:
+        return None
+    best = min(refs, key=refs.__getitem__)
+    return refs[best] / zb, best
+
+
 def speedups(med: dict) -> list[tuple[str, str, float, list[str]]]:
     """(workload title, layout, fastest reference / zarrbolt, the references measured) where
     zarrbolt and at least one reference were measured."""
     rows = []
     for key, title in WORKLOADS:
         for lay in "abcde":
-            zb = med.get((key, lay, ZB))
-            refs = {r: med[(key, lay, r)] for r in REFS if (key, lay, r) in med}
-            if zb and refs:
-                rows.append((title, lay, min(refs.values()) / zb, list(refs)))
+            r = ratio(med, key, lay)
+            if r is not None:
+                rows.append((title, lay, r[0], [x for x in REFS if (key, lay, x) in med]))
     return rows
+
+
+def not_ahead(med: dict, reasons: dict[str, str]) -> str:
+    """The cells where zarrbolt is not ahead, each with its reason, as Markdown (see the module
+    doc); SystemExit when one behind by more than the noise has no reason."""
+    lines, missing = [], []
+    for key, title in WORKLOADS:
+        for lay in "abcde":
+            r = ratio(med, key, lay)
+            if r is None or r[0] >= 1:
+                continue
+            why = reasons.get(f"{key}:{lay}") or reasons.get(key)
+            if why is None and r[0] >= TIE:
+                why = "a tie: within this run's noise (see the probe above)"
+            if why is None:
+                missing.append(f"{key}:{lay} ({r[0]:.2f})")
+                continue
+            lines.append(f"| {title} | {lay} | {r[1]} | {r[0]:.2f} | {why} |")
+    if missing:
+        raise SystemExit(f"zarrbolt is behind with no reason written in {REASONS.name}: {', '.join(missing)}")
+    if not lines:
+        return "In this run zarrbolt is ahead in every cell.\n"
+    head = ["| workload | layout | fastest reference | fastest reference ÷ zarrbolt | why |", "|---|---|---|---:|---|"]
+    return "\n".join(head + lines) + "\n"
 
 
 def plot_speedup(med: dict, out: Path) -> bool:
@@ -125,20 +169,47 @@ def table(med: dict) -> str:
         for lay in "abcde":
             if not any((key, lay, s) in med for s in systems):
                 continue
-            zb = med.get((key, lay, ZB))
-            refs = [med[(key, lay, r)] for r in REFS if (key, lay, r) in med]
-            ratio = f"{min(refs) / zb:.2f}" if zb and refs else "–"
+            r = ratio(med, key, lay)
             lines.append(f"| {title} | {lay} | " + " | ".join(fmt(med.get((key, lay, s))) for s in systems)
-                         + f" | {ratio} |")
+                         + f" | {f'{r[0]:.2f}' if r else '–'} |")
     return "\n".join(lines) + "\n"
 
 
+def command(meta: dict) -> str:
+    """The harness command of the run, from the repository root (the checkout's absolute paths
+    made relative to it)."""
+    args = []
+    for a in meta.get("argv", [])[1:]:
+        for anchor in ("benchmarks/", "docs/perf/"):
+            if anchor in a and (a.startswith("/") or a.startswith(".")):
+                a = a[a.index(anchor):]
+        args.append(a)
+    lines, line = [], "python benchmarks/anchors_bench.py"
+    for a in args:
+        if a.startswith("--") and len(line) > 60:
+            lines.append(line + " \\")
+            line = "   "
+        line += " " + a
+    return "\n".join(lines + [line])
+
+
 def run_notes(d: dict) -> str:
-    """The run's setup, as a Markdown list: when, what volume, threads, host, versions, noise."""
+    """The run's setup, as Markdown: the command, when, what volume, threads, host, versions
+    (zarrbolt's commit), noise."""
     meta = d.get("meta", {})
     lines = []
+    if meta.get("argv"):
+        lines += ["The command (from the repository root; `make perf-run` runs it):", "", "```sh",
+                  command(meta), "```", ""]
     if "date" in meta:
         lines.append(f"* run: {meta['date']}, {meta.get('benchmark_s', 0):.0f} s of benchmark")
+    zb_versions = ((meta.get("systems") or {}).get(ZB) or {}).get("versions") or {}
+    if zb_versions.get("commit"):
+        lines.append(f"* zarrbolt measured: commit {zb_versions['commit']}")
+    else:
+        lines.append("* zarrbolt measured: the commit was not recorded (a run made before the adapter recorded it): "
+                     "these are the measurements of the code of the run's date; `make perf-run` measures the "
+                     "current code")
     if "shape" in meta:
         shape = "×".join(str(n) for n in meta["shape"])
         lines.append(f"* volume: {shape} uint16 ({meta.get('uncompressed_MiB', 0):.0f} MiB; layout e holds the same data as float32)")
@@ -178,9 +249,11 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"{a.results}: no measurements of workload {key}")
     if not plot_speedup(med, out / "speedup.png"):
         raise SystemExit(f"{a.results}: no workload measured by both zarrbolt and a reference")
+    reasons = json.loads(REASONS.read_text(encoding="utf-8")) if REASONS.is_file() else {}
     (out / "table.md").write_text(table(med), encoding="utf-8")
+    (out / "not_ahead.md").write_text(not_ahead(med, reasons), encoding="utf-8")
     (out / "run.md").write_text(run_notes(d), encoding="utf-8")
-    print(f"make_plots: {len(made) + 1} figures and 2 tables in {out}")
+    print(f"make_plots: {len(made) + 1} figures and 3 tables in {out}")
     return 0
 
 

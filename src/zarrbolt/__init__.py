@@ -116,7 +116,7 @@ def _versions() -> dict[str, str]:
 
     import numpy as np
 
-    from ._ext import _blosc1, _blosc2, _deflate, _zstd
+    from ._ext import _blosc1, _blosc2, _deflate, _lz4, _zstd
 
     out = {
         "zarrbolt": __version__,
@@ -126,8 +126,11 @@ def _versions() -> dict[str, str]:
     }
     out.update(_zstd.library_version())
     out.update(_deflate.library_version())
+    lz4 = _lz4.library_version()
+    source = "liblz4" if lz4.get("lz4_source") == "liblz4" else "c-blosc2's copy"
+    out["lz4"] = f"{lz4['lz4']} ({source})"
     out["c-blosc2 (decode)"] = _blosc2.library_version()
-    out["c-blosc (encode)"] = _blosc1.library_version()
+    out["c-blosc (encode)"] = f"{_blosc1.library_version()} (compressors: {', '.join(_blosc1.compressors())})"
     from . import kernels
 
     out["crc32c implementation"] = kernels.crc32c_implementations()[0]
@@ -136,7 +139,8 @@ def _versions() -> dict[str, str]:
 
 
 def show_versions() -> None:
-    """Print zarrbolt's version and the versions of the compiled C libraries it uses."""
+    """Print zarrbolt's version and the versions of every C library linked into it (zstd,
+    libdeflate, lz4, c-blosc2, c-blosc), the CRC32C implementation in use and the thread count."""
     v = _versions()
     w = max(len(k) for k in v)
     for k, val in v.items():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import operator
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -59,10 +59,20 @@ class Array(Node):
 
     Parameters
     ----------
-    store, path, metadata
-        The store, the array's path in it ("" for the root) and its parsed metadata document.
-    read_only, config
-        Refuse writes (None: as the store is); this array's runtime options (:class:`ArrayConfig`).
+    store : Store
+        The store the array lives in (a :class:`~zarrbolt.storage.LocalStore`, an object store,
+        ...); the functions that open arrays make it from a path or URL.
+    path : str
+        The array's path in the store, without leading or trailing ``/`` (``""``: the store's root).
+    metadata : ArrayMetadata
+        The array's parsed metadata document (its ``zarr.json``, or ``.zarray`` + ``.zattrs`` of a
+        Zarr v2 array).
+    read_only : bool, optional
+        Refuse writes with :class:`~zarrbolt.errors.ReadOnlyError`; None (the default): as the
+        store is.
+    config : ArrayConfig or dict, optional
+        This array's runtime options (:class:`ArrayConfig`: ``order``, ``write_empty_chunks``,
+        ``read_missing_chunks``, ...); the global configuration gives the rest.
     """
 
     _kind = "array"
@@ -86,10 +96,14 @@ class Array(Node):
 
         Parameters
         ----------
-        store, path
-            The store and the array's path in it.
-        read_only, config
-            Refuse writes (None: as the store is); runtime options (:class:`~zarrbolt.ArrayConfig`).
+        store : Store
+            The store the array lives in.
+        path : str
+            The array's path in the store (``""``: the root).
+        read_only : bool, optional
+            Refuse writes (None: as the store is).
+        config : ArrayConfig or dict, optional
+            This array's runtime options (:class:`~zarrbolt.ArrayConfig`).
 
         Returns
         -------
@@ -105,7 +119,7 @@ class Array(Node):
         """
         meta = load_metadata(store, path)
         if meta is None:
-            raise ArrayNotFoundError(f"no array at path {path!r} in {store!r}")
+            raise ArrayNotFoundError(store.no_node(path, "zarr.json or .zarray"))
         if not isinstance(meta, ArrayMetadata):
             raise ContainsGroupError(f"path {path!r} in {store!r} holds a group, not an array")
         return cls(store, path, meta, read_only=read_only, config=config)
@@ -382,18 +396,18 @@ class Array(Node):
                 yield key
 
     # ------------------------------------------------------------------ reading
-    def _read(self, make_indexer: Any) -> np.ndarray:
+    def _read(self, make_indexer: Any, into: np.ndarray | None = None) -> np.ndarray:
         if self._unpickled:
             self._check_unpickled()
         missing: set[Any] | None = None if self._config.value("read_missing_chunks") else set()
-        out = read_pipeline.read(self._io, make_indexer, missing=missing)
+        out = read_pipeline.read(self._io, make_indexer, missing=missing, out=into)
         if missing:
             first = sorted(missing)[0]
             raise ChunkNotFoundError(
                 f"array {self.name}: {len(missing)} chunk(s) of the selection are not stored (first: {first!r}) "
                 "and read_missing_chunks is off"
             )
-        if out.ndim > 1 and self._config.value("order") == "F":
+        if into is None and out.ndim > 1 and self._config.value("order") == "F":
             out = np.asfortranarray(out)
         return out
 
@@ -409,14 +423,20 @@ class Array(Node):
         ----------
         selection
             An int, a slice (any step) or ``...`` per dimension, or a tuple of them; ``None`` adds an axis.
-        out, fields
-            zarr-python's ``out`` (an array to read into; None: a new one) and ``fields`` (ignored).
+        out : numpy.ndarray, optional
+            An array of the selection's shape to read into (None: a new one); one of the array's
+            data type is filled without a copy (any strides).
+        fields
+            zarr-python's structured-field selection; ignored.
 
         Returns
         -------
         numpy.ndarray or scalar
             The selected data (a numpy scalar for a selection of one element).
         """
+        if isinstance(out, np.ndarray) and out.dtype == self._dtype and out.ndim and out.flags.writeable:
+            # read straight into ``out`` (of the selection's shape, any strides): no copy
+            return self._read(lambda cs: basic_indexer(selection, self.shape, cs), into=out)
         res = self._finish(self._read(lambda cs: basic_indexer(selection, self.shape, cs)))
         return _into(res, out)
 
@@ -427,8 +447,10 @@ class Array(Node):
         ----------
         selection
             Per dimension: an int, a slice, a 1-D integer array or a 1-D boolean mask of that dimension.
-        out, fields
-            zarr-python's ``out`` (an array to read into; None: a new one) and ``fields`` (ignored).
+        out : numpy.ndarray, optional
+            An array of the selection's shape to read into (None: a new one).
+        fields
+            zarr-python's structured-field selection; ignored.
 
         Returns
         -------
@@ -446,8 +468,10 @@ class Array(Node):
         selection
             Integer arrays, one per dimension, broadcast together (the points' coordinates), or one
             boolean array of the array's shape (the mask: also ``get_mask_selection``).
-        out, fields
-            zarr-python's ``out`` (an array to read into; None: a new one) and ``fields`` (ignored).
+        out : numpy.ndarray, optional
+            An array of the selection's shape to read into (None: a new one).
+        fields
+            zarr-python's structured-field selection; ignored.
 
         Returns
         -------
@@ -467,8 +491,10 @@ class Array(Node):
         ----------
         selection
             Block numbers or step-1 slices of them, per dimension.
-        out, fields
-            zarr-python's ``out`` (an array to read into; None: a new one) and ``fields`` (ignored).
+        out : numpy.ndarray, optional
+            An array of the selection's shape to read into (None: a new one).
+        fields
+            zarr-python's structured-field selection; ignored.
 
         Returns
         -------
@@ -505,7 +531,7 @@ class Array(Node):
         return self.get_basic_selection(selection)
 
     # ------------------------------------------------------------------ writing
-    def _write(self, indexer: Any, value: Any) -> None:
+    def _write(self, indexer: Any, value: Any, on_chunk: Any = None) -> None:
         self._check_writable()
         if self._unpickled:
             self._check_unpickled()
@@ -522,13 +548,15 @@ class Array(Node):
         if nbytes > sys.maxsize:
             raise too_large("larger than any address space")
         try:
-            write_pipeline.write(io, indexer, value, write_empty=self._config.value("write_empty_chunks"))
+            write_pipeline.write(io, indexer, value, write_empty=self._config.value("write_empty_chunks"),
+                                 on_unit=on_chunk)
         except MemoryError as e:
             if isinstance(e, ZarrboltError):
                 raise
             raise too_large(str(e)) from e
 
-    def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+    def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None,
+                            on_chunk: Callable[[str, bool], None] | None = None) -> None:
         """Write ``value`` into the part of the array a basic (int/slice) selection picks.
 
         Parameters
@@ -539,8 +567,13 @@ class Array(Node):
             A scalar, or an array broadcastable to the selection's shape.
         fields
             zarr-python's; ignored.
+        on_chunk
+            Called as each stored object the write touches (a chunk, or a shard of a sharded
+            array) is done, with its store key and whether it was stored (False: it holds only
+            the fill value and was left out), from the threads that write: what progress
+            reports of large writes use (``zarrbolt cp``).
         """
-        self._write(basic_indexer(selection, self.shape, self._io.grid), value)
+        self._write(basic_indexer(selection, self.shape, self._io.grid), value, on_chunk)
 
     def set_orthogonal_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
         """Write ``value`` into an orthogonal selection (each dimension selected independently).

@@ -198,3 +198,12 @@ class OmeMetadataError(MetadataError):
 
 
 __all__ += ["OmeMetadataError"]
+
+
+# --- zarrbolt.codec_pipeline (inside zarr-python) ------------------------------------------
+class ZarrVersionError(ZarrboltError, ImportError):
+    """The installed zarr-python is not one zarrbolt's codec pipeline supports (the message names
+    the versions it supports and the one found)."""
+
+
+__all__ += ["ZarrVersionError"]

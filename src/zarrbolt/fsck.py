@@ -9,7 +9,11 @@ behind, and optionally cleaning it (:func:`fsck`; the command ``zarrbolt fsck`` 
 - stray keys: files inside an array that are neither metadata nor a chunk key of its grid, and
   files outside every array and group document;
 - torn or undecodable chunks (the chunk's codecs fail on its bytes);
-- shards whose index is malformed (sizes, bounds, overlaps, checksum).
+- shards whose index is malformed (sizes, bounds, overlaps, checksum);
+- nodes with metadata of both Zarr formats (``zarr.json`` beside ``.zarray`` / ``.zgroup`` /
+  ``.zattrs``: readers disagree on what the node is);
+- chunks or shards where no array is: what an interrupted ``zarrbolt cp`` leaves (it writes an
+  array's metadata last); ``zarrbolt cp --resume`` finishes it.
 
 ``clean=True`` removes the orphaned temporary files (never chunks or strays: those may be
 someone's data; the report names them).  Finding and removing temporary files is the local
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -49,13 +54,17 @@ class FsckReport:
     torn: list[tuple[str, str]] = field(default_factory=list)
     bad_shards: list[tuple[str, str]] = field(default_factory=list)
     unreadable: list[tuple[str, str]] = field(default_factory=list)
+    mixed: list[str] = field(default_factory=list)
+    unfinished: list[tuple[str, int]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        """Nothing wrong: no orphaned temporary file left, no stray, torn chunk, bad shard or
-        unreadable node (temporary files of running writers are fine)."""
+        """Nothing wrong: no orphaned temporary file left, no stray, torn chunk, bad shard,
+        unreadable or mixed-format node, no unfinished array (temporary files of running
+        writers are fine)."""
         left = set(self.temp_orphans) - set(self.removed)
-        return not (left or self.strays or self.torn or self.bad_shards or self.unreadable)
+        return not (left or self.strays or self.torn or self.bad_shards or self.unreadable or self.mixed
+                    or self.unfinished)
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -74,6 +83,11 @@ class FsckReport:
         lines += [f"  torn or undecodable chunk {k}: {why}" for k, why in self.torn]
         lines += [f"  bad shard index {k}: {why}" for k, why in self.bad_shards]
         lines += [f"  unreadable node {k}: {why}" for k, why in self.unreadable]
+        lines += [f"  node {k} has metadata of both Zarr v2 and v3 (zarr.json beside .zarray/.zgroup/.zattrs): "
+                  "readers disagree on it; remove the format it is not" for k in self.mixed]
+        lines += [f"  unfinished array {k}: {n} chunk(s)/shard(s) and no array metadata, what an interrupted "
+                  "`zarrbolt cp` leaves: run the same cp command with --resume to finish it"
+                  for k, n in self.unfinished]
         lines.append("ok" if self.ok else "PROBLEMS FOUND")
         return "\n".join(lines)
 
@@ -153,6 +167,25 @@ def _check_array(store: Any, path: str, keys: list[str], report: FsckReport) -> 
         _check_chunk(arr, k, data, report)
 
 
+# a chunk key's end: v3 default ("c/0/1", "c.0.1", "c") or v2 ("0.1", "0/1")
+_CHUNK_TAIL = re.compile(r"(?:^|/)(?:c(?:[./]\d+)*|\d+(?:[./]\d+)*)$")
+
+
+def _unfinished(strays: list[str], nodes: set[str]) -> tuple[list[tuple[str, int]], list[str]]:
+    """``([(array path, chunk keys)], the other strays)``: stray keys that are chunk keys of an
+    array whose metadata is missing (an interrupted copy writes the metadata last)."""
+    found: dict[str, int] = {}
+    rest = []
+    for k in strays:
+        m = _CHUNK_TAIL.search(k)
+        owner = k[: m.start()] if m else None
+        if owner is None or owner in nodes:
+            rest.append(k)
+        else:
+            found[owner] = found.get(owner, 0) + 1
+    return [("/" + a, n) for a, n in sorted(found.items())], rest
+
+
 def _owner(key: str, nodes: list[str]) -> str | None:
     """The deepest node path among ``nodes`` that ``key`` lies under."""
     best = None
@@ -164,21 +197,25 @@ def _owner(key: str, nodes: list[str]) -> str | None:
 
 def fsck(path: str | os.PathLike[str], clean: bool = False, older_than: float = ORPHAN_AGE) -> FsckReport:
     """Check the Zarr hierarchy in directory ``path`` (see the module doc); ``clean``: remove
-    the orphaned temporary files.  Raises StoreError when ``path`` is not a directory."""
+    the orphaned temporary files.  Raises StoreError when ``path`` does not exist or is a file."""
     from .storage import LocalStore
 
     root = os.path.abspath(os.fspath(path))
     if not os.path.isdir(root):
-        raise StoreError(f"fsck: {root!r} is not a directory")
+        what = "is a file, not a Zarr store" if os.path.exists(root) else "does not exist"
+        raise StoreError(f"{os.fspath(path)!r} {what}")
     report = FsckReport(path=root)
     temps = tree_temp_files(root, older_than, remove=clean)
     report.temp_orphans, report.temp_live, report.removed = temps.orphans, temps.live, temps.removed
     store = LocalStore(root, read_only=True, follow_symlinks="inside")
     keys = sorted(store.list())
     arrays, groups = _nodes(keys)
+    v2_docs = {k.rpartition("/")[0] for k in keys if k.rpartition("/")[2] in (".zarray", ".zgroup", ".zattrs")}
     for k in keys:
         d, _, name = k.rpartition("/")
         if name == "zarr.json":
+            if d in v2_docs:
+                report.mixed.append(d or "/")
             kind = _v3_node_kind(store, k)
             if kind == "array":
                 arrays[d] = 3
@@ -196,7 +233,9 @@ def fsck(path: str | os.PathLike[str], clean: bool = False, older_than: float = 
             by_array[owner].append(k)
         elif name not in _META_NAMES and name != LOCK_NAME:
             report.strays.append(k)
+    report.unfinished, report.strays = _unfinished(report.strays, set(nodes))
     for a in sorted(arrays):
         _check_array(store, a, by_array[a], report)
     report.strays.sort()
+    report.mixed.sort()
     return report

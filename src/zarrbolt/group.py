@@ -77,8 +77,10 @@ class Group(Node):
 
         Parameters
         ----------
-        store, path
-            The store and the group's path in it.
+        store : Store
+            The store the group lives in.
+        path : str
+            The group's path in the store (``""``: the root).
         read_only
             Refuse writes (None: as the store is).
 
@@ -95,7 +97,7 @@ class Group(Node):
         """
         meta = load_metadata(store, path)
         if meta is None:
-            raise GroupNotFoundError(f"no group at path {path!r} in {store!r}")
+            raise GroupNotFoundError(store.no_node(path, "zarr.json or .zgroup"))
         if not isinstance(meta, GroupMetadata):
             raise ContainsArrayError(f"path {path!r} in {store!r} holds an array, not a group")
         return cls(store, path, meta, read_only=read_only)
@@ -114,8 +116,10 @@ class Group(Node):
 
         Parameters
         ----------
-        store, path
-            The store and the group's path in it; missing parent groups are created.
+        store : Store
+            The store to create the group in.
+        path : str
+            The group's path in the store (``""``: the root); missing parent groups are created.
         attributes
             The group's attributes (JSON-serialisable).
         overwrite

@@ -88,6 +88,31 @@ def test_missing_path_is_a_clean_error(tmp_path, capsys):
     assert rc == 1 and "zarrbolt info: error:" in err
 
 
+def test_a_missing_path_a_file_and_an_empty_directory_are_told_apart(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("not zarr")
+    (tmp_path / "empty.zarr").mkdir()
+    cases = {"nothing.zarr": "does not exist", "notes.txt": "is a file, not a Zarr store",
+             "empty.zarr": "has no zarr.json, .zarray or .zgroup"}
+    for name, words in cases.items():
+        for cmd in (["info"], ["tree"], ["cp", "--overwrite"], ["verify"]):
+            args = [cmd[0], tmp_path / name, *([tmp_path / "out.zarr"] if cmd[0] in ("cp", "verify") else []), *cmd[1:]]
+            rc, _, err = cli(*args, capsys=capsys)
+            assert rc == 1 and err.strip() == f"zarrbolt {cmd[0]}: error: '{tmp_path / name}' {words}", err
+    with pytest.raises(zb.errors.ArrayNotFoundError, match=r"has no zarr.json or \.zarray$"):
+        zb.open_array(str(tmp_path / "empty.zarr"), mode="r")
+    with pytest.raises(zb.errors.GroupNotFoundError, match=r"has no \.zgroup$"):
+        zb.open_group(str(tmp_path / "empty.zarr"), mode="r", zarr_format=2)
+
+
+@pytest.mark.parametrize("cmd", [name for name, _ in COMMANDS])
+def test_help_is_plain_text(cmd, capsys):
+    """No reStructuredText or Markdown markup of the docstrings in what --help prints."""
+    with pytest.raises(SystemExit):
+        cli(cmd, "--help")
+    out = capsys.readouterr().out
+    assert not re.search(r"``|:(func|class|meth|mod|data|attr):", out), out
+
+
 def test_bench_reports_all_three(tmp_path, capsys):
     make_v3(tmp_path / "a.zarr", volume(), chunks=(8, 16, 16), shards=(16, 32, 64))
     rc, out, _ = cli("bench", tmp_path / "a.zarr", "--json", "--repeat", "1", "--threads", "2",
@@ -117,7 +142,8 @@ def test_verify_equal_and_different(tmp_path, capsys):
     assert rc == 0
 
 
-@pytest.mark.parametrize("cmd", ["info", "tree", "cp", "bench", "verify", "versions", "demo", "migrate"])
+@pytest.mark.parametrize("cmd", ["info", "tree", "cp", "pyramid", "fsck", "bench", "verify", "versions", "demo",
+                                 "migrate"])
 def test_every_command_has_help(cmd, capsys):
     with pytest.raises(SystemExit) as e:
         cli(cmd, "--help")
@@ -159,3 +185,10 @@ def test_verify_hierarchies_and_cp_json(tmp_path, capsys):
     assert rc == 1 and "/sub/extra: only in the second" in err
     rc, _, err = cli("verify", tmp_path / "h.zarr", tmp_path / "c.zarr" / "a", capsys=capsys)
     assert rc == 1 and "one is an array, the other a group" in err
+
+
+def test_version_lists_every_linked_library():
+    r = cli_subprocess("--version")
+    assert r.returncode == 0
+    names = {line.split(":")[0].strip() for line in r.stdout.splitlines()}
+    assert {"zstd", "libdeflate", "lz4", "c-blosc2 (decode)", "c-blosc (encode)"} <= names

@@ -19,7 +19,7 @@ def test_v2_to_sharded_v3_keeps_values_and_attributes(tmp_path, capsys):
     rc, out, err = cli("cp", tmp_path / "v2.zarr", tmp_path / "v3.zarr", "--format", "3", "--shards", "16,32,64",
                        capsys=capsys)
     assert rc == 0, err
-    assert "copied 1 array(s)" in out and "6 shard(s)/chunk(s) written" in out
+    assert "copied 1 array(s)" in out and "6 shard(s)/chunk(s) stored" in out
     assert err == ""  # not a terminal: no progress bar
     a = zb.open_array(str(tmp_path / "v3.zarr"), mode="r")
     assert a.metadata.zarr_format == 3 and a.shards == (16, 32, 64) and a.chunks == (8, 16, 16)
@@ -136,9 +136,12 @@ def test_blocks_respect_max_memory(tmp_path):
         np.testing.assert_array_equal(zb.open_array(str(tmp_path / f"{name}.zarr"))[...], data)
 
 
-def test_progress_bar_with_tqdm(tmp_path, capsys):
+def test_progress_bar_with_tqdm(tmp_path, capsys, monkeypatch):
     pytest.importorskip("tqdm")
+    from zarrbolt.cli import _common
     from zarrbolt.cli._common import Bar
+
+    monkeypatch.setattr(_common, "_is_terminal", lambda: True)  # tqdm draws on terminals only
 
     make_v3(tmp_path / "s.zarr", volume(), chunks=(8, 16, 16))
     bar = Bar("shards", enabled=True)
@@ -156,7 +159,8 @@ def test_works_without_tqdm(tmp_path, capsys, monkeypatch):
     make_v3(tmp_path / "s.zarr", volume(), chunks=(8, 16, 16))
     bar = Bar("shards", enabled=True)
     rep = zb.copy(str(tmp_path / "s.zarr"), str(tmp_path / "d.zarr"), progress=bar)
-    assert rep.units_written == 80 and capsys.readouterr().err == ""
+    # not a terminal (capsys): the plain progress line, once a second and at the end
+    assert rep.units_written == 80 and capsys.readouterr().err.splitlines()[-1].startswith("/: 100% ")
 
 
 def test_shards_on_a_v2_source_mean_v3(tmp_path):
@@ -188,3 +192,57 @@ def test_destination_overlapping_the_source_is_refused(tmp_path, capsys):
     with pytest.raises(DestinationExistsError):
         zb.copy_array(f"file://{tmp_path / 's.zarr'}", str(tmp_path / "s.zarr"), overwrite=True)
     np.testing.assert_array_equal(zb.open_array(str(tmp_path / "s.zarr"), mode="r")[...], data)
+
+
+def _v2_hierarchy(root):
+    g = zb.open_group(str(root), mode="w", zarr_format=2)
+    g.attrs["experiment"] = "e1"
+    raw = g.create_group("raw")
+    raw.attrs["kind"] = "raw"
+    vol = raw.create_array("vol", shape=(32, 64, 64), chunks=(16, 32, 32), dtype="uint16")
+    vol[:16] = volume((16, 64, 64))   # the second half of the array stays fill
+    vol.attrs["units"] = "um"
+    return g
+
+
+@pytest.mark.parametrize("flags", [["--shards", "16,64,64", "--compressor", "blosc-zstd:3"], ["--shards", "32,64,64"],
+                                   ["--format", "3"]])
+def test_a_v2_hierarchy_becomes_pure_v3_with_its_attributes(tmp_path, capsys, flags):
+    _v2_hierarchy(tmp_path / "exp_v2.zarr")
+    dst = tmp_path / "out" / "exp_v3.zarr"
+    rc, out, err = cli("cp", tmp_path / "exp_v2.zarr", dst, *flags, capsys=capsys)
+    assert rc == 0, err
+    names = {p.name for p in dst.rglob("*") if p.is_file()}
+    assert not names & {".zgroup", ".zattrs", ".zarray", ".zmetadata"}
+    for doc in dst.rglob("zarr.json"):
+        assert json.loads(doc.read_text())["zarr_format"] == 3
+    assert json.loads((dst / "zarr.json").read_text())["attributes"] == {"experiment": "e1"}
+    assert json.loads((dst / "raw" / "zarr.json").read_text())["attributes"] == {"kind": "raw"}
+    g = zb.open_group(str(dst), mode="r")
+    assert g.metadata.zarr_format == 3 and dict(g["raw"].attrs) == {"kind": "raw"}
+    np.testing.assert_array_equal(g["raw/vol"][:16], volume((16, 64, 64)))
+    assert dict(g["raw/vol"].attrs) == {"units": "um"}
+    from zarrbolt.fsck import fsck
+
+    assert fsck(dst).ok
+
+
+def test_the_count_tells_stored_from_left_out_as_fill(tmp_path, capsys):
+    _v2_hierarchy(tmp_path / "exp_v2.zarr")
+    rc, out, err = cli("cp", tmp_path / "exp_v2.zarr", tmp_path / "v3.zarr", "--shards", "16,64,64", "--json",
+                       capsys=capsys)
+    assert rc == 0, err
+    rep = json.loads(out)
+    # 2 shards: the first holds data, the second only the fill value (not stored, as zarr-python does)
+    assert rep["units_written"] == 2 and rep["units_stored"] == 1 and rep["units_fill"] == 1
+    assert sorted(p.name for p in (tmp_path / "v3.zarr" / "raw" / "vol" / "c").iterdir()) == ["0"]
+    rc, out, err = cli("cp", tmp_path / "exp_v2.zarr", tmp_path / "v3b.zarr", "--shards", "16,64,64", capsys=capsys)
+    assert "1 shard(s)/chunk(s) stored, 1 left out as all fill value" in out
+
+
+def test_a_v2_hierarchy_copied_as_v2_stays_v2(tmp_path, capsys):
+    _v2_hierarchy(tmp_path / "exp_v2.zarr")
+    rc, out, err = cli("cp", tmp_path / "exp_v2.zarr", tmp_path / "copy.zarr", "--compressor", "zstd:1", capsys=capsys)
+    assert rc == 0, err
+    assert not list((tmp_path / "copy.zarr").rglob("zarr.json"))
+    assert zb.open_group(str(tmp_path / "copy.zarr"), mode="r").metadata.zarr_format == 2

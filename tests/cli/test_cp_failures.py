@@ -17,14 +17,17 @@ from zarrbolt.errors import CopyError, CorruptChunkError, DestinationExistsError
 
 
 class StopAfter(Progress):
-    """Ctrl-C (KeyboardInterrupt) after ``n`` blocks, as a user pressing it mid-copy."""
+    """Ctrl-C (KeyboardInterrupt) after ``n`` destination units (shards) are written, as a user
+    pressing it mid-copy (progress within a unit, nunits 0, does not count)."""
 
     def __init__(self, n: int):
         self.n = n
 
     def advance(self, nbytes: int, nunits: int) -> None:
-        self.n -= 1
-        if self.n == 0:
+        if not nunits:
+            return
+        self.n -= nunits
+        if self.n <= 0:
             raise KeyboardInterrupt
 
 
@@ -66,11 +69,11 @@ def test_resume_rewrites_damaged_shards(tmp_path, capsys):
     first.write_bytes(raw[: len(raw) // 2])  # a truncated shard: its index does not validate
     rc, out, err = cli("cp", tmp_path / "s.zarr", dst, "--shards", "16,64,64", "--resume", capsys=capsys)
     assert rc == 0, err
-    assert "1 already complete (resumed)" in out and "3 shard(s)/chunk(s) written" in out
+    assert "1 already complete (resumed)" in out and "3 shard(s)/chunk(s) stored" in out
     np.testing.assert_array_equal(zb.open_array(str(dst), mode="r")[...], data)
     # a finished copy resumed again: nothing to do; another layout: refused
     rc, out, _ = cli("cp", tmp_path / "s.zarr", dst, "--shards", "16,64,64", "--resume", capsys=capsys)
-    assert rc == 0 and "0 shard(s)/chunk(s) written, 4 already complete" in out
+    assert rc == 0 and "0 shard(s)/chunk(s) stored, 4 already complete" in out
     rc, _, err = cli("cp", tmp_path / "s.zarr", dst, "--shards", "32,64,64", "--resume", capsys=capsys)
     assert rc == 1 and "another layout" in err
 

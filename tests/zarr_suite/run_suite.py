@@ -30,6 +30,7 @@ import tarfile
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -167,8 +168,9 @@ def counts(outcomes: dict[str, str]) -> dict[str, int]:
 # ---------------------------------------------------------------- parts
 
 
-def behaviour(root: Path, pipeline: str, work: Path) -> bool:
-    """zarr's CodecPipelineTests for ``pipeline`` on both store kinds; all must pass."""
+def behaviour(root: Path, pipeline: str, work: Path) -> tuple[bool, str]:
+    """zarr's CodecPipelineTests for ``pipeline`` on both store kinds; all must pass.  (Whether
+    they did, and why, in a few words for the result line.)"""
     tmp = root / f"{CASE_NAME}.{os.getpid()}.tmp"
     shutil.copyfile(HERE / "pipeline_suite_case.py", tmp)
     os.replace(tmp, root / CASE_NAME)
@@ -181,7 +183,12 @@ def behaviour(root: Path, pipeline: str, work: Path) -> bool:
     log(f"  {c['passed']} passed, {len(bad)} not passed; store kinds seen: {sorted(kinds)}")
     for k in bad[:50]:
         log(f"  NOT PASSED {out[k]:8s} {k}")
-    return c["passed"] > 0 and not bad and {"sync", "async"} <= kinds
+    ok = c["passed"] > 0 and not bad and {"sync", "async"} <= kinds
+    if ok:
+        return True, f"behaviour suite: all {c['passed']} passed"
+    missing = sorted({"sync", "async"} - kinds)
+    return False, (f"behaviour suite: {len(bad)} not passed" if bad else "behaviour suite: no test passed"
+                   if not c["passed"] else f"behaviour suite: store kinds {missing} not seen")
 
 
 def reference_outcomes(root: Path, cache: Path, name: str, workers: int, work: Path,
@@ -202,8 +209,10 @@ def reference_outcomes(root: Path, cache: Path, name: str, workers: int, work: P
 
 
 def compare(root: Path, cache: Path, pipeline: str, workers: int, work: Path,
-            bounded: bool) -> bool:
-    """zarr's array/indexing/codec/group tests with the three pipelines; see the module doc."""
+            bounded: bool) -> tuple[bool, str]:
+    """zarr's array/indexing/codec/group tests with the three pipelines; see the module doc.
+    (Whether none fails only with the pipeline under test, and the counts that say why, in a few
+    words for the result line.)"""
     log(f"comparison on {' '.join(SUBSET)}")
     runs = {name: reference_outcomes(root, cache, name, workers, work, bounded)[0]
             for name in REFERENCES}
@@ -225,7 +234,15 @@ def compare(root: Path, cache: Path, pipeline: str, workers: int, work: Path,
             log(f"{len(ids)} test(s) {title}:")
             for k in ids[:200]:
                 log(f"  {ours.get(k, 'not run'):8s} {k}")
-    return not regressions
+    why = [f"{len(regressions)} test(s) fail only with the pipeline under test" if regressions else
+           f"no test that passes with both of zarr-python's pipelines fails with it ({len(both)} such tests)"]
+    if other:
+        why.append(f"{len(other)} fail with it and with a zarr-python pipeline too")
+    if exempt:
+        why.append(f"{len(exempt)} not applicable")
+    if skipped:
+        why.append(f"{len(skipped)} skipped with it")
+    return not regressions, "comparison: " + ", ".join(why)
 
 
 def _not_applicable(test_id: str) -> str | None:
@@ -282,23 +299,28 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     root = fetch_sdist(args.cache, args.zarr_version)
     parts = set(args.parts.split(","))
-    ok, timings = True, {}
+    ok, timings, reasons = True, {}, []
     # outcomes and pytest output of this run: kept when it fails, one directory per run (runs may
     # share the cache)
     work = Path(tempfile.mkdtemp(prefix="run-", dir=args.cache))
-    runs = {"behaviour": lambda: behaviour(root, args.pipeline, work),
+    runs: dict[str, Callable[[], tuple[bool, str]]] = {
+            "behaviour": lambda: behaviour(root, args.pipeline, work),
             "compare": lambda: compare(root, args.cache, args.pipeline, args.workers, work, args.bounded)}
     for name, run in runs.items():
         if name in parts:
             t0 = time.monotonic()
-            ok = run() and ok
+            part_ok, why = run()
+            ok = part_ok and ok
+            reasons.append(why)
             timings[name] = time.monotonic() - t0
     if ok:
         shutil.rmtree(work, ignore_errors=True)
     else:
         log(f"outcomes and pytest output kept in {work}")
-    log("timings: " + ", ".join(f"{k} {v:.0f} s" for k, v in timings.items())
-        + f"; result: {'OK' if ok else 'FAILED'}")
+    log("timings: " + ", ".join(f"{k} {v:.0f} s" for k, v in timings.items()))
+    # the verdict and its reason on one line (the counts in the table above include tests that
+    # fail with zarr-python's own pipelines too)
+    log(f"result: {'OK' if ok else 'FAILED'}: " + "; ".join(reasons))
     return 0 if ok else 1
 
 

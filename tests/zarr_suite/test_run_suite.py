@@ -58,9 +58,12 @@ def test_compare_flags_only_tests_passing_with_both_references(monkeypatch, tmp_
         return run_suite.compare(tmp_path / "zarr-9.9", tmp_path, "x.Pipe", 1, tmp_path, True)
 
     # c and d fail with a reference pipeline too: not held against the pipeline under test
-    assert under_test({"a": "passed", "b": "passed", "c": "failed", "d": "error", "e": "passed"})
-    assert not under_test({"a": "passed", "b": "error", "c": "passed", "d": "passed", "e": "passed"})
-    assert not under_test({"a": "passed", "b": "passed", "c": "passed", "d": "passed"})  # e not run
+    ok, why = under_test({"a": "passed", "b": "passed", "c": "failed", "d": "error", "e": "passed"})
+    assert ok and why == ("comparison: no test that passes with both of zarr-python's pipelines fails with it "
+                          "(3 such tests), 2 fail with it and with a zarr-python pipeline too")
+    ok, why = under_test({"a": "passed", "b": "error", "c": "passed", "d": "passed", "e": "passed"})
+    assert not ok and why == "comparison: 1 test(s) fail only with the pipeline under test"
+    assert not under_test({"a": "passed", "b": "passed", "c": "passed", "d": "passed"})[0]  # e not run
     out = capsys.readouterr().out
     assert "| Pipe (under test) |" in out and "not run  e" in out
 

@@ -173,7 +173,7 @@ def open_array(store: Any = None, *, mode: str = "a", path: str | None = None, z
                             **kwargs)
     meta = _load_metadata(st, p, zarr_format)
     if meta is None:
-        raise ArrayNotFoundError(f"no array at path {p!r} in {st!r}")
+        raise ArrayNotFoundError(st.no_node(p, _documents(zarr_format, ".zarray")))
     if not isinstance(meta, ArrayMetadata):
         raise ContainsGroupError(f"path {p!r} in {st!r} holds a group, not an array")
     return Array(st, p, meta, read_only=(mode == "r"), config=kwargs.get("config"))
@@ -228,7 +228,7 @@ def open_group(store: Any = None, *, mode: str = "a", path: str | None = None, a
     if meta is None:
         if mode == "a":
             return Group.create(st, p, attributes=attributes, zarr_format=zarr_format or _inherited_format(st, p))
-        raise GroupNotFoundError(f"no group at path {p!r} in {st!r}")
+        raise GroupNotFoundError(st.no_node(p, _documents(zarr_format, ".zgroup")))
     if not isinstance(meta, GroupMetadata):
         raise ContainsArrayError(f"path {p!r} in {st!r} holds an array, not a group")
     return Group(st, p, meta, read_only=(mode == "r"), use_consolidated=use_consolidated)
@@ -281,10 +281,16 @@ def open(store: Any = None, *, mode: str = "a", path: str | None = None, zarr_fo
             if "shape" in kwargs:
                 return create_array(st, name=p, zarr_format=zf, **kwargs)
             return Group.create(st, p, attributes=kwargs.get("attributes"), zarr_format=zf)
-        raise NodeNotFoundError(f"no array or group at path {p!r} in {st!r}")
+        raise NodeNotFoundError(st.no_node(p, _documents(zarr_format, ".zarray", ".zgroup")))
     if isinstance(meta, ArrayMetadata):
         return Array(st, p, meta, read_only=(mode == "r"), config=kwargs.get("config"))
     return Group(st, p, meta, read_only=(mode == "r"), use_consolidated=kwargs.get("use_consolidated"))
+
+
+def _documents(zarr_format: int | None, *v2: str) -> str:
+    """The metadata documents a node of ``zarr_format`` would have, for "has no ..." messages."""
+    names = (["zarr.json"] if zarr_format != 2 else []) + (list(v2) if zarr_format != 3 else [])
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
 # ---------------------------------------------------------------------------- consolidated metadata, loading

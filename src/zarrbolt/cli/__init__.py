@@ -42,11 +42,11 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.version and getattr(args, "func", None) is None:
-        from .versions import run as versions
-
-        return versions(args)
     func = getattr(args, "func", None)
+    if args.version and func is None:
+        from .versions import run as func
+
+        args.cmd = "--version"
     if func is None:
         parser.print_help()
         return 0

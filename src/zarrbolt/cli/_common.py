@@ -91,11 +91,26 @@ def parse_bytes(text: str) -> int:
 
 
 def want_bar(args: argparse.Namespace) -> bool:
-    """A progress bar: on a terminal (stderr), with tqdm installed, unless ``--no-progress``."""
+    """Progress: on a terminal (stderr) unless ``--no-progress``; elsewhere only with ``--progress``
+    (or ``--json``'s quiet wins)."""
     if getattr(args, "no_progress", False):
         return False
     if getattr(args, "progress", False):
         return True
+    if getattr(args, "json", False):
+        return False
+    return _is_terminal()
+
+
+def add_progress_options(p: argparse.ArgumentParser) -> None:
+    """``--progress`` / ``--no-progress`` (by default progress is shown on a terminal only)."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--progress", action="store_true",
+                   help="show progress even when stderr is not a terminal (a line per second)")
+    g.add_argument("--no-progress", action="store_true", help="no progress (none is shown when not a terminal)")
+
+
+def _is_terminal() -> bool:
     try:
         return sys.stderr.isatty()
     except (AttributeError, ValueError):
@@ -117,40 +132,128 @@ def _width() -> dict[str, Any]:
     return {"ncols": size.columns or 100, "nrows": size.lines or 24}
 
 
-class Bar(Progress):
-    """A tqdm bar per array: bytes, rate and ETA, and the destination shards (chunks) done.
-    Without tqdm a line at the end of each array."""
+def _interval(terminal: bool) -> float:
+    """Seconds between two redraws: ``ZARRBOLT_PROGRESS_INTERVAL``, else 0.1 on a terminal and
+    1 in a log (``--progress`` when not a terminal)."""
+    import os
 
-    def __init__(self, unit_name: str = "shards", enabled: bool = True):
+    try:
+        return max(0.0, float(os.environ["ZARRBOLT_PROGRESS_INTERVAL"]))
+    except (KeyError, ValueError):
+        return 0.1 if terminal else 1.0
+
+
+class Bar(Progress):
+    """Progress of a command, on stderr: a tqdm bar (bytes, rate, ETA, and the units done, e.g.
+    destination shards) when tqdm is installed and stderr is a terminal; otherwise a plain line,
+    redrawn in place on a terminal, or written once a second when not one.  ``count_only``: the
+    units are all there is to count (no bytes).  Thread-safe: writes report from their threads.
+    Redrawn at most every ``ZARRBOLT_PROGRESS_INTERVAL`` seconds (0.1 on a terminal)."""
+
+    def __init__(self, unit_name: str = "shards", enabled: bool = True, *, count_only: bool = False):
+        import threading
+
         self.unit_name = unit_name
         self.enabled = enabled
+        self.count_only = count_only
+        self._lock = threading.Lock()
         self._bar: Any = None
-        self._units = self._total_units = 0
-        try:
-            import tqdm  # noqa: F401
+        self._terminal = _is_terminal()
+        self._interval = _interval(self._terminal)
+        self._label = ""
+        self._done = self._total = self._units = self._total_units = 0
+        self._t0 = self._shown_at = 0.0
+        self._shown = ""
+        self._open = False
+        self._tqdm = False
+        if enabled and self._terminal:
+            try:
+                import tqdm  # noqa: F401
 
-            self._tqdm = enabled
-        except ImportError:
-            self._tqdm = False
+                self._tqdm = True
+            except ImportError:
+                pass
 
     def start(self, total_bytes: int, total_units: int, label: str = "") -> None:
-        self.close()
-        self._units, self._total_units = 0, total_units
-        if not self.enabled or not self._tqdm:
-            return
-        from tqdm import tqdm
+        import time
 
-        self._bar = tqdm(total=total_bytes, unit="B", unit_scale=True, unit_divisor=1024, desc=label or None,
-                         file=sys.stderr, leave=True, **_width())
-        self._bar.set_postfix_str(f"{self.unit_name} 0/{total_units}", refresh=False)
+        self.close()
+        with self._lock:
+            self._label, self._units, self._total_units = label, 0, total_units
+            self._done, self._total = 0, total_units if self.count_only else total_bytes
+            self._t0 = time.monotonic()
+            self._shown_at, self._shown = 0.0, ""
+            if not self.enabled:
+                return
+            self._open = True
+            if self._tqdm:
+                from tqdm import tqdm
+
+                kw: dict[str, Any] = ({"unit": self.unit_name} if self.count_only else
+                                      {"unit": "B", "unit_scale": True, "unit_divisor": 1024})
+                self._bar = tqdm(total=self._total, desc=label or None, file=sys.stderr, leave=True,
+                                 mininterval=self._interval, miniters=1, **kw, **_width())
+                if not self.count_only:
+                    self._bar.set_postfix_str(f"{self.unit_name} 0/{total_units}", refresh=False)
+            else:
+                self._draw(force=True)
+
+    def set_total(self, total_units: int) -> None:
+        """A new number of units (``count_only``: one that grows as the work is planned)."""
+        with self._lock:
+            self._total_units = total_units
+            if self.count_only:
+                self._total = total_units
+                if self._bar is not None:
+                    self._bar.total = total_units
+                    self._bar.refresh()
 
     def advance(self, nbytes: int, nunits: int) -> None:
-        self._units += nunits
-        if self._bar is not None:
-            self._bar.set_postfix_str(f"{self.unit_name} {self._units}/{self._total_units}", refresh=False)
-            self._bar.update(nbytes)
+        with self._lock:
+            self._units += nunits
+            self._done += nunits if self.count_only else nbytes
+            if self._bar is not None:
+                if not self.count_only:
+                    self._bar.set_postfix_str(f"{self.unit_name} {self._units}/{self._total_units}", refresh=False)
+                self._bar.update(nunits if self.count_only else nbytes)
+            elif self._open:
+                self._draw()
+
+    def _text(self) -> str:
+        import time
+
+        pct = 100 * self._done / self._total if self._total else 100.0
+        head = f"{self._label}: " if self._label else ""
+        if self.count_only:
+            return f"{head}{pct:3.0f}% {self._units}/{self._total_units} {self.unit_name}"
+        rate = self._done / max(time.monotonic() - self._t0, 1e-9) / 1e6
+        return (f"{head}{pct:3.0f}% {human(self._done)} / {human(self._total)}, {self.unit_name} "
+                f"{self._units}/{self._total_units}, {rate:.0f} MB/s")
+
+    def _draw(self, force: bool = False, end: str = "") -> None:
+        import time
+
+        now = time.monotonic()
+        if not force and now - self._shown_at < self._interval:
+            return
+        text = self._text()
+        if text == self._shown and not end:
+            return
+        same, self._shown_at, self._shown = text == self._shown, now, text
+        try:
+            if self._terminal:
+                sys.stderr.write(end if same else f"\r{text}\x1b[K{end}")
+            else:
+                sys.stderr.write(text + "\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            self.enabled = self._open = False
 
     def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
-            self._bar = None
+        with self._lock:
+            if self._bar is not None:
+                self._bar.close()
+                self._bar = None
+            elif self._open:
+                self._draw(force=True, end="\n" if self._terminal else "")
+            self._open = False

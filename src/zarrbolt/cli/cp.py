@@ -8,6 +8,7 @@ import sys
 
 from ._common import (
     Bar,
+    add_progress_options,
     add_store_options,
     is_url,
     parse_bytes,
@@ -53,7 +54,7 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     p.add_argument("--overwrite", action="store_true", help="replace what is at the destination")
     p.add_argument("--skip-errors", action="store_true",
                    help="report and skip source nodes that cannot be read (default: stop)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar (none is shown when not a terminal)")
+    add_progress_options(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     add_store_options(p, "dst")
     p.set_defaults(func=run)

@@ -14,8 +14,13 @@ def add_parser(subparsers: Any) -> None:
     """Add ``fsck`` to the ``zarrbolt`` command's subparsers."""
     from ..storage._local_safety import ORPHAN_AGE
 
-    p = subparsers.add_parser("fsck", help="check a local Zarr hierarchy (strays, temporary files, torn chunks)",
-                              description=__doc__.split("\n\n")[0])
+    p = subparsers.add_parser(
+        "fsck", help="check a local Zarr hierarchy (strays, temporary files, torn chunks, unfinished copies)",
+        description="Check a local Zarr hierarchy for what crashed or concurrent writers and damaged disks leave "
+                    "behind: orphaned temporary files, stray keys, torn or undecodable chunks, bad shard indexes, "
+                    "nodes with metadata of both Zarr formats, and arrays an interrupted `zarrbolt cp` left "
+                    "unfinished; optionally remove the orphaned temporary files.  Exit status 0: nothing wrong, "
+                    "1: problems found, 2: the path cannot be checked.")
     p.add_argument("path", help="the directory of the hierarchy (a local store root)")
     p.add_argument("--clean", action="store_true", help="remove orphaned temporary files of dead writers")
     p.add_argument("--older-than", type=float, default=ORPHAN_AGE, metavar="SECONDS",

@@ -95,10 +95,14 @@ def group_info(grp: Any) -> dict[str, Any]:
         elif kind == "unsupported":
             entry["error"] = str(node.error)
         members.append(entry)
-    out: dict[str, Any] = {"node_type": "group", "path": "/" + grp.path, "zarr_format": grp.metadata.zarr_format,
-           "members": members, "attributes": dict(grp.attrs)}
     from ..ome.plate import plate_summary
+    from ..ome.summary import multiscales_summary
 
+    out: dict[str, Any] = {"node_type": "group", "path": "/" + grp.path, "zarr_format": grp.metadata.zarr_format,
+                           "members": members, "attributes": dict(grp.attrs)}
+    ome = multiscales_summary(grp)
+    if ome is not None:
+        out["ome_multiscales"] = ome
     hcs = plate_summary(grp)  # an OME-Zarr plate or well: its layout, acquisitions, field image
     if hcs is not None:
         out["hcs"] = hcs
@@ -152,7 +156,19 @@ def render(info: dict[str, Any]) -> str:
 
         rows += plate_summary_rows(info["hcs"])
     attrs = info["attributes"]
-    rows.append(("Attributes", json.dumps(attrs, sort_keys=True) if attrs else "{}"))
+    if "ome_multiscales" in info:   # the OME-Zarr metadata as a summary, not as one long JSON line
+        from ..ome.summary import multiscales_rows
+
+        rows += multiscales_rows(info["ome_multiscales"])
+    if "ome_multiscales" in info or "hcs" in info:
+        from ..ome.summary import OME_KEYS
+
+        summed = (*OME_KEYS, "plate", "well")  # (0.4 keeps a plate's and a well's at the top)
+        rest = {k: v for k, v in attrs.items() if k not in summed}
+        shown = json.dumps(rest, sort_keys=True) if rest else "{}"
+        rows.append(("Attributes", f"{shown} (and the OME-Zarr metadata summed up above; --json shows it all)"))
+    else:
+        rows.append(("Attributes", json.dumps(attrs, sort_keys=True) if attrs else "{}"))
     w = max(len(k) for k, _ in rows)
     return "\n".join(f"{k:<{w}} : {v}" for k, v in rows)
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import sys
 import time
 from typing import Any
+
+from ._common import Bar, add_progress_options, want_bar
 
 METHODS = ("mean", "nearest", "min", "max", "mode")
 
@@ -69,8 +70,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--overwrite", action="store_true", help="replace DST when it exists")
     p.add_argument("--storage-options", default=None, metavar="JSON", help="options for remote URLs (JSON)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar (none is shown when stderr "
-                   "is not a terminal)")
+    add_progress_options(p)
     p.set_defaults(func=run)
 
 
@@ -118,42 +118,33 @@ def _source(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
                            "translation": img.translations[0]}
 
 
-class _Bar:
-    """One tqdm bar over the blocks of every level (levels are written interleaved) on a
-    terminal; nothing otherwise."""
+class _LevelProgress:
+    """write_image's progress (level, blocks done, blocks of the level) as one count of the
+    blocks (shards) of every level (levels are written interleaved): a progress bar or line on
+    a terminal, nothing otherwise (:class:`~._common.Bar`)."""
 
     def __init__(self, enabled: bool):
-        self.enabled = enabled
-        self.bar: Any = None
+        self.bar = Bar("blocks", enabled=enabled, count_only=True)
         self.totals: dict[int, int] = {}
         self.done: dict[int, int] = {}
+        self.started = False
+        self.total = 0
 
     def __call__(self, level: int, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        if self.bar is None:
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=0, unit="block", file=sys.stderr, leave=True)
-        self.totals[level], self.done[level] = total, done
-        self.bar.total = sum(self.totals.values())
-        self.bar.set_description(f"level {level}", refresh=False)
-        self.bar.update(sum(self.done.values()) - self.bar.n)
+        self.totals[level], before = total, self.done.get(level, 0)
+        self.done[level] = done
+        total = sum(self.totals.values())
+        if not self.started:
+            self.bar.start(0, total, label="pyramid")
+            self.started, self.total = True, total
+        elif total != self.total:
+            self.bar.set_total(total)
+            self.total = total
+        if done > before:
+            self.bar.advance(0, done - before)
 
     def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None
-
-
-def _progress_enabled(args: argparse.Namespace) -> bool:
-    if args.no_progress or args.json or not sys.stderr.isatty():
-        return False
-    try:
-        import tqdm  # noqa: F401
-    except ImportError:
-        return False
-    return True
+        self.bar.close()
 
 
 def _axis_list(text: str | None) -> list[str] | None:
@@ -175,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
     for key in ("axes", "units", "scale"):
         if getattr(args, key) is not None:
             kw[key] = getattr(args, key)
-    bar = _Bar(_progress_enabled(args))
+    bar = _LevelProgress(want_bar(args))
     t0 = time.perf_counter()
     limit = config.set(threads=args.threads) if args.threads else contextlib.nullcontext()
     try:

@@ -10,6 +10,7 @@ from typing import Any
 
 from ._common import (
     Bar,
+    add_progress_options,
     add_store_options,
     open_node,
     parse_bytes,
@@ -27,7 +28,7 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     p.add_argument("--threads", type=int, default=None, help="worker threads (default: all cores)")
     p.add_argument("--max-memory", default="512M", help="memory for the two blocks compared at once (default 512M)")
     p.add_argument("--values-only", action="store_true", help="compare values even when the data types differ")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_progress_options(p)
     add_store_options(p, "dst")
     p.set_defaults(func=run)
 
@@ -37,6 +38,7 @@ def compare_arrays(a: Any, b: Any, *, budget: int, values_only: bool, progress: 
     import numpy as np
 
     from ..convert import blocks as blk
+    from ..convert.copier import PIECE_MIN_BYTES, PROGRESS_STEPS
 
     if a.shape != b.shape:
         return [f"{label}: shapes differ: {a.shape} vs {b.shape}"]
@@ -46,7 +48,9 @@ def compare_arrays(a: Any, b: Any, *, budget: int, values_only: bool, progress: 
     grid = tuple(math.ceil(s / u) for s, u in zip(b.shape, unit))
     itemsize = max(a.dtype.itemsize, b.dtype.itemsize)
     unit_bytes = math.prod(min(u, s) for u, s in zip(unit, b.shape)) * itemsize
-    k = blk.block_shape(grid, unit_bytes, max(1, budget // 2))
+    # blocks within the budget, and small enough for the progress to move every few percent
+    step = max(PIECE_MIN_BYTES, math.prod(b.shape) * itemsize // PROGRESS_STEPS)
+    k = blk.block_shape(grid, unit_bytes, max(1, min(budget // 2, step)))
     boxes = list(blk.iter_boxes(grid, k)) if all(grid) else []
     progress.start(a.nbytes, sum(blk.box_count(x) for x in boxes), label=label)
     diffs: list[str] = []
@@ -98,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     a = open_node(args.src, storage_options(args))
     b = open_node(args.dst, storage_options(args, "dst"))
     pairs, problems = _pairs(a, b)
-    bar = Bar("chunk blocks", enabled=want_bar(args))
+    bar = Bar("chunks", enabled=want_bar(args))
     try:
         with with_threads(args.threads):
             for label, x, y in pairs:

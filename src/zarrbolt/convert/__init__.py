@@ -14,11 +14,12 @@ v3 in place or into another store, metadata only: the chunks keep their bytes.""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ..errors import CopyError, DestinationExistsError, MetadataError
 from .copier import DEFAULT_MAX_MEMORY, copy_one, timed, with_threads
-from .layout import COMPRESSOR_NAMES, LayoutOptions, parse_codec_json, parse_compressor
+from .layout import COMPRESSOR_NAMES, LayoutOptions, parse_codec_json, parse_compressor, sharding_asked
 from .report import CopyReport, Progress
 
 __all__ = ["COMPRESSOR_NAMES", "DEFAULT_MAX_MEMORY", "CopyReport", "Progress", "copy", "copy_array"]
@@ -172,6 +173,9 @@ def copy(src: Any, dst: Any, *, chunks: Any = None, shards: Any = "keep", codecs
     """Copy an array or a whole hierarchy from ``src`` to ``dst``.
 
     The options apply to every array (see :func:`copy_array`); groups keep their attributes.
+    A hierarchy is written in one Zarr format, its groups and arrays alike: ``zarr_format``, else
+    3 when shards are asked for or any node of the source is Zarr v3, else 2 (a Zarr v2
+    hierarchy copied with ``shards`` becomes a Zarr v3 one, groups and attributes included).
 
     Parameters
     ----------
@@ -240,6 +244,16 @@ def copy(src: Any, dst: Any, *, chunks: Any = None, shards: Any = "keep", codecs
                      **kw, report=report)
 
 
+def hierarchy_format(group: Any, members: list[tuple[str, Any]], opts: LayoutOptions) -> int:
+    """The one Zarr format of a copied hierarchy without ``zarr_format``: 3 when shards are asked
+    for (only v3 has them) or any node of the source is v3, else 2."""
+    if sharding_asked(opts):
+        return 3
+    nodes = [group, *(node for _rel, node in members)]
+    formats = {getattr(getattr(n, "metadata", None), "zarr_format", None) for n in nodes}
+    return 3 if 3 in formats else 2
+
+
 def _copy_group(group: Any, store: Any, path: str, opts: LayoutOptions, *, overwrite: bool, skip_errors: bool,
                 report: CopyReport, **kw: Any) -> CopyReport:
     from ..array import Array
@@ -260,9 +274,11 @@ def _copy_group(group: Any, store: Any, path: str, opts: LayoutOptions, *, overw
         elif not kw.get("resume"):
             raise DestinationExistsError(f"the destination /{path} already holds data: use --overwrite to replace "
                                          "it or --resume to finish an interrupted copy")
-    fmt = opts.zarr_format or group.metadata.zarr_format
+    members = list(group.members(max_depth=None))
+    fmt = opts.zarr_format or hierarchy_format(group, members, opts)
+    opts = dataclasses.replace(opts, zarr_format=fmt)   # one format for the groups and the arrays
     groups = [("", group)]
-    for rel, node in group.members(max_depth=None):
+    for rel, node in members:
         if isinstance(node, Group):
             groups.append((rel, node))
             continue

@@ -53,6 +53,23 @@ def box_region(box: Box, unit: tuple[int, ...], shape: tuple[int, ...]) -> tuple
     return tuple(slice(a * u, min(b * u, s)) for (a, b), u, s in zip(box, unit, shape))
 
 
+def aligned_pieces(region: tuple[slice, ...], grid: tuple[int, ...], itemsize: int,
+                   max_bytes: int) -> Iterator[tuple[slice, ...]]:
+    """``region`` cut into pieces of at most ``max_bytes`` (never less than one cell) whose
+    inner edges lie on multiples of ``grid`` (the source's chunk shape: no chunk is read by two
+    pieces), in C order."""
+    edges = []
+    for r, u in zip(region, grid):
+        u = max(1, int(u))
+        edges.append([r.start, *range((r.start // u + 1) * u, r.stop, u), r.stop])
+    cells = tuple(len(e) - 1 for e in edges)
+    cell_bytes = math.prod(min(max(1, int(u)), r.stop - r.start) for r, u in zip(region, grid)) * itemsize
+    if not all(cells):
+        return
+    for box in iter_boxes(cells, block_shape(cells, cell_bytes, max_bytes)):
+        yield tuple(slice(e[a], e[b]) for e, (a, b) in zip(edges, box))
+
+
 def unit_box(coords: tuple[int, ...]) -> Box:
     return tuple((c, c + 1) for c in coords)
 

@@ -23,6 +23,7 @@ Consistency
 from __future__ import annotations
 
 import math
+import threading
 import time
 from typing import Any
 
@@ -118,19 +119,24 @@ def copy_one(src: Any, store: Any, path: str, opts: LayoutOptions, *, max_memory
     shape = tuple(meta.shape)
     total = sum(_region_bytes(blk.box_region(b, unit, shape), src.dtype.itemsize) for b in boxes)
     progress.start(total, sum(blk.box_count(b) for b in boxes), label=f"/{path}" if path else "/")
+    ticker = _Ticker(progress, report)
     where = f"array /{path}"
+    # progress moves at least every PROGRESS_STEPS-th of the array: blocks are read in pieces
+    # of about that size (edges on the source's chunks) and written shard by shard
+    piece = max(PIECE_MIN_BYTES, total // PROGRESS_STEPS)
     try:
         for box in boxes:
             region = blk.box_region(box, unit, shape)
-            data = _read(src, region, where)
+            nbytes = _region_bytes(region, src.dtype.itemsize)
+            ticker.block(nbytes, blk.box_count(box))
+            data = _read(src, region, where, piece, ticker.read)
             if dtype_change:
                 data = cast_values(data, dst.dtype, f"{where}, region {_fmt_region(region)}")
-            dst[region] = data
-            nbytes = _region_bytes(region, src.dtype.itemsize)
+            dst.set_basic_selection(region, data, on_chunk=ticker.unit)
+            ticker.finish()
             report.max_block_bytes = max(report.max_block_bytes, data.nbytes)
             report.bytes_copied += nbytes
             report.units_written += blk.box_count(box)
-            progress.advance(nbytes, blk.box_count(box))
             del data
         ensure_parent_groups(store, path, meta.zarr_format)
         save_metadata(store, path, meta)
@@ -148,11 +154,77 @@ def copy_one(src: Any, store: Any, path: str, opts: LayoutOptions, *, max_memory
     return report
 
 
-def _read(src: Any, region: tuple[slice, ...], where: str) -> np.ndarray:
-    """The source's values in ``region``; a :class:`~zarrbolt.errors.CopyError` when they cannot
-    be read (so that the caller can tell a bad source from a failing destination)."""
+# Progress of a copy moves in steps of at most 1/PROGRESS_STEPS of the array (a block read in
+# pieces of that size; its shards written one by one), but no piece is smaller than this.
+PROGRESS_STEPS = 32
+PIECE_MIN_BYTES = 8 << 20
+
+
+class _Ticker:
+    """The progress of one array's copy, block by block: a block counts half when read (piece
+    by piece) and half when written (shard by shard, told by the write from its threads); and
+    the destination units stored, or left out as all fill value, for the report."""
+
+    def __init__(self, progress: Progress, report: CopyReport):
+        self.progress, self.report = progress, report
+        self.lock = threading.Lock()
+        self.sent = self.base = self.nbytes = self.read_bytes = 0
+        self.nunits = self.units = 0
+
+    def block(self, nbytes: int, nunits: int) -> None:
+        self.base, self.nbytes, self.nunits = self.sent, nbytes, nunits
+        self.read_bytes = self.units = 0
+
+    def _push(self, units: int) -> None:
+        done = (self.read_bytes / max(self.nbytes, 1) + self.units / max(self.nunits, 1)) / 2
+        target = self.base + min(self.nbytes, int(self.nbytes * done))
+        step, self.sent = max(0, target - self.sent), max(self.sent, target)
+        if step or units:
+            self.progress.advance(step, units)
+
+    def read(self, nbytes: int) -> None:
+        with self.lock:
+            self.read_bytes += nbytes
+            self._push(0)
+
+    def unit(self, key: str, stored: bool) -> None:
+        with self.lock:
+            if stored:
+                self.report.units_stored += 1
+            else:
+                self.report.units_fill += 1
+            if self.units < self.nunits:
+                self.units += 1
+                self._push(1)
+
+    def finish(self) -> None:
+        """The block is written: the rest of its bytes and units (units no write told of
+        were stored)."""
+        with self.lock:
+            left = self.nunits - self.units
+            self.report.units_stored += left
+            self.read_bytes, self.units = self.nbytes, self.nunits
+            self._push(left)
+
+
+def _read(src: Any, region: tuple[slice, ...], where: str, piece: int, tick: Any) -> np.ndarray:
+    """The source's values in ``region``, read in pieces of about ``piece`` bytes (``tick(n)``
+    after each); a :class:`~zarrbolt.errors.CopyError` when they cannot be read (so that the
+    caller can tell a bad source from a failing destination)."""
+    if not region:  # a 0-d array
+        value: np.ndarray = np.asarray(src[region])
+        tick(src.dtype.itemsize)
+        return value
     try:
-        out: np.ndarray = src[region]
+        grid = tuple(src.chunks)
+    except (MetadataError, TypeError, AttributeError):  # no regular chunk shape: one piece
+        grid = tuple(s.stop - s.start for s in region)
+    try:
+        out = np.empty(tuple(s.stop - s.start for s in region), dtype=src.dtype)
+        for part in blk.aligned_pieces(region, grid, src.dtype.itemsize, piece):
+            local = tuple(slice(p.start - r.start, p.stop - r.start) for p, r in zip(part, region))
+            src.get_basic_selection(part, out=out[local])
+            tick(_region_bytes(part, src.dtype.itemsize))
         return out
     except (CodecError, MetadataError, OSError) as exc:
         err = CopyError(f"{where}: cannot read the source at {_fmt_region(region)}: {type(exc).__name__}: {exc}")

@@ -119,6 +119,14 @@ class LayoutOptions:
     dtype: Any = None           # a new data type (values are converted, checked)
 
 
+def sharding_asked(opts: LayoutOptions) -> bool:
+    """Whether the options ask for a shard shape (which only Zarr v3 has)."""
+    shards = opts.shards
+    if shards is None:
+        return False
+    return not (isinstance(shards, str) and shards.strip().lower() in ("keep", "none", ""))
+
+
 def destination_metadata(src: Any, opts: LayoutOptions) -> Any:
     """The metadata of a copy of ``src`` with the layout ``opts`` (nothing written anywhere)."""
     from ..api.creation import create_array, layout_settings
@@ -126,10 +134,8 @@ def destination_metadata(src: Any, opts: LayoutOptions) -> Any:
 
     lay = layout_settings(src)
     ndim = src.ndim
-    sharding_asked = not (isinstance(opts.shards, str) and opts.shards.strip().lower() in ("keep", "none", "")) \
-        and opts.shards is not None
     # sharding needs Zarr v3: asking for shards without a format converts a v2 source to v3
-    fmt = opts.zarr_format or (3 if sharding_asked else src.metadata.zarr_format)
+    fmt = opts.zarr_format or (3 if sharding_asked(opts) else src.metadata.zarr_format)
     if fmt not in (2, 3):
         raise MetadataError(f"--format must be 2 or 3, got {fmt!r}")
     chunks = parse_shape(opts.chunks, ndim, "chunks") or tuple(lay["chunks"])

@@ -32,8 +32,10 @@ class CopyReport:
 
     ``arrays`` / ``groups``: node paths copied (``""`` is the root); ``skipped``: ``(path,
     reason)`` of source nodes left out (``skip_errors=True``); ``bytes_copied``: decoded bytes
-    read and written; ``units_written`` / ``units_skipped``: destination shards (or chunks,
-    when unsharded) written, and found complete and kept (``resume=True``); ``max_block_bytes``:
+    read and written; ``units_written``: destination shards (or chunks, when unsharded) the
+    copy wrote, of which ``units_stored`` were stored and ``units_fill`` held only the fill
+    value and were left out (as zarr-python leaves them out); ``units_skipped``: found complete
+    and kept (``resume=True``); ``max_block_bytes``:
     the largest block held in memory; ``memory_bound``: the bound the blocks were sized by;
     ``interrupted``: True when a Ctrl-C stopped the copy (completed units are intact and the
     metadata of unfinished arrays is not written: run again with ``resume=True``)."""
@@ -45,6 +47,8 @@ class CopyReport:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     bytes_copied: int = 0
     units_written: int = 0
+    units_stored: int = 0
+    units_fill: int = 0
     units_skipped: int = 0
     max_block_bytes: int = 0
     memory_bound: int = 0
@@ -58,13 +62,16 @@ class CopyReport:
         Returns
         -------
         str
-            Arrays and groups copied, bytes and rate, shards written and resumed, the memory
+            Arrays and groups copied, bytes and rate, shards stored, left out as all fill
+            value and resumed, the memory
             bound, and one line per skipped node and note.
         """
         rate = self.bytes_copied / self.seconds / 1e6 if self.seconds > 0 else 0.0
         parts = [(f"copied {len(self.arrays)} array(s), {len(self.groups)} group(s): "
                   f"{_human(self.bytes_copied)} in {self.seconds:.2f} s ({rate:.0f} MB/s), "
-                  f"{self.units_written} shard(s)/chunk(s) written")]
+                  f"{self.units_stored} shard(s)/chunk(s) stored")]
+        if self.units_fill:
+            parts.append(f"{self.units_fill} left out as all fill value")
         if self.units_skipped:
             parts.append(f"{self.units_skipped} already complete (resumed)")
         parts.append(f"blocks up to {_human(self.max_block_bytes)} (bound {_human(self.memory_bound)})")

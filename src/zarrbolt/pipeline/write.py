@@ -28,15 +28,17 @@ from ..indexing import ChunkProjection, check_value_shape
 from ..storage.write_behind import WriteBehindStore
 from .context import ArrayIO
 from .shard import INDEX_CACHE, ShardWriter
-from .writers import Writer
+from .writers import UnitDone, Writer
 
 
-def write(io: ArrayIO, indexer: Any, value: Any, *, write_empty: bool | None = None) -> None:
+def write(io: ArrayIO, indexer: Any, value: Any, *, write_empty: bool | None = None,
+          on_unit: UnitDone | None = None) -> None:
     """Write ``value`` (broadcast to the selection's shape) at the selection of ``indexer`` (over
     the array's chunk grid; a grid whose chunks differ in shape is written a shape at a time,
     :meth:`ArrayIO.write_groups`).
     ``write_empty``: whether chunks (shards) that hold only the fill value are stored (None:
-    the ``write_empty_chunks`` config option); else they are erased."""
+    the ``write_empty_chunks`` config option); else they are erased.  ``on_unit``: told as each
+    chunk (shard) is done, and whether it was stored (:data:`~.writers.UnitDone`)."""
     if io.store.read_only:  # (native file writes bypass the store)
         raise ReadOnlyError(f"{io.store!r} is read-only")
     if not isinstance(value, (np.ndarray, np.generic)):
@@ -55,14 +57,14 @@ def write(io: ArrayIO, indexer: Any, value: Any, *, write_empty: bool | None = N
     shape = tuple(indexer.shape)
     if io.source is None:
         for g_io, projs in io.write_groups(projections):
-            _writer(g_io, value, write_empty, False).write(projs, shape)
+            _writer(g_io, value, write_empty, False, on_unit).write(projs, shape)
         return
     token = io.store.token()
     store = WriteBehindStore(io.store, io.source, limit=max(1, io.source.max_bytes_in_flight // 2),
                              on_write=lambda key: INDEX_CACHE.invalidate(token, key))
     try:
         for g_io, projs in io.with_store(store).write_groups(projections):
-            _writer(g_io, value, write_empty, True).write(projs, shape)
+            _writer(g_io, value, write_empty, True, on_unit).write(projs, shape)
     except BaseException:
         try:
             store.flush()  # what was done is stored, as on a local store
@@ -72,18 +74,20 @@ def write(io: ArrayIO, indexer: Any, value: Any, *, write_empty: bool | None = N
     store.flush()
 
 
-def _writer(io: ArrayIO, value: Any, write_empty: bool, remote: bool) -> ShardWriter | ChunkWriter:
+def _writer(io: ArrayIO, value: Any, write_empty: bool, remote: bool,
+            on_unit: UnitDone | None) -> ShardWriter | ChunkWriter:
     if io.shard_direct:
-        return ShardWriter(io, value, write_empty, remote)
-    return ChunkWriter(io, value, write_empty, remote)
+        return ShardWriter(io, value, write_empty, remote, on_unit)
+    return ChunkWriter(io, value, write_empty, remote, on_unit)
 
 
 class ChunkWriter(Writer):
     """Writes chunks (the array's, or shards with codecs around the sharding codec, whole): see
     the module doc."""
 
-    def __init__(self, io: ArrayIO, value: np.ndarray, write_empty: bool, remote: bool = False):
-        super().__init__(io, value, write_empty, remote)
+    def __init__(self, io: ArrayIO, value: np.ndarray, write_empty: bool, remote: bool = False,
+                 on_unit: UnitDone | None = None):
+        super().__init__(io, value, write_empty, remote, on_unit)
         self.rows = WriteRows(io, value)
 
     def write(self, projections: list[ChunkProjection], shape: tuple[int, ...]) -> None:
@@ -95,7 +99,7 @@ class ChunkWriter(Writer):
                 whole = np.broadcast_to(value, shape)  # one value for every element
             if whole.dtype.kind in "mM":  # (C sees the 64-bit integers: buffers take no datetimes)
                 whole = whole.view(np.int64)
-            projections = write_native(io, projections, whole, self.write_empty)
+            projections = write_native(io, projections, whole, self.write_empty, self.on_unit)
             if not projections:
                 return
         self.run_all(projections, io.bound.spec.nbytes * len(projections))
@@ -110,15 +114,15 @@ class ChunkWriter(Writer):
                 gathered = rows.gather(batch, n, runs[n])
             chunk = gathered.pop(n, None)
             if chunk is not None:
-                self._put(key, chunk)
+                self.unit_done(key, self._put(key, chunk))
                 continue
             with self.update_of(p, key):
                 chunk = self._chunk(p, key)
-                if chunk is not None:  # (None: stored conditionally)
-                    self._put(key, chunk)
+                if chunk is not None:
+                    self.unit_done(key, self._put(key, chunk))
 
     def _chunk(self, p: ChunkProjection, key: str) -> np.ndarray | None:
-        """The new contents of chunk ``key`` (None when it was stored here)."""
+        """The new contents of chunk ``key`` (None when it was stored here: a conditional update)."""
         io = self.io
         src = self.source_of(p)
         if p.is_complete_chunk:
@@ -132,7 +136,7 @@ class ChunkWriter(Writer):
             chunk[tuple(slice(0, n) for n in inside)] = src
             return chunk
         if self.conditional:
-            self.conditional_update(key, lambda data: self._updated(p, key, src, data))
+            self.unit_done(key, self.conditional_update(key, lambda data: self._updated(p, key, src, data)))
             return None
         data = io.store.get(key)
         return self._merged(p, key, src, data)
@@ -156,14 +160,15 @@ class ChunkWriter(Writer):
             return None
         return bytes(memoryview(self.io.bound.encode(chunk)).cast("B"))
 
-    def _put(self, key: str, chunk: np.ndarray) -> None:
+    def _put(self, key: str, chunk: np.ndarray) -> bool:
         """Encode and store ``chunk`` (erase it when it is all fill and empty chunks are not
-        written)."""
+        written); whether it was stored."""
         store = self.io.store
         if not self.write_empty and self.is_fill(chunk):
             store.erase(key)
-            return
+            return False
         store.set(key, self.io.bound.encode(chunk))
+        return True
 
 
 class WriteRows:
@@ -227,7 +232,8 @@ class WriteRows:
         return {i + k: dst[k] for k in range(n)}
 
 
-def write_native(io: ArrayIO, projections: list[Any], value: np.ndarray, write_empty: bool) -> list[Any]:
+def write_native(io: ArrayIO, projections: list[Any], value: np.ndarray, write_empty: bool,
+                 on_unit: UnitDone | None = None) -> list[Any]:
     """Write the whole chunks among ``projections`` of a store with native file access in C
     (csrc/encode.c: gather, encode, atomic file writes, on the native pool with the GIL released
     once); return the projections left for the per-chunk path (partial chunks, and everything
@@ -273,6 +279,9 @@ def write_native(io: ArrayIO, projections: list[Any], value: np.ndarray, write_e
         for i, r in enumerate(results):
             if r == ENC_FILL:
                 io.store.erase(keys[lo + i])
+        if on_unit is not None:
+            for i in range(failed):
+                on_unit(keys[lo + i], results[i] != ENC_FILL)
         done = lo + failed
         if st != 0:
             # what C could not do (a directory pruned meanwhile, a path that is a directory,

@@ -36,9 +36,14 @@ from ..indexing import ChunkProjection
 from ..storage.locks import key_lock
 from .context import ArrayIO
 
-__all__ = ["RMW_ATTEMPTS", "Writer", "never_fill", "run_projections"]
+__all__ = ["RMW_ATTEMPTS", "UnitDone", "Writer", "never_fill", "run_projections"]
 
 RMW_ATTEMPTS = 8  # read-modify-write tries of one object under contention
+
+# What a write tells as each stored value (a chunk, or a shard written directly) is done: its key,
+# and whether it was stored (False: left out or erased as all fill value).  Called on the threads
+# that write, possibly several at once.
+UnitDone = Callable[[str, bool], None]
 
 
 def never_fill(chunk: np.ndarray) -> bool:
@@ -50,11 +55,13 @@ class Writer:
     """The part of a write every writer shares (see the module doc); ``run(batch)`` writes a batch
     of the projections, on the threads :meth:`run_all` gives it."""
 
-    def __init__(self, io: ArrayIO, value: Any, write_empty: bool, remote: bool = False):
+    def __init__(self, io: ArrayIO, value: Any, write_empty: bool, remote: bool = False,
+                 on_unit: UnitDone | None = None):
         self.io = io
         self.value = value
         self.write_empty = write_empty
         self.remote = remote
+        self.on_unit = on_unit
         self.is_fill = io.bound.spec.is_fill
         store = io.store
         # partial updates guarded by the object's version (remote object stores)
@@ -64,6 +71,11 @@ class Writer:
 
     def run(self, batch: Sequence[ChunkProjection]) -> None:  # pragma: no cover - the writers'
         raise NotImplementedError
+
+    def unit_done(self, key: str, stored: bool) -> None:
+        """Tell the write's ``on_unit`` (if any) that ``key`` is done (see :data:`UnitDone`)."""
+        if self.on_unit is not None:
+            self.on_unit(key, stored)
 
     def run_all(self, projections: Sequence[ChunkProjection], cost: int) -> None:
         """``run`` over the projections: batches on the shared pool (``cost``: the bytes they
@@ -98,24 +110,25 @@ class Writer:
             if self.remote:
                 self.io.store.flush([key])
 
-    def conditional_update(self, key: str, change: Callable[[Any], bytes | None]) -> None:
+    def conditional_update(self, key: str, change: Callable[[Any], bytes | None]) -> bool:
         """Read-modify-write of ``key`` guarded by its version (see the module doc): ``change``
         gives the new stored value from the current one (None: absent), or None when nothing is to
-        be stored."""
+        be stored.  Whether something was stored."""
         store = self.io.store
         for attempt in range(RMW_ATTEMPTS):
             data, version = store.get_versioned(key)
             value = change(data)
             if value is None:
-                return
+                return False
             try:
                 store.set_if_version(key, value, version if data is not None else None)
-                return
+                return True
             except ConflictError as e:
                 if attempt + 1 == RMW_ATTEMPTS:
                     raise ConflictError(f"{key!r} was changed by another writer {RMW_ATTEMPTS} times while this "
                                         f"write updated it; giving up: {e}") from e
                 time.sleep(random.uniform(0, 0.01 * (2 ** attempt)))
+        return False  # (not reached: the last attempt raises)
 
 
 def run_projections(run: Callable[[list[Any]], None], projections: Sequence[Any], threads: int) -> None:

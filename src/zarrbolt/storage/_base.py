@@ -409,6 +409,15 @@ class Store(ABC):
                 yield prefix + child
 
     # ------------------------------------------------------------------ misc
+    def no_node(self, path: str, documents: str) -> str:
+        """Why there is no node at ``path``, in a user's words (what the errors of opening say):
+        that ``path`` has none of ``documents`` (e.g. ``"zarr.json, .zarray or .zgroup"``).  A
+        store with a place on a file system says whether the place exists or is a file."""
+        url = getattr(self, "url", None)   # remote stores: the URL of their root
+        if isinstance(url, str):
+            return f"'{url.rstrip('/')}/{path}' has no {documents}" if path else f"'{url}' has no {documents}"
+        return f"'{path or '/'}' in {self!r} has no {documents}"
+
     @abstractmethod
     def with_read_only(self, read_only: bool = True) -> Store:
         """A view of the same data, read-only (or writable with ``read_only=False``)."""

@@ -563,5 +563,15 @@ class LocalStore(Store):
     def __repr__(self) -> str:
         return f"LocalStore({self.root.as_uri()!r}{', read_only' if self.read_only else ''})"
 
+    def no_node(self, path: str, documents: str) -> str:
+        """``'/data/x.zarr' does not exist``, ``... is a file, not a Zarr store`` or ``... has no
+        zarr.json ...`` (see :meth:`Store.no_node`)."""
+        place = self.root.joinpath(*path.split("/")) if path else self.root
+        if place.is_file():
+            return f"'{place}' is a file, not a Zarr store"
+        if not place.exists():
+            return f"'{place}' does not exist"
+        return f"'{place}' has no {documents}"
+
     def __str__(self) -> str:
         return self.root.as_uri()

@@ -18,10 +18,14 @@ the strategies it used.
 
 from __future__ import annotations
 
-from zarr.registry import register_pipeline
+from .versions import check_zarr_version
 
-from ..pipeline.read import strategy_counts
-from .pipeline import ZarrboltCodecPipeline, delegated_counts, fallback_counts
+check_zarr_version()  # one clear line, before anything of zarr-python's an old release lacks
+
+from zarr.registry import register_pipeline  # noqa: E402
+
+from ..pipeline.read import strategy_counts  # noqa: E402
+from .pipeline import ZarrboltCodecPipeline, delegated_counts, fallback_counts  # noqa: E402
 
 register_pipeline(ZarrboltCodecPipeline)
 

@@ -57,7 +57,7 @@ from ...errors import CodecError
 from ...indexing import ChunkProjection
 from .. import outbuf
 from ..context import ArrayIO
-from ..writers import Writer, never_fill
+from ..writers import UnitDone, Writer, never_fill
 from . import index as shard_index
 from .encode import STORE_BEHIND_SHARE, StoreBehind, inner_decoder, inner_encoder
 from .fetch import COALESCE_GAP
@@ -83,8 +83,9 @@ class ShardWriter(Writer):
     """Writes the shards of a write (see the module doc); ``run`` is called with batches of the
     projections (one per shard), on the threads the write gives it."""
 
-    def __init__(self, io: ArrayIO, value: Any, write_empty: bool, remote: bool = False):
-        super().__init__(io, value, write_empty, remote)
+    def __init__(self, io: ArrayIO, value: Any, write_empty: bool, remote: bool = False,
+                 on_unit: UnitDone | None = None):
+        super().__init__(io, value, write_empty, remote, on_unit)
         sharding = io.sharding
         assert sharding is not None and io.layout is not None  # (shards written directly)
         self.sharding = sharding
@@ -148,22 +149,23 @@ class ShardWriter(Writer):
         src = self.source_of(p)
         if p.is_complete_chunk:
             part = self._whole_shard(p, src)
-            if part is not None:
-                self._put(p, key, part)
+            self.unit_done(key, part is not None and self._put(p, key, part))
             return
         way = self.way(p, 0)
         if way == "conditional":
-            self.conditional_update(key, lambda data: self._updated(p, key, src, data))
+            stored = self.conditional_update(key, lambda data: self._updated(p, key, src, data))
         elif way == "rewrite" and self.updater is not None and self.updater.update(key, p.chunk_selection, src):
-            pass
+            stored = True
         else:  # "merge" (or a local shard that does not exist yet)
             data = io.store.get(key)
             enc = self._merged(p, key, src, data)
+            stored = enc is not None
             if enc is None:
                 if data is not None:
                     io.store.erase(key)
             else:
                 io.store.set_parts(key, enc)  # the pieces go to the store unjoined
+        self.unit_done(key, stored)
 
     # ------------------------------------------------------------------ whole shards
     def _whole_shard(self, p: ChunkProjection, src: Any) -> np.ndarray | None:
@@ -195,22 +197,24 @@ class ShardWriter(Writer):
             return None
         return np.broadcast_to(arr, inside)
 
-    def _put(self, p: ChunkProjection, key: str, part: np.ndarray) -> None:
+    def _put(self, p: ChunkProjection, key: str, part: np.ndarray) -> bool:
         """Encode and store shard ``key`` from ``part`` (the shard, or of an edge shard its part
-        inside the array: no inner chunk beyond the array's edge is stored)."""
+        inside the array: no inner chunk beyond the array's edge is stored); whether a shard was
+        stored (False: every inner chunk is fill, and the shard was erased)."""
         store = self.io.store
         way = self.way(p, part.nbytes)
         if way == "stream":
-            write_streamed(self.io, key, part, self.inner_is_fill, self.encoder)
-            return
+            return write_streamed(self.io, key, part, self.inner_is_fill, self.encoder)
         enc = self.sharding.encode_shard(part, self.io.bound.ab_spec, is_fill=self.inner_is_fill, parts=True,
                                          encoder=self.encoder)
         if enc is None:
             store.erase(key)
-        elif way == "behind" and self.background is not None and self.background.fits(enc):
+            return False
+        if way == "behind" and self.background is not None and self.background.fits(enc):
             self.background.submit(store.set_parts, key, enc)
         else:
             store.set_parts(key, enc)  # the pieces go to the store unjoined
+        return True
 
     # ------------------------------------------------------------------ partial updates
     def _merged(self, p: ChunkProjection, key: str, src: Any, data: Any) -> list[Any] | None:
@@ -313,10 +317,10 @@ def _stream(io: ArrayIO, array: np.ndarray, encoder: Any, f: Any, offsets: np.nd
 
 
 def write_streamed(io: ArrayIO, key: str, array: np.ndarray, is_fill: Callable[[np.ndarray], bool],
-                   encoder: Any) -> None:
+                   encoder: Any) -> bool:
     """Encode shard ``key`` from ``array`` (the shard, or of an edge shard its part inside the
-    array) and store it while it is encoded (``"stream"`` in the module doc).  A shard whose
-    inner chunks are all fill (by ``is_fill``) is erased instead.  A failure leaves the old shard
+    array) and store it while it is encoded (``"stream"`` in the module doc); whether it was
+    stored.  A shard whose inner chunks are all fill (by ``is_fill``) is erased instead.  A failure leaves the old shard
     as it was and no temporary file (OSError: the store's typed StoreError)."""
     codec, lay, files = io.sharding, io.layout, io.files
     assert codec is not None and lay is not None and files is not None
@@ -347,8 +351,9 @@ def write_streamed(io: ArrayIO, key: str, array: np.ndarray, is_fill: Callable[[
         if pos:
             f.pwrite([codec.encode_index(lay, offsets, nbytes)], pos)
             f.commit()
-            return
+            return True
     io.store.erase(key)  # every inner chunk is fill: no shard
+    return False
 
 
 # ---------------------------------------------------------------------------- local shard updates
