@@ -376,16 +376,21 @@ docs-serve: $(DOCS_STAMP)
 # the project's cross-system harness (benchmarks/anchors_bench.py) with zarrbolt's two adapters,
 # under the reference virtualenv (zarrbolt installed there from this checkout; the adapter records
 # its commit), into docs/perf/anchors-results.json; then `make docs` draws the page.  Needs a
-# quiet machine (about 15 minutes on 2 cores).
+# quiet machine (about 35 minutes on 2 cores: the synthetic volume, then the two realistic ones).
 PERF_DATA ?= /tmp/zarrbolt-perf-data
 PERF_ARGS ?= --systems zarr-python,zarrs,tensorstore --size 128x512x512 --threads 2 --repeats 3 --write-repeats 2 \
   --latency-budget 1 --skip-micro
+# the realistic datasets (docs/performance.md, "Realistic data"): the uint16 layouts a-d
+PERF_REALISTIC_ARGS ?= --layouts a,b,c,d --write-layouts a,b,c,d
 .PHONY: perf-run
 perf-run: refinstall
 	@[ -f $(REF_STAMP) ] || { echo "perf-run needs the reference virtualenv (Python 3.12)"; exit 1; }
 	cd $(CURDIR) && $(REFPY) benchmarks/anchors_bench.py --data-dir $(PERF_DATA) \
 	  --adapter benchmarks/anchors_adapter.py:make_adapter --adapter benchmarks/zarr_pipeline_adapter.py:make_adapter \
 	  $(PERF_ARGS) --out docs/perf/anchors-results.json
+	for ds in fluorescence lightsheet; do cd $(CURDIR) && $(REFPY) benchmarks/anchors_bench.py --data-dir $(PERF_DATA) \
+	  --dataset $$ds --adapter benchmarks/anchors_adapter.py:make_adapter $(PERF_ARGS) $(PERF_REALISTIC_ARGS) \
+	  --out docs/perf/anchors-$$ds.json || exit 1; done
 	@echo "perf-run: docs/perf/anchors-results.json; make docs draws the page from it"
 
 # ------------------------------------------------------------------------------------------ cli (zarrbolt cp)

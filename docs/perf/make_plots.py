@@ -12,7 +12,10 @@ Writes, into the output folder (not committed; ``make docs`` runs this before ``
   same medians;
 * ``table.md``: the medians as a Markdown table; ``not_ahead.md``: every cell where zarrbolt is
   not ahead, with the reason; ``run.md``: the run's command, setup (size, threads, versions, the
-  zarrbolt commit measured, the noise probe); all included by docs/performance.md.
+  zarrbolt commit measured, the noise probe); all included by docs/performance.md;
+* ``realistic.md``: the runs on the realistic volumes (``anchors-<dataset>.json`` beside this
+  script, ``make perf-run`` makes them: fluorescence-like and light-sheet-like data,
+  benchmarks/realistic_volumes.py), a table and the command of each.
 
 The reasons come from ``not-ahead.json`` beside this script (keys ``workload:layout``, then
 ``workload``); a cell within the run's noise (ratio 0.95 or more) is called a tie.  A cell where
@@ -232,6 +235,28 @@ def run_notes(d: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+REALISTIC = {"fluorescence": "fluorescence-like: cells over a background, Poisson shot noise, 12-bit values",
+             "lightsheet": "light-sheet-like: sparse, large empty regions"}
+
+
+def realistic(here: Path) -> str:
+    """The realistic-data section: per dataset run stored beside this script, its volume, the
+    medians of every system (the ratio column as in the main table) and its command."""
+    parts = []
+    for name, what in REALISTIC.items():
+        path = here / f"anchors-{name}.json"
+        if not path.is_file():
+            raise SystemExit(f"{path}: missing (make perf-run measures the realistic datasets)")
+        d = json.loads(path.read_text())
+        meta = d.get("meta", {})
+        if meta.get("dataset") != name:
+            raise SystemExit(f"{path}: a run of dataset {meta.get('dataset')!r}, not {name!r}")
+        ratios = ", ".join(f"{lay} {info['ratio']:.1f}x" for lay, info in sorted((meta.get("layouts") or {}).items()))
+        parts.append(f"### {what[0].upper()}{what[1:]}\n\nCompression ratios of the stored layouts: {ratios}.\n\n"
+                     + table(medians(d)) + "\n```sh\n" + command(meta) + "\n```\n")
+    return "\n".join(parts)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("results", nargs="?", default=str(DEFAULT_RESULTS))
@@ -253,7 +278,8 @@ def main(argv: list[str] | None = None) -> int:
     (out / "table.md").write_text(table(med), encoding="utf-8")
     (out / "not_ahead.md").write_text(not_ahead(med, reasons), encoding="utf-8")
     (out / "run.md").write_text(run_notes(d), encoding="utf-8")
-    print(f"make_plots: {len(made) + 1} figures and 3 tables in {out}")
+    (out / "realistic.md").write_text(realistic(Path(a.results).resolve().parent), encoding="utf-8")
+    print(f"make_plots: {len(made) + 1} figures and 4 tables in {out}")
     return 0
 
 
