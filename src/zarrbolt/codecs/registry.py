@@ -30,11 +30,15 @@ def registered_codecs() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def parse_codec(obj: Any) -> Codec | None:
+def parse_codec(obj: Any, kind: str | None = None) -> Codec | None:
     """Parse one element of a ``codecs`` list (the short-hand string form or the object form).
 
     Returns None for an unknown codec marked ``"must_understand": false`` (the caller drops it);
     raises UnknownCodecError for any other unknown codec and MetadataError for malformed JSON.
+    A ``numcodecs.<id>`` zarrbolt has no codec of is run by numcodecs where it knows the id
+    (:mod:`zarrbolt.codecs.numcodecs.external`), as a codec of ``kind`` (default: bytes -> bytes,
+    or array -> bytes for the ids numcodecs' Zarr v3 wrappers run so; :func:`parse_codecs`
+    infers it from the codec's place in the list).
     """
     if isinstance(obj, Codec):
         return obj
@@ -42,10 +46,34 @@ def parse_codec(obj: Any) -> Codec | None:
     try:
         cls = get_codec_class(name)
     except UnknownCodecError:
-        if not must:
-            return None
-        raise
+        from .numcodecs import external
+
+        if not external.is_external_name(name):
+            if not must:
+                return None
+            raise
+        if kind is None:
+            kind = external.infer_kinds([name], [None])[0]
+        try:
+            return external.v3_codec(name, config, kind or "bytes_to_bytes")
+        except UnknownCodecError:
+            if not must:
+                return None
+            raise
     return cls.from_json(config)
+
+
+def _kind_of(obj: Any) -> tuple[str | None, str | None]:
+    """(name, kind) of one element of a codecs list; kind None where numcodecs may run it."""
+    if isinstance(obj, Codec):
+        return obj.name, obj.kind
+    try:
+        name = parse_extension(obj, "codec", unknown=UnknownCodecError).name
+    except MetadataError:
+        return None, "?"  # (parse_codec names the problem)
+    _ensure_builtins()
+    cls = _REGISTRY.get(name)
+    return name, (cls.kind if cls is not None else None)
 
 
 def parse_codecs(objs: Any) -> tuple[Codec, ...]:
@@ -53,11 +81,49 @@ def parse_codecs(objs: Any) -> tuple[Codec, ...]:
         objs = [objs]
     if not isinstance(objs, (list, tuple)):
         raise MetadataError(f"'codecs' must be a list, got {type(objs).__name__}")
+    names, kinds = zip(*(_kind_of(o) for o in objs)) if objs else ((), ())
+    if None in kinds:
+        from .numcodecs.external import infer_kinds
+
+        kinds = tuple(infer_kinds(list(names), [None if k is None else k for k in kinds]))
     out = []
-    for o in objs:
-        c = parse_codec(o)
+    for o, k in zip(objs, kinds):
+        c = parse_codec(o, k if k != "?" else None)
         if c is not None:
             out.append(c)
+    return tuple(out)
+
+
+def codecs_for_writing(codecs: tuple[Codec, ...]) -> tuple[Codec, ...]:
+    """``codecs`` as zarrbolt writes them into the metadata of a new array: each codec's
+    :meth:`~zarrbolt.codecs.abc.Codec.for_writing` (also inside a codec holding a chain, such as
+    ``sharding_indexed``), with a :class:`~zarrbolt.errors.MetadataNormalizedWarning` for each
+    value normalised."""
+    import warnings
+
+    from ..errors import MetadataNormalizedWarning
+
+    out = []
+    for codec in codecs:
+        new, note = codec.for_writing()
+        if note is not None:
+            warnings.warn(note, MetadataNormalizedWarning, stacklevel=4)
+        doc = None
+        for member in ("codecs", "index_codecs"):  # a codec holding chains of codecs
+            inner = getattr(new, member, None)
+            if isinstance(inner, tuple) and inner and all(isinstance(c, Codec) for c in inner):
+                strict = codecs_for_writing(inner)
+                if strict != inner:
+                    doc = doc or new.to_json()
+                    doc["configuration"][member] = [c.to_json() for c in strict]
+        if doc is not None:
+            rebuilt = parse_codec(doc)
+            assert rebuilt is not None
+            for attr in ("write_order",):  # runtime settings the JSON does not carry
+                if hasattr(new, attr):
+                    setattr(rebuilt, attr, getattr(new, attr))
+            new = rebuilt
+        out.append(new)
     return tuple(out)
 
 
