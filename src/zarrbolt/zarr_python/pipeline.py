@@ -193,6 +193,7 @@ class ZarrboltCodecPipeline(CodecPipeline):
             return await self._wrapped.write(batch, value, drop_axes)
         value_np = adapt.numpy_of(value)
         assert value_np is not None  # (batch_problem checked the buffer)
+        value_np = adapt.to_native(value_np, self._meta.dtype)  # (a big-endian type's values: swapped)
         io = self._io(zstore, prefix)
         box = box_of(coords, batch, [io.grid.chunk_box(c) for c in coords], drop_axes)
         if box is not None and value_np.ndim and tuple(value_np.shape) != box.shape():
@@ -311,7 +312,10 @@ def _shape_eff(io: ArrayIO, hi: Iterable[int]) -> tuple[int, ...]:
 
 def _read_box(io: ArrayIO, box: Any, out: np.ndarray, missing: set[Any]) -> None:
     shape = _shape_eff(io, box.hi)
-    read_planner.read(io, lambda cs: basic_indexer(box.sel, shape, cs), out=out, missing=missing)
+    target = adapt.native_view(out, io.dtype)  # a big-endian buffer: read native, then swapped
+    read_planner.read(io, lambda cs: basic_indexer(box.sel, shape, cs), out=target, missing=missing)
+    if target is not out:
+        adapt.swap_in_place(target)
 
 
 def _item_plans(batch: list[Any], boxes: list[Any]) -> list[Any] | None:
@@ -330,7 +334,7 @@ def _read_items(io: ArrayIO, boxes: list[Any], batch: list[Any], plans: list[Any
                 drop_axes: tuple[int, ...], missing: set[Any]) -> None:
     """Any selection, item by item: the bounding box of the item's selection in its chunk (at
     ``boxes``) read by the planner, then the selection taken from it and put in its place in
-    ``out``."""
+    ``out`` (numpy's assignment: into a big-endian buffer, swapped)."""
     for (origin, _), item, (norm, lo, hi) in zip(boxes, batch, plans):
         key = item[0].path
         if any(h <= l for l, h in zip(lo, hi)):
