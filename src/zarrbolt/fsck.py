@@ -9,7 +9,9 @@ behind, and optionally cleaning it (:func:`fsck`; the command ``zarrbolt fsck`` 
 - stray keys: files inside an array that are neither metadata nor a chunk key of its grid, and
   files outside every array and group document;
 - torn or undecodable chunks (the chunk's codecs fail on its bytes);
-- shards whose index is malformed (sizes, bounds, overlaps, checksum).
+- shards whose index is malformed (sizes, bounds, overlaps, checksum);
+- metadata documents that cannot be read, including a ``zarr.json`` (``.zarray``, ...) that is a
+  directory, and symbolic links the store refuses (not listed, so not counted as chunks).
 
 ``clean=True`` removes the orphaned temporary files (never chunks or strays: those may be
 someone's data; the report names them).  Finding and removing temporary files is the local
@@ -153,6 +155,26 @@ def _check_array(store: Any, path: str, keys: list[str], report: FsckReport) -> 
         _check_chunk(arr, k, data, report)
 
 
+def _unlisted(root: str, store: Any) -> list[tuple[str, str]]:
+    """What the store does not list but a reader should know of: metadata document names
+    (``zarr.json``, ``.zarray``, ...) that are directories (the node would look absent) and
+    symbolic links the store's policy refuses (a chunk there would read as missing)."""
+    found = []
+    listed = None
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        for d in dirnames:
+            if d in _META_NAMES:
+                found.append((d if rel == "." else f"{rel}/{d}", "a directory where a metadata document should be"))
+        for f in filenames:
+            if os.path.islink(os.path.join(dirpath, f)):
+                key = f if rel == "." else f"{rel}/{f}"
+                listed = set(store.list()) if listed is None else listed
+                if key not in listed:
+                    found.append((key, f"a symbolic link the store refuses (follow_symlinks={store.follow_symlinks!r})"))
+    return found
+
+
 def _owner(key: str, nodes: list[str]) -> str | None:
     """The deepest node path among ``nodes`` that ``key`` lies under."""
     best = None
@@ -175,6 +197,7 @@ def fsck(path: str | os.PathLike[str], clean: bool = False, older_than: float = 
     report.temp_orphans, report.temp_live, report.removed = temps.orphans, temps.live, temps.removed
     store = LocalStore(root, read_only=True, follow_symlinks="inside")
     keys = sorted(store.list())
+    report.unreadable += _unlisted(root, store)
     arrays, groups = _nodes(keys)
     for k in keys:
         d, _, name = k.rpartition("/")
