@@ -286,3 +286,27 @@ def test_external_fixtures(tmp_path):
                 problems.append(f"{path}: {type(e).__name__}: {str(e)[:200]}")
     assert n > 0
     assert not problems, "\n".join(problems)
+
+
+def test_codecs_run_by_numcodecs_inside_zarrbolts_pipeline(tmp_path):
+    """zarrbolt's zarr-python pipeline serves such arrays too (no fallback to zarr-python's)."""
+    import zarrbolt.codec_pipeline as zcp
+
+    if not _have("pcodec"):
+        pytest.skip("pcodec is not installed (pip install pcodec)")
+    zcp.fallback_counts.clear()
+    before = external.counts[("pcodec", "decode")], external.counts[("base64", "decode")]
+    with zarr.config.set({"codec_pipeline.path": "zarrbolt.codec_pipeline.ZarrboltCodecPipeline"}):
+        a = zarr.create_array(tmp_path / "p", shape=(30,), chunks=(8,), dtype="f4", serializer=nz3.PCodec(),
+                              compressors=None)
+        a[:] = np.arange(30)
+        b = zarr.create_array(tmp_path / "b", shape=(30,), chunks=(8,), dtype="i2", zarr_format=2,
+                              compressors=numcodecs.Base64())
+        b[:] = np.arange(30)
+        np.testing.assert_array_equal(a[...], np.arange(30))
+        np.testing.assert_array_equal(b[...], np.arange(30))
+    assert not zcp.fallback_counts, dict(zcp.fallback_counts)
+    assert external.counts[("pcodec", "decode")] - before[0] == 4
+    assert external.counts[("base64", "decode")] - before[1] == 4
+    _same_as_zarr(tmp_path / "p", 3)
+    _same_as_zarr(tmp_path / "b", 2)

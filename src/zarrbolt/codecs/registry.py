@@ -63,17 +63,25 @@ def parse_codec(obj: Any, kind: str | None = None) -> Codec | None:
     return cls.from_json(config)
 
 
-def _kind_of(obj: Any) -> tuple[str | None, str | None]:
-    """(name, kind) of one element of a codecs list; kind None where numcodecs may run it."""
-    if isinstance(obj, Codec):
-        return obj.name, obj.kind
-    try:
-        name = parse_extension(obj, "codec", unknown=UnknownCodecError).name
-    except MetadataError:
-        return None, "?"  # (parse_codec names the problem)
+def _external_kinds(objs: list[Any] | tuple[Any, ...]) -> list[str | None] | None:
+    """The kinds of a codecs list's elements, inferred for the ``numcodecs.<id>`` codecs zarrbolt
+    has no codec of (numcodecs runs them: see :func:`~zarrbolt.codecs.numcodecs.external.infer_kinds`);
+    None when the list has none (the common case: nothing more is parsed)."""
     _ensure_builtins()
-    cls = _REGISTRY.get(name)
-    return name, (cls.kind if cls is not None else None)
+    names = [o.name if isinstance(o, Codec) else o if isinstance(o, str)
+             else o.get("name") if isinstance(o, dict) else None for o in objs]
+    if all(not isinstance(n, str) or n in _REGISTRY or not n.startswith("numcodecs.") for n in names):
+        return None
+    from .numcodecs.external import infer_kinds
+
+    kinds: list[str | None] = []
+    for o, n in zip(objs, names):
+        if isinstance(o, Codec):
+            kinds.append(o.kind)
+        else:
+            cls = _REGISTRY.get(n) if isinstance(n, str) else None
+            kinds.append(cls.kind if cls is not None else None if isinstance(n, str) else "?")
+    return [None if k == "?" else k for k in infer_kinds(list(names), kinds)]
 
 
 def parse_codecs(objs: Any) -> tuple[Codec, ...]:
@@ -81,14 +89,10 @@ def parse_codecs(objs: Any) -> tuple[Codec, ...]:
         objs = [objs]
     if not isinstance(objs, (list, tuple)):
         raise MetadataError(f"'codecs' must be a list, got {type(objs).__name__}")
-    names, kinds = zip(*(_kind_of(o) for o in objs)) if objs else ((), ())
-    if None in kinds:
-        from .numcodecs.external import infer_kinds
-
-        kinds = tuple(infer_kinds(list(names), [None if k is None else k for k in kinds]))
+    kinds = _external_kinds(objs)
     out = []
-    for o, k in zip(objs, kinds):
-        c = parse_codec(o, k if k != "?" else None)
+    for i, o in enumerate(objs):
+        c = parse_codec(o, None if kinds is None else kinds[i])
         if c is not None:
             out.append(c)
     return tuple(out)

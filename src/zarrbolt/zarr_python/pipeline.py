@@ -279,7 +279,7 @@ class ZarrboltCodecPipeline(CodecPipeline):
         meta = self._meta.resized(shape)
         grown = ArrayIO(io.store if io.store is not None else adapt.NO_STORE, prefix, meta)
         if io.store is None:
-            grown.store = None  # type: ignore[assignment]
+            grown.store = None
         if not _shape_agrees(grown, box, coords, batch):
             return None
         if self._meta.zarr_format == 3:
