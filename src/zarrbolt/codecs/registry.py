@@ -111,7 +111,7 @@ def codecs_for_writing(codecs: tuple[Codec, ...]) -> tuple[Codec, ...]:
     for codec in codecs:
         new, note = codec.for_writing()
         if note is not None:
-            warnings.warn(note, MetadataNormalizedWarning, stacklevel=4)
+            warnings.warn(note, MetadataNormalizedWarning, stacklevel=5)  # (create_array's caller)
         doc = None
         for member in ("codecs", "index_codecs"):  # a codec holding chains of codecs
             inner = getattr(new, member, None)
