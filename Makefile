@@ -39,9 +39,11 @@ ZARR_VERSION := 3.4.2
 REF_DEPS := "zarr==$(ZARR_VERSION)" tensorstore zarrs numcodecs crc32c google-crc32c blosc2 zlib-ng "cast-value-rs>=0.4.2" \
   "pytest>=9" pytest-asyncio "hypothesis>=6" pytest-timeout pytest-xdist pytest-benchmark "fsspec>=2023.10.0" \
   "dask[array,distributed]" xarray ome-zarr obstore "moto[server]>=5" s3fs boto3 napari ome-zarr-models \
-  napari-ome-zarr icechunk
+  napari-ome-zarr icechunk pcodec "zfpy==1.0.1"
+# (pcodec and zfpy: codecs zarrbolt runs through numcodecs; zfpy 1.0.1.post0's version string
+# breaks numcodecs' import)
 # Bump when REF_DEPS change: an existing reference venv is then upgraded in place.
-REF_STAMP := $(REFVENV)/.zarrbolt-ref-deps-6
+REF_STAMP := $(REFVENV)/.zarrbolt-ref-deps-7
 REFPY := $(REFVENV)/bin/python
 ZARR_SUITE_CACHE ?= $(HOME)/.cache/zarrbolt/zarr-suite
 

@@ -135,7 +135,7 @@ def test_datetime_nat_fill_forms():
 
 
 BAD_FILLS = [
-    ("string", 3), ("string", None), ("variable_length_bytes", "not base64!"), ("variable_length_bytes", 5),
+    ("string", [3]), ("string", None), ("variable_length_bytes", "not base64!"), ("variable_length_bytes", 5),
     (dt_json("fixed_length_utf32", length_bytes=4), "ab"), (dt_json("fixed_length_utf32", length_bytes=4), 1),
     (dt_json("null_terminated_bytes", length_bytes=1), "YWI="), (dt_json("raw_bytes", length_bytes=3), "YWI="),
     (dt_json("raw_bytes", length_bytes=2), [1, 2]), (dt_json("numpy.datetime64", unit="s", scale_factor=1), 1.5),
@@ -152,6 +152,14 @@ BAD_FILLS = [
 def test_malformed_fill_values(doc, fill):
     with pytest.raises(MetadataError):
         DataType.parse(doc).parse_fill_value(fill)
+
+
+@pytest.mark.parametrize("fill, text", [(0, "0"), (3, "3"), (1.5, "1.5"), ("x", "x")])
+def test_string_fill_value_numbers_read_as_their_text(fill, text):
+    """As zarr-python reads them (zarr-python 2 wrote 0 as the fill value of text arrays)."""
+    dt = DataType.parse("string")
+    assert dt.parse_fill_value(fill) == text
+    assert dt.fill_value_to_json(dt.parse_fill_value(fill)) == text
 
 
 # ---------------------------------------------------------------------------- arrays
@@ -260,7 +268,7 @@ def test_in_range_python_values_and_other_types(u16):
 @pytest.mark.parametrize("data_type,fill", [
     ({"name": "fixed_length_utf32", "configuration": {"length_bytes": 7}}, ""),
     ({"name": "numpy.datetime64", "configuration": {"unit": "ns", "scale_factor": 1}}, "yesterday"),
-    ("string", 0), ("variable_length_bytes", "@@@"),
+    ("string", {"a": 0}), ("variable_length_bytes", "@@@"),
     ({"name": "struct", "configuration": {"fields": [{"name": "a", "data_type": "nope"}]}}, {}),
 ])
 def test_malformed_documents_fail_to_open(data_type, fill):

@@ -78,6 +78,19 @@ def test_finds_every_kind_of_problem(hierarchy, capsys):
     assert (root / "stray-at-root").exists()  # strays are reported, never deleted
 
 
+@pytest.mark.parametrize("where", ["zarr.json", "sub/zarr.json", "plain/zarr.json", "v2/.zarray", "g2/.zgroup"])
+def test_metadata_document_that_is_a_directory(hierarchy, where):
+    """A node whose document is a directory is reported, not passed over as absent."""
+    path = hierarchy / where
+    if path.exists():
+        path.unlink()
+    path.mkdir(parents=True)
+    report = fsck(hierarchy)
+    assert not report.ok
+    assert (where, "a directory where a metadata document should be") in report.unreadable
+    assert "PROBLEMS FOUND" in report.summary()
+
+
 def test_old_temp_of_another_host_is_an_orphan_after_older_than(hierarchy):
     name = f"{safety.TMP_PREFIX}ffffffff-1-0123456789abcdef"
     p = hierarchy / "plain" / name

@@ -101,13 +101,27 @@ __all__ = [
 ]
 
 
+# Subpackages not imported by ``import zarrbolt`` (they are not needed for reading and writing
+# arrays, and some bring optional dependencies: zarr-python for codec_pipeline): imported on first
+# attribute access, as SciPy does, so that ``zarrbolt.ome.open_image`` works after ``import zarrbolt``.
+_LAZY_SUBMODULES = frozenset({"ome", "dask", "fsck", "cli", "codec_pipeline", "zarr_python"})
+
+
 def __getattr__(name: str) -> object:
     # zarrbolt.to_dask lives in zarrbolt.dask, imported on first use (dask itself only when called)
     if name == "to_dask":
         from .dask import to_dask
 
         return to_dask
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'zarrbolt' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__) | _LAZY_SUBMODULES)
 
 
 def _versions() -> dict[str, str]:

@@ -41,6 +41,11 @@ temporary directory; other stores: across threads); False for pipelines with one
 per chunk.  ``write_fsync`` (``"none"`` default, ``"file"``, ``"dir"``;
 ``ZARRBOLT_WRITE_FSYNC``): what a ``LocalStore`` made without ``fsync=`` flushes to disk before
 a write returns.
+
+Codecs: ``allow_unsafe_pickle`` (default False, ``ZARRBOLT_ALLOW_UNSAFE_PICKLE``; zarr-python's
+``array.allow_unsafe_pickle_decode``): arrays whose filters or compressor include numcodecs'
+``pickle`` codec (which runs code from the data when it decodes) are refused unless this is True
+(numcodecs' own opt-in, ``NUMCODECS_ALLOW_UNSAFE_PICKLE_DECODE=1``, is needed as well).
 """
 
 from __future__ import annotations
@@ -138,6 +143,8 @@ _DEFAULTS: dict[str, Any] = {
     "write_lock": _env_bool("ZARRBOLT_WRITE_LOCK", True),
     # LocalStore without fsync=: "none", "file" (fsync each file), "dir" (and its directory)
     "write_fsync": os.environ.get("ZARRBOLT_WRITE_FSYNC", "").strip().lower() or "none",
+    # codecs that run code from the data (numcodecs' ``pickle``): refused unless this is True
+    "allow_unsafe_pickle": _env_bool("ZARRBOLT_ALLOW_UNSAFE_PICKLE", False),
 }
 if _DEFAULTS["write_fsync"] not in ("none", "file", "dir"):
     raise MetadataError(f"environment variable ZARRBOLT_WRITE_FSYNC={_DEFAULTS['write_fsync']!r} is not "
@@ -160,6 +167,7 @@ _VALIDATORS: dict[str, Callable[[Any], bool]] = {
     "remote_index_cache": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
     "write_lock": lambda v: isinstance(v, bool),
     "write_fsync": lambda v: v in ("none", "file", "dir"),
+    "allow_unsafe_pickle": lambda v: isinstance(v, bool),
 }
 
 # zarr-python's configuration keys, accepted by set() / override() / get() as the zarrbolt option
@@ -170,6 +178,7 @@ ZARR_KEYS: dict[str, str] = {
     "array.read_missing_chunks": "read_missing_chunks",
     "threading.max_workers": "threads",
     "async.concurrency": "remote_concurrency",
+    "array.allow_unsafe_pickle_decode": "allow_unsafe_pickle",
 }
 
 

@@ -207,3 +207,12 @@ class ZarrVersionError(ZarrboltError, ImportError):
 
 
 __all__ += ["ZarrVersionError"]
+
+
+# --- read liberally, written strictly --------------------------------------------------------
+class MetadataNormalizedWarning(UserWarning):
+    """A value zarrbolt reads as other implementations do (e.g. numcodecs' zstd ``level`` 100, or
+    gzip ``level`` -1) was normalised in the metadata of a new array (the warning says to what)."""
+
+
+__all__ += ["MetadataNormalizedWarning"]

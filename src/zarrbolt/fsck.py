@@ -14,6 +14,8 @@ behind, and optionally cleaning it (:func:`fsck`; the command ``zarrbolt fsck`` 
   ``.zattrs``: readers disagree on what the node is);
 - chunks or shards where no array is: what an interrupted ``zarrbolt cp`` leaves (it writes an
   array's metadata last); ``zarrbolt cp --resume`` finishes it.
+- metadata documents that cannot be read, including a ``zarr.json`` (``.zarray``, ...) that is a
+  directory, and symbolic links the store refuses (not listed, so not counted as chunks).
 
 ``clean=True`` removes the orphaned temporary files (never chunks or strays: those may be
 someone's data; the report names them).  Finding and removing temporary files is the local
@@ -184,6 +186,24 @@ def _unfinished(strays: list[str], nodes: set[str]) -> tuple[list[tuple[str, int
         else:
             found[owner] = found.get(owner, 0) + 1
     return [("/" + a, n) for a, n in sorted(found.items())], rest
+def _unlisted(root: str, store: Any) -> list[tuple[str, str]]:
+    """What the store does not list but a reader should know of: metadata document names
+    (``zarr.json``, ``.zarray``, ...) that are directories (the node would look absent) and
+    symbolic links the store's policy refuses (a chunk there would read as missing)."""
+    found = []
+    listed = None
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        for d in dirnames:
+            if d in _META_NAMES:
+                found.append((d if rel == "." else f"{rel}/{d}", "a directory where a metadata document should be"))
+        for f in filenames:
+            if os.path.islink(os.path.join(dirpath, f)):
+                key = f if rel == "." else f"{rel}/{f}"
+                listed = set(store.list()) if listed is None else listed
+                if key not in listed:
+                    found.append((key, f"a symbolic link the store refuses (follow_symlinks={store.follow_symlinks!r})"))
+    return found
 
 
 def _owner(key: str, nodes: list[str]) -> str | None:
@@ -209,6 +229,7 @@ def fsck(path: str | os.PathLike[str], clean: bool = False, older_than: float = 
     report.temp_orphans, report.temp_live, report.removed = temps.orphans, temps.live, temps.removed
     store = LocalStore(root, read_only=True, follow_symlinks="inside")
     keys = sorted(store.list())
+    report.unreadable += _unlisted(root, store)
     arrays, groups = _nodes(keys)
     v2_docs = {k.rpartition("/")[0] for k in keys if k.rpartition("/")[2] in (".zarray", ".zgroup", ".zattrs")}
     for k in keys:

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import zarrbolt as zarr
-from zarrbolt.codecs import parse_codec
+from zarrbolt.codecs import ChunkSpec, parse_codec
 from zarrbolt.codecs.numcodecs.filters import DeltaCodec
 from zarrbolt.errors import CodecError, MetadataError
+from zarrbolt.metadata.dtypes import DataType
 from zarrbolt.storage import MemoryStore
 from zarrbolt._ext import _delta
 
@@ -179,11 +180,20 @@ def test_json_round_trip_and_checks():
         assert c.to_json() == {"name": "numcodecs.delta", "configuration": expect}
         assert parse_codec(c.to_json()) == c
     bad = [None, {}, {"astype": "i2"}, {"dtype": "i2", "extra": 1}, {"dtype": 5}, {"dtype": "i2", "id": "zlib"},
-           {"dtype": "bool"}, {"dtype": "c8"}, {"dtype": ">i2"}, {"dtype": "f16"}, {"dtype": "i2", "astype": "S2"},
+           {"dtype": "c8"}, {"dtype": ">i2"}, {"dtype": "f16"}, {"dtype": "i2", "astype": "S2"},
            {"dtype": "nonsense"}, {"dtype": "i2", "astype": None, "x": 1}]
     for conf in bad:
         with pytest.raises(MetadataError):
             parse_codec({"name": "numcodecs.delta", "configuration": conf})
+    # bool data: read as numcodecs decodes it (a running OR), never written nor created
+    c = parse_codec({"name": "numcodecs.delta", "configuration": {"dtype": "bool"}})
+    spec = ChunkSpec((6,), DataType("bool"), np.False_)
+    stored = np.array([False, True, False, False, True, False])
+    np.testing.assert_array_equal(c.decode(stored, spec), [False, True, True, True, True, True])
+    with pytest.raises(CodecError, match="does not round-trip"):
+        c.encode(stored, spec)
+    with pytest.raises(MetadataError, match="does not create them"):
+        c.for_writing()
 
 
 def test_dtype_must_be_the_arrays():

@@ -43,7 +43,8 @@ def test_round_trip_and_json(cid, conf):
 @pytest.mark.parametrize("doc", [
     {"name": "numcodecs.bz2", "configuration": {"level": 0}}, {"name": "numcodecs.bz2", "configuration": {"level": "9"}},
     {"name": "numcodecs.bz2", "configuration": {"id": "zlib"}}, {"name": "numcodecs.bz2", "configuration": {"x": 1}},
-    {"name": "numcodecs.zstd", "configuration": {"level": 99}}, {"name": "numcodecs.zstd", "configuration": {"checksum": 1}},
+    {"name": "numcodecs.zstd", "configuration": {"level": "9"}}, {"name": "numcodecs.zstd", "configuration": {"checksum": 1}},
+    {"name": "numcodecs.gzip", "configuration": {"level": -2}},
     {"name": "numcodecs.gzip", "configuration": {"level": 10}},
     {"name": "numcodecs.blosc", "configuration": {"shuffle": 3}}, {"name": "numcodecs.blosc", "configuration": {"shuffle": True}},
     {"name": "numcodecs.blosc", "configuration": {"cname": "lzma"}}, {"name": "numcodecs.blosc", "configuration": {"clevel": 10}},
@@ -69,6 +70,28 @@ def test_round_trip_and_json(cid, conf):
 def test_bad_configurations(doc):
     with pytest.raises(MetadataError):
         parse_codec(doc)
+
+
+@pytest.mark.parametrize("doc, level, written", [
+    ({"name": "numcodecs.zstd", "configuration": {"level": 100}}, 22, {"level": 22}),
+    ({"name": "numcodecs.zstd", "configuration": {"level": -200000, "checksum": True}}, -131072,
+     {"level": -131072, "checksum": True}),
+    ({"name": "numcodecs.gzip", "configuration": {"level": -1}}, 6, {"level": 6}),
+])
+def test_levels_read_as_the_libraries_take_them(doc, level, written):
+    """numcodecs passes these levels on and the libraries accept them (zstd clamps, -1 is zlib's
+    default): read so, kept as given in the metadata read, normalised (with a warning) in new
+    metadata."""
+    from zarrbolt.codecs.registry import codecs_for_writing
+    from zarrbolt.errors import MetadataNormalizedWarning
+
+    c = parse_codec(doc)
+    assert c.inner.level == level and c.to_json() == doc
+    spec = ChunkSpec((len(RAW),), DataType("uint8"), np.uint8(0))
+    assert bytes(c.decode(c.encode(RAW, spec), spec, len(RAW))) == RAW
+    with pytest.warns(MetadataNormalizedWarning, match="written as"):
+        (strict,) = codecs_for_writing((c,))
+    assert strict.to_json() == {"name": doc["name"], "configuration": written}
 
 
 def test_jenkins_lookup3_vectors():

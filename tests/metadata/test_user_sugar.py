@@ -67,9 +67,10 @@ def test_dimension_names_accepted_spellings():
     assert create(dimension_names=iter(["y", "x"])).metadata.dimension_names == ("y", "x")
     assert create(dimension_names=np.array(["y", "x"])).metadata.dimension_names == ("y", "x")
     assert create(dimension_names=None).metadata.dimension_names is None
+    # null is read as absent (as zarr-python reads it; zarrita.js writes it) and written absent
     doc = create().metadata.to_json() | {"dimension_names": None}
-    with pytest.raises(MetadataError, match="dimension_names must be an array of strings or nulls, got null"):
-        parse_node_metadata(json.dumps(doc).encode())
+    meta = parse_node_metadata(json.dumps(doc).encode())
+    assert meta.dimension_names is None and "dimension_names" not in meta.to_json()
 
 
 # ---------------------------------------------------------------------------- shape and chunks

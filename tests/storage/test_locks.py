@@ -371,3 +371,39 @@ def test_lock_files_kept_open_are_bounded(tmp_path):
         a[1:3] = i
         assert (a[1:3] == i).all()
     assert len(os.listdir("/proc/self/fd")) <= before + MAX_IDLE
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX symlinks")
+@pytest.mark.parametrize("which", ["env", "default"])
+def test_lock_dir_that_is_a_symlink_is_refused(tmp_path, monkeypatch, which):
+    """A lock dir that is a symbolic link (planted in the world-writable temporary directory, or
+    named by ZARRBOLT_LOCK_DIR) is refused with a SymlinkError; nothing is made where it points."""
+    from zarrbolt.errors import SymlinkError
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    if which == "env":
+        link = tmp_path / "locks"
+        monkeypatch.setenv(LOCK_DIR_ENV, str(link))
+    else:
+        monkeypatch.delenv(LOCK_DIR_ENV, raising=False)
+        monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+        (tmp_path / "tmp").mkdir()
+        link = tmp_path / "tmp" / "zarrbolt-locks"
+    os.symlink(elsewhere, link)
+    assert lock_dir() == str(link)
+    _make(str(tmp_path / "a"))
+    a = zarrbolt.open_array(LocalStore(tmp_path / "a"), mode="r+")
+    with pytest.raises(SymlinkError, match="symbolic link") as ei:
+        a[:INNER] = 1  # a partial update of the shard: locked
+    assert LOCK_DIR_ENV in str(ei.value)
+    assert list(elsewhere.iterdir()) == []
+    # a real directory (the directories above it may be links) is fine
+    os.unlink(link)
+    real = tmp_path / "real"
+    real.mkdir()
+    os.symlink(real, tmp_path / "via")
+    monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path / "via" / "locks"))
+    a = zarrbolt.open_array(LocalStore(tmp_path / "a"), mode="r+")
+    a[:INNER] = 2
+    assert os.listdir(real / "locks") and zarrbolt.open_array(LocalStore(tmp_path / "a"), mode="r")[0, 0] == 2

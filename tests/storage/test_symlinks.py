@@ -30,6 +30,26 @@ def tree(tmp_path):
     return root, outside
 
 
+@pytest.mark.parametrize("policy, listed", [("inside", False), ("none", False), ("all", True)])
+def test_refused_links_are_not_listed_nor_counted(tree, policy, listed):
+    """A listing names what ``get`` serves: a chunk that is a link the policy refuses is neither
+    listed nor counted by ``nchunks_initialized`` (fsck reports it)."""
+    from zarrbolt.fsck import fsck
+
+    root, outside = tree
+    os.unlink(root / "c" / "1")
+    os.symlink(outside / "secret", root / "c" / "1")
+    store = LocalStore(root, follow_symlinks=policy)
+    assert ("c/1" in set(store.list())) is listed
+    assert ("c/1" in set(store.list_prefix("c/"))) is listed
+    assert ("c/1" in set(store.list_dir("c"))) is listed
+    assert zarrbolt.open_array(store, mode="r").nchunks_initialized == (8 if listed else 7)
+    if policy == "inside":
+        report = fsck(root)
+        assert not report.ok
+        assert [k for k, why in report.unreadable if "symbolic link the store refuses" in why] == ["c/1"]
+
+
 def test_link_inside_the_root_is_followed(tree):
     root, _ = tree
     os.unlink(root / "c" / "1")

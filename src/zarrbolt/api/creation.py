@@ -24,6 +24,7 @@ import numpy as np
 
 from ..array import Array
 from ..codecs import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, parse_codecs
+from ..codecs.registry import codecs_for_writing
 from ..errors import ContainsArrayError, ContainsGroupError, MetadataError
 from ..metadata import ArrayMetadata
 from ..metadata.chunk_grid import ChunkGrid, RectilinearChunkGrid, RegularChunkGrid, parse_int_list
@@ -326,7 +327,7 @@ def _v3_metadata(*, shape: Any, dtype: Any, chunks: Any, shards: Any, filters: A
     from ..codecs.abc import ChunkSpec
 
     spec = ChunkSpec(chunk_shape, dt, fill)
-    chain = _complete_codecs(_build_codecs(spec, filters, serializer, compressors, codecs), spec)
+    chain = codecs_for_writing(_complete_codecs(_build_codecs(spec, filters, serializer, compressors, codecs), spec))
     if shards is not None:
         from ..codecs.sharding import ShardingCodec
 
@@ -365,8 +366,11 @@ def _v3_array(*, shape: Any, dtype: Any, data: Any, order: str | None, config: A
 # ``vlen-utf8`` / ``vlen-bytes`` filter.  The default compressor is zarr-python's.
 def _v2_codec(obj: Any) -> dict[str, Any]:
     """One user-given codec as a v2 configuration."""
+    import warnings
+
     from ..codecs import parse_codec
-    from ..codecs.v2_ids import codec_to_v2
+    from ..codecs.v2_ids import codec_to_v2, v2_for_writing
+    from ..errors import MetadataNormalizedWarning
 
     if not isinstance(obj, (Codec, dict, str)) and callable(getattr(obj, "get_config", None)):
         obj = obj.get_config()  # a numcodecs codec object
@@ -379,6 +383,9 @@ def _v2_codec(obj: Any) -> dict[str, Any]:
         conf = codec_to_v2(codec)
     if conf.get("id") == "zstd" and conf.get("checksum") is False:
         del conf["checksum"]  # as zarr-python writes it (numcodecs' default)
+    conf, note = v2_for_writing(conf)
+    if note is not None:
+        warnings.warn(note, MetadataNormalizedWarning, stacklevel=5)
     return conf
 
 

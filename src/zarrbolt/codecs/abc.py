@@ -106,6 +106,14 @@ class Codec(ABC):
             return n
         return decoded_nbytes + decoded_nbytes // 8 + 65536
 
+    def for_writing(self) -> tuple[Codec, str | None]:
+        """This codec as zarrbolt writes it into the metadata of a new array: itself, or, where
+        its configuration was read liberally (a value numcodecs or zarr-python accepts that the
+        codec's own definition does not, e.g. numcodecs' zstd ``level`` 100), the codec with the
+        value normalised and a note saying what changed.  MetadataError for a configuration
+        zarrbolt reads but does not write at all."""
+        return self, None
+
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.to_json() == other.to_json()
 

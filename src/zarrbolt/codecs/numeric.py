@@ -38,7 +38,9 @@ def _scalar(dt: Any, value: Any, what: str) -> Any:
     try:
         return dt.parse_fill_value(value)
     except MetadataError as e:
-        raise MetadataError(f"{what}: {e}") from None
+        # the data type's message names the fill value; the value here is the codec's ``what``
+        msg = str(e).removeprefix("fill_value ").removeprefix("fill_value")
+        raise MetadataError(f"{what} {value!r}: a value {msg}" if msg.startswith("for ") else f"{what} {value!r}: {msg}") from None
 
 
 def _same_bits(a: Any, b: Any, dtype: np.dtype) -> bool:

@@ -14,8 +14,11 @@ and the same fused C plans as a v3 one:
 * ``vlen-utf8``, ``vlen-bytes`` (object arrays): the codecs of the same name, the array -> bytes
   step of the chain.
 
-Anything else is an :class:`~zarrbolt.errors.UnknownCodecError` naming the id and where it was
-found."""
+* any other id the installed numcodecs knows (``base64``, ``pcodec``, ``zfpy``, imagecodecs'
+  codecs, ...): numcodecs' codec (:mod:`zarrbolt.codecs.numcodecs.external`).
+
+Anything else is an :class:`~zarrbolt.errors.UnknownCodecError` naming the id, where it was
+found and the package to install."""
 
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ import numpy as np
 
 from ..errors import MetadataError, UnknownCodecError
 from .abc import Codec
+from .numcodecs import external
 from .registry import get_codec_class, registered_codecs
 
 # numcodecs.Blosc's numbering of the shuffle modes
@@ -108,19 +112,21 @@ def codec_from_v2(conf: Any, *, itemsize: int, where: str) -> Codec:
     except MetadataError as e:
         raise MetadataError(f"{where}: {e}") from None
     check_known(conf, where)
-    raise AssertionError("unreachable")  # pragma: no cover
+    return external.v2_codec(conf, where)  # the long tail: numcodecs runs it
 
 
 def check_known(conf: Any, where: str) -> None:
     """UnknownCodecError naming ``where`` unless zarrbolt has a codec for this configuration's id
-    (checked before anything else of a document, so an unknown codec is named as such)."""
+    or the installed numcodecs knows it (:mod:`zarrbolt.codecs.numcodecs.external`; the error
+    then names the package to install); checked before anything else of a document, so an
+    unknown codec is named as such."""
     cid = codec_id(conf, where)
     known = registered_codecs()
     if cid in ("blosc", "zstd", "gzip") or f"numcodecs.{cid}" in known or (cid in _VLEN_IDS and cid in known):
         return
-    if cid in OBJECT_CODEC_IDS:
+    if cid in OBJECT_CODEC_IDS and cid not in external.UNSAFE_IDS:
         raise UnknownCodecError(f"{where}: the object codec {cid!r} is not supported (vlen-utf8 and vlen-bytes are)")
-    raise UnknownCodecError(f"{where}: unknown codec id {cid!r} (no zarrbolt codec reads it)")
+    external.numcodecs_codec(conf, where)
 
 
 def codec_to_v2(codec: Codec) -> dict[str, Any]:
@@ -145,6 +151,27 @@ def codec_to_v2(codec: Codec) -> dict[str, Any]:
     if name.startswith("numcodecs."):
         return {"id": name.removeprefix("numcodecs."), **conf}
     raise MetadataError(f"codec {name!r} has no Zarr v2 form (v2 takes numcodecs codecs as filters and compressor)")
+
+
+def v2_for_writing(conf: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """A v2 configuration as zarrbolt writes it into a new ``.zarray``: as given, or with a value
+    read liberally normalised (gzip's ``level`` -1 as 6, a zstd ``level`` beyond libzstd's range
+    clamped; see :meth:`~zarrbolt.codecs.abc.Codec.for_writing`) and a note saying so."""
+    cid = conf.get("id")
+    level = conf.get("level")
+    if cid in ("gzip", "zstd") and isinstance(level, int) and not isinstance(level, bool):
+        new = (_ZLIB_DEFAULT_LEVEL if level == -1 else level) if cid == "gzip" else \
+            max(_ZSTD_MIN_LEVEL, min(level, _ZSTD_MAX_LEVEL))
+        if new != level:
+            return {**conf, "level": new}, f"codec {cid!r}: level {level} written as {new}"
+        return conf, None
+    name = f"numcodecs.{cid}"
+    if isinstance(cid, str) and name in registered_codecs():
+        codec = get_codec_class(name).from_json({k: v for k, v in conf.items() if k != "id"})
+        new_codec, note = codec.for_writing()
+        if new_codec is not codec:
+            return codec_to_v2(new_codec), note
+    return conf, None
 
 
 def is_object_codec(conf: Any) -> bool:

@@ -130,8 +130,12 @@ class _String(_Handler):
         return ""
 
     def parse_fill(self, dt: DataType, obj: Any) -> Any:
+        # read liberally, as zarr-python reads it: zarr-python 2 wrote numbers (``0``) as the fill
+        # value of text arrays; they stand for their text ("0"), which is what is written back
+        if isinstance(obj, (int, float)):
+            return str(obj)
         if not isinstance(obj, str):
-            raise MetadataError(f"fill_value for string must be a string, got {obj!r}")
+            raise MetadataError(f"fill_value for string must be a string (or a number, read as its text), got {obj!r}")
         return obj
 
     def fill_to_json(self, dt: DataType, value: Any) -> Any:

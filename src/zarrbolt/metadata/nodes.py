@@ -201,9 +201,8 @@ class ArrayMetadata:
         codecs_json = doc["codecs"]
         if not isinstance(codecs_json, list):
             raise MetadataError("'codecs' must be an array")
+        # null reads as absent, as zarr-python reads it (zarrita.js writes it); it is written absent
         dn = doc.get("dimension_names")
-        if "dimension_names" in doc and dn is None:  # (None is "absent" in ArrayMetadata, which checks the rest)
-            raise MetadataError("dimension_names must be an array of strings or nulls, got null")
         return cls(
             shape=shape,
             data_type=dt,

@@ -76,10 +76,15 @@ def _dims(obj: Any, key: str, member: str, minimum: int) -> tuple[int, ...]:
     return tuple(obj)
 
 
-def _object_codec(filters: Any, compressor: Any) -> str | None:
+def _object_codec(filters: Any, compressor: Any, dtype: Any = None) -> str | None:
     """The id of the codec that makes an object array's items bytes: an object codec (vlen-utf8,
-    ...), else a ``categorize`` filter of object items (text labels to integer codes)."""
+    ...), else a ``categorize`` filter of object items (text labels to integer codes).  None for
+    an array of fixed-size items (``dtype`` not ``O``: there numcodecs' ``pickle`` is a filter
+    like any other)."""
     from ..codecs.v2_ids import is_object_codec
+
+    if isinstance(dtype, np.dtype) and not dtype.hasobject:
+        return None
 
     for f in (*(filters or ()), compressor):
         if is_object_codec(f):
@@ -146,6 +151,10 @@ def _chain(meta: V2ArrayMetadata, data_type: Any, fill: Any, ocodec: str | None)
             if ab is not None or bb:
                 raise MetadataError(f"{where}: the array filter {conf['id']!r} after a bytes filter is not supported")
             try:
+                view = _reinterpreted(conf, spec)
+                if view is not None:  # numcodecs takes the chunk's bytes as the filter's dtype
+                    spec = view.resolve(spec)
+                    aa.append(view)
                 spec = codec.resolve(spec)
             except MetadataError as e:
                 raise MetadataError(f"{where}: {e}") from None
@@ -157,15 +166,54 @@ def _chain(meta: V2ArrayMetadata, data_type: Any, fill: Any, ocodec: str | None)
         else:
             if ab is None:
                 ab = _bytes_codec(BytesCodec, spec, endian)
-            bb.append(codec)
+            bb.append(_typed_input(codec, spec, endian, meta, aa) if not bb and ab.name == "bytes" else codec)
     if ab is None:
         ab = _bytes_codec(BytesCodec, spec, endian)
     if meta.compressor is not None:
-        itemsize = spec.dtype.itemsize if ab.name == "bytes" and not bb else 1
-        bb.append(codec_from_v2(meta.compressor, itemsize=itemsize, where=f"{key!r} compressor"))
+        first = ab.name == "bytes" and not bb
+        codec = codec_from_v2(meta.compressor, itemsize=spec.dtype.itemsize if first else 1,
+                              where=f"{key!r} compressor")
+        bb.append(_typed_input(codec, spec, endian, meta, aa) if first else codec)
     if ocodec not in (None, "categorize") and getattr(ab, "name", None) != ocodec:
         raise MetadataError(f"{key!r}: the object codec {ocodec!r} must be a filter of this object array")
     return (*aa, ab, *bb)
+
+
+def _typed_input(codec: Any, spec: Any, endian: str | None, meta: V2ArrayMetadata, aa: list[Any]) -> Any:
+    """A codec numcodecs runs, right after the bytes step, given the chunk as zarr-python's v2
+    pipeline gives it: an array of the stored type, of the chunk's shape (``order`` "F": its
+    transpose; after an array filter: 1-d, as numcodecs' filters return it)."""
+    if not hasattr(codec, "with_typed_input"):
+        return codec
+    dt = spec.dtype.numpy_dtype
+    if dt.itemsize > 1 and endian is not None:
+        dt = dt.newbyteorder(">" if endian == "big" else "<")
+    filtered = any(c.name != "transpose" for c in aa)
+    typed = codec.with_typed_input(dt, transposed=meta.order == "F" and not filtered)
+    if filtered:
+        typed.flat = True
+    return typed
+
+
+def _reinterpreted(conf: Any, spec: Any) -> Any:
+    """The codec taking the chunk's bytes as the type a v2 filter names (its ``dtype``; astype's
+    ``decode_dtype``) when that differs from the type of the data it receives: numcodecs' filters
+    view their input as that type, and zarr-python views the decoded chunk as the array's type."""
+    from ..codecs.numcodecs.filters import ReinterpretCodec
+
+    if not isinstance(conf, dict):
+        return None
+    declared = conf.get("decode_dtype" if conf.get("id") == "astype" else "dtype")
+    if not isinstance(declared, str) or conf.get("id") == "categorize":
+        return None
+    try:
+        dt = np.dtype(declared).newbyteorder("=")
+    except (TypeError, ValueError, SyntaxError):
+        return None  # (the filter itself names the problem)
+    src = spec.dtype.numpy_dtype
+    if dt == src or dt.hasobject or dt.kind not in "biuf" or src.hasobject:
+        return None
+    return ReinterpretCodec(dt)
 
 
 def _bytes_codec(cls: Any, spec: Any, endian: str | None) -> Any:
@@ -212,7 +260,7 @@ class V2ArrayMetadata(ArrayMetadata):
             check_known(conf, f"{key!r} filters[{i}]")
         if self.compressor is not None:
             check_known(self.compressor, f"{key!r} compressor")
-        ocodec = _object_codec(self.filters, self.compressor)
+        ocodec = _object_codec(self.filters, self.compressor, self.storage_dtype)
         dt = data_type_for(self.storage_dtype, ocodec, f"{key!r} dtype")
         set_(self, "data_type", dt)
         if self.fill_value_null:
@@ -254,7 +302,7 @@ class V2ArrayMetadata(ArrayMetadata):
 
     @property
     def object_codec(self) -> str | None:
-        return _object_codec(self.filters, self.compressor)
+        return _object_codec(self.filters, self.compressor, self.storage_dtype)
 
     def to_json(self) -> dict[str, Any]:
         """The ``.zarray`` document (the attributes are ``.zattrs``'s: see :func:`v2_documents`)."""
@@ -335,7 +383,7 @@ def parse_v2_array(doc: Any, attributes: dict[str, Any] | None = None, *, key: s
     if compressor is not None and not isinstance(compressor, dict):
         raise MetadataError(f"{key!r}: 'compressor' must be an object or null, got {compressor!r}")
     dt = parse_v2_dtype(doc["dtype"], f"{key!r} dtype")
-    ocodec = _object_codec(filters, compressor)
+    ocodec = _object_codec(filters, compressor, dt)
     fv = doc["fill_value"]
     fill = None if fv is None else parse_v2_fill_value(fv, dt, ocodec, f"{key!r} fill_value")
     extra = {k: v for k, v in doc.items() if k not in _ARRAY_MEMBERS}

@@ -228,8 +228,10 @@ def parse_v2_fill_value(obj: Any, dt: np.dtype, object_codec: str | None, where:
         return np.str_(obj)
     if k == "O":
         if object_codec in ("vlen-utf8", "categorize"):
+            if isinstance(obj, (int, float)):  # zarr-python 2 wrote 0: read as its text, as zarr-python reads it
+                return str(obj)
             if not isinstance(obj, str):
-                raise MetadataError(f"{where}: expected a string for a vlen-utf8 array, got {obj!r}")
+                raise MetadataError(f"{where}: expected a string (or a number, read as its text) for a vlen-utf8 array, got {obj!r}")
             return obj
         return _b64(obj, where)
     raw = _b64(obj, where)  # |S, |V, structured

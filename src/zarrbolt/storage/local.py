@@ -500,11 +500,22 @@ class LocalStore(Store):
                 try:
                     if e.is_dir(follow_symlinks=False):
                         subdirs.append((rel, ""))
-                    elif e.is_file():
+                    elif e.is_file() and self._serves(e):
                         yield rel
                 except OSError:
                     continue  # vanished while listing
             stack.extend(reversed(subdirs))
+
+    def _serves(self, e: os.DirEntry[str]) -> bool:
+        """Whether a listed file is one ``get`` serves: not a symbolic link the symlink policy
+        refuses (a listing names only keys that can be read)."""
+        if self._guard.policy == "all" or not e.is_symlink():
+            return True
+        try:
+            self._guard.check_link(e.path)
+        except StoreError:
+            return False
+        return True
 
     def list(self) -> Iterator[str]:
         return self._walk("")
@@ -525,7 +536,7 @@ class LocalStore(Store):
             try:
                 if e.is_dir(follow_symlinks=False):
                     yield f"{prefix}{e.name}/"
-                elif e.is_file():
+                elif e.is_file() and self._serves(e):
                     yield f"{prefix}{e.name}"
             except OSError:
                 continue

@@ -101,23 +101,65 @@ def _make_lock_dir(path: str) -> None:
         os.chmod(path, 0o1777)
 
 
+class LockDirLinkError(OSError):
+    """The lock dir is a symbolic link (refused: see :func:`_open_lock_dir`)."""
+
+
+def _open_lock_dir(path: str) -> int | None:
+    """A descriptor of the lock dir ``path`` (None where the platform opens no directories), made
+    if missing.  The lock dir itself must not be a symbolic link: the default one lies in the
+    world-writable temporary directory, where anyone could plant a link sending every user's lock
+    files (made writable by everyone) into a directory of their choosing; so a link there, or a
+    ``ZARRBOLT_LOCK_DIR`` that is one, is refused (the directories above it may be links, as
+    ``/tmp`` is on some systems).  Lock files are then opened relative to this descriptor, so the
+    directory checked is the one used."""
+    if _WINDOWS or not hasattr(os, "O_DIRECTORY") or os.open not in os.supports_dir_fd:
+        if os.path.islink(path):
+            raise LockDirLinkError(errno.ELOOP, "the lock directory is a symbolic link")
+        if not os.path.isdir(path):
+            _make_lock_dir(path)
+        return None
+    flags = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(8):
+        try:
+            return os.open(path, flags)
+        except FileNotFoundError:
+            _make_lock_dir(path)
+        except OSError as e:
+            if os.path.islink(path):
+                raise LockDirLinkError(errno.ELOOP, "the lock directory is a symbolic link") from e
+            raise
+    raise OSError(errno.ENOENT, "the lock directory keeps disappearing")
+
+
 def _open_lock_file(path: str) -> int:
     """Open ``path``, made readable and writable by everyone if this call creates it (the umask
-    would otherwise lock the other users out).  Symbolic links are not followed (the lock dir is
-    world-writable) and only a regular file is accepted."""
+    would otherwise lock the other users out).  Symbolic links are not followed, neither the
+    file nor its directory (:func:`_open_lock_dir`; the lock dir is world-writable), and only a
+    regular file is accepted."""
     flags = (os.O_RDWR | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
              | getattr(os, "O_NOFOLLOW", 0))
-    for attempt in range(8):
+    for attempt in range(3):
+        dfd = _open_lock_dir(os.path.dirname(path))
         try:
-            fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o666)
-        except FileNotFoundError:
-            if attempt == 7:
+            return _open_in(path, flags, dfd)
+        except FileNotFoundError:  # the lock dir was deleted meanwhile: made again
+            if attempt == 2:
                 raise
-            _make_lock_dir(os.path.dirname(path))
-            continue
+        finally:
+            if dfd is not None:
+                os.close(dfd)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _open_in(path: str, flags: int, dfd: int | None) -> int:
+    name = path if dfd is None else os.path.basename(path)
+    for _attempt in range(8):
+        try:
+            fd = os.open(name, flags | os.O_CREAT | os.O_EXCL, 0o666, dir_fd=dfd)
         except FileExistsError:
             try:
-                fd = os.open(path, flags)
+                fd = os.open(name, flags, dir_fd=dfd)
             except FileNotFoundError:
                 continue  # deleted meanwhile
         else:
@@ -166,6 +208,12 @@ class FileLocks:
     def _open(self) -> int:
         try:
             return _open_lock_file(self.path)
+        except LockDirLinkError as e:
+            from ..errors import SymlinkError
+
+            raise SymlinkError(f"the write lock directory {os.path.dirname(self.path)!r} is a symbolic link, which "
+                               f"zarrbolt refuses (anyone could plant one where it is world-writable); make it a "
+                               f"directory, or point {LOCK_DIR_ENV} at a real directory") from e
         except OSError as e:
             from ..errors import StoreError, StoreFullError
 

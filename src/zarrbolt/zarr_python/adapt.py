@@ -107,11 +107,36 @@ def zarrbolt_metadata(array_metadata: Any, store: Any) -> tuple[Any, str | None]
         native = _data_type(array_metadata).to_native_dtype()
     except Exception:  # noqa: BLE001 - a data type zarr cannot map to numpy
         return None, f"dtype {_data_type(array_metadata)}"
-    if np.dtype(native) != meta.dtype:
+    if np.dtype(native) != meta.dtype and not swapped_of(np.dtype(native), meta.dtype):
         return None, f"dtype {native} (zarrbolt: {meta.dtype})"
     if array_metadata.zarr_format == 3:
         copy_write_orders(array_metadata.codecs, meta.codecs)
     return meta, None
+
+
+def swapped_of(dtype: np.dtype, native: np.dtype) -> bool:
+    """Whether ``dtype`` (zarr-python's in-memory data type of an array) is zarrbolt's ``native``
+    one in the other byte order: zarr-python keeps a big-endian data type's arrays big-endian in
+    memory, zarrbolt reads and writes native ones (:func:`native_view`, :func:`to_native`)."""
+    return not dtype.isnative and dtype.itemsize > 1 and dtype.newbyteorder("=") == native
+
+
+def native_view(arr: np.ndarray, native: np.ndarray | np.dtype) -> np.ndarray:
+    """``arr`` (zarr-python's buffer, perhaps of the byte-swapped type) seen as zarrbolt's
+    ``native`` data type: a view of the same memory (its values are swapped until
+    :func:`swap_in_place`)."""
+    return arr if arr.dtype == native else arr.view(native)
+
+
+def swap_in_place(arr: np.ndarray) -> None:
+    """Reverse the bytes of each item of ``arr`` (a native view of a byte-swapped buffer), which
+    turns the native values zarrbolt read into it into the buffer's byte order."""
+    arr.byteswap(inplace=True)
+
+
+def to_native(arr: np.ndarray, native: np.dtype) -> np.ndarray:
+    """Values to write, in zarrbolt's native data type (a copy where zarr-python's are swapped)."""
+    return arr if arr.dtype == native else arr.astype(native)
 
 
 def copy_write_orders(source: Any, target: Any) -> None:
@@ -184,7 +209,7 @@ def batch_problem(batch: list[Any], buf: Any, meta: Any) -> str | None:
     arr = numpy_of(buf)
     if arr is None:
         return "buffer type"
-    if arr.dtype != meta.dtype:
+    if arr.dtype != meta.dtype and not swapped_of(arr.dtype, meta.dtype):
         return f"buffer dtype {arr.dtype}"
     first = batch[0]
     if not isinstance(first[0], StorePath):

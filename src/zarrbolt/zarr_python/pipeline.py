@@ -193,13 +193,18 @@ class ZarrboltCodecPipeline(CodecPipeline):
             return await self._wrapped.write(batch, value, drop_axes)
         value_np = adapt.numpy_of(value)
         assert value_np is not None  # (batch_problem checked the buffer)
+        value_np = adapt.to_native(value_np, self._meta.dtype)  # (a big-endian type's values: swapped)
         io = self._io(zstore, prefix)
         box = box_of(coords, batch, [io.grid.chunk_box(c) for c in coords], drop_axes)
         if box is not None and value_np.ndim and tuple(value_np.shape) != box.shape():
             box = None
         if box is not None and not _shape_agrees(io, box, coords, batch):
-            # the array was resized since this pipeline was made: read its metadata again
-            fresh = await self._refresh(zstore, prefix)
+            # the array was resized since this pipeline was made (zarr-python resizes in place,
+            # keeping its pipeline): the shape grown to hold the box, where the batch agrees with
+            # it, writes exactly as the array's own shape would (see _grown); else the metadata
+            # is read again
+            grown = self._grown(zstore, prefix, io, box, coords, batch)
+            fresh = grown if grown is not None else await self._refresh(zstore, prefix)
             if fresh is None or not _shape_agrees(fresh, box, coords, batch):
                 box = None
             else:
@@ -259,6 +264,30 @@ class ZarrboltCodecPipeline(CodecPipeline):
             cache.ios[key] = (zstore, io)
         return io
 
+    def _grown(self, zstore: Any, prefix: str, io: ArrayIO, box: Any, coords: list[Any],
+               batch: list[Any]) -> ArrayIO | None:
+        """The array grown to hold ``box`` (of a regular grid), when every item's whole-chunk
+        flag is what that shape gives: then each chunk is clipped to it as to the array's real
+        shape (which is at least as large: a complete chunk ends within the box, an incomplete
+        one is updated, not rewritten), so the write is the same.  Becomes this pipeline's
+        metadata (its shape is only ever compared and grown); None where it does not agree."""
+        if not io.grid.regular:
+            return None
+        shape = _shape_eff(io, box.hi)
+        if shape == tuple(io.shape):
+            return None
+        meta = self._meta.resized(shape)
+        grown = ArrayIO(io.store if io.store is not None else adapt.NO_STORE, prefix, meta)
+        if io.store is None:
+            grown.store = None
+        if not _shape_agrees(grown, box, coords, batch):
+            return None
+        if self._meta.zarr_format == 3:
+            adapt.copy_write_orders(self._meta.codecs, meta.codecs)
+        self._meta = meta
+        self._cache = None
+        return self._io(zstore, prefix)
+
     async def _refresh(self, zstore: Any, prefix: str) -> ArrayIO | None:
         meta = await adapt.load_metadata(zstore, prefix, self._meta)
         if meta is None:
@@ -311,7 +340,10 @@ def _shape_eff(io: ArrayIO, hi: Iterable[int]) -> tuple[int, ...]:
 
 def _read_box(io: ArrayIO, box: Any, out: np.ndarray, missing: set[Any]) -> None:
     shape = _shape_eff(io, box.hi)
-    read_planner.read(io, lambda cs: basic_indexer(box.sel, shape, cs), out=out, missing=missing)
+    target = adapt.native_view(out, io.dtype)  # a big-endian buffer: read native, then swapped
+    read_planner.read(io, lambda cs: basic_indexer(box.sel, shape, cs), out=target, missing=missing)
+    if target is not out:
+        adapt.swap_in_place(target)
 
 
 def _item_plans(batch: list[Any], boxes: list[Any]) -> list[Any] | None:
@@ -330,7 +362,7 @@ def _read_items(io: ArrayIO, boxes: list[Any], batch: list[Any], plans: list[Any
                 drop_axes: tuple[int, ...], missing: set[Any]) -> None:
     """Any selection, item by item: the bounding box of the item's selection in its chunk (at
     ``boxes``) read by the planner, then the selection taken from it and put in its place in
-    ``out``."""
+    ``out`` (numpy's assignment: into a big-endian buffer, swapped)."""
     for (origin, _), item, (norm, lo, hi) in zip(boxes, batch, plans):
         key = item[0].path
         if any(h <= l for l, h in zip(lo, hi)):

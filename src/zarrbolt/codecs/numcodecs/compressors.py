@@ -57,26 +57,51 @@ class _Delegating(_Configured):
         return self.inner.c_partial(spec)
 
 
+ZSTD_MIN_LEVEL, ZSTD_MAX_LEVEL = -131072, 22  # libzstd's range (ZSTD_minCLevel, ZSTD_maxCLevel)
+ZLIB_DEFAULT_COMPRESSION = 6  # what zlib's level -1 (Z_DEFAULT_COMPRESSION) means
+
+
 @register_codec
 class NumcodecsZstd(_Delegating):
-    """``numcodecs.zstd``: ``level`` (default 0: zstd's default), ``checksum`` (default false)."""
+    """``numcodecs.zstd``: ``level`` (default 0: zstd's default), ``checksum`` (default false).
+    A level outside libzstd's range is read as libzstd takes it, clamped (numcodecs passes any
+    level on); a new array gets the clamped level (:meth:`for_writing`)."""
 
     name = "numcodecs.zstd"
     _members = frozenset({"level", "checksum"})
+    inner: ZstdCodec
 
     def _check(self) -> None:
-        self.inner = ZstdCodec(self.config.get("level", 0), self.config.get("checksum", False))
+        level = int_param(self.config.get("level", 0), self.name, "level")
+        self.inner = ZstdCodec(max(ZSTD_MIN_LEVEL, min(level, ZSTD_MAX_LEVEL)), self.config.get("checksum", False))
+
+    def for_writing(self) -> tuple[NumcodecsZstd, str | None]:
+        level = self.config.get("level", 0)
+        if level == self.inner.level:
+            return self, None
+        note = f"codec {self.name!r}: level {level} is outside zstd's range; written as {self.inner.level}"
+        return NumcodecsZstd(**{**self.config, "level": self.inner.level}), note
 
 
 @register_codec
 class NumcodecsGzip(_Delegating):
-    """``numcodecs.gzip``: ``level`` 0..9 (default 1)."""
+    """``numcodecs.gzip``: ``level`` 0..9 (default 1); -1, zlib's default, is read as 6, and a new
+    array gets 6 (:meth:`for_writing`)."""
 
     name = "numcodecs.gzip"
     _members = frozenset({"level"})
+    inner: GzipCodec
 
     def _check(self) -> None:
-        self.inner = GzipCodec(self.config.get("level", 1))
+        level = self.config.get("level", 1)
+        self.inner = GzipCodec(ZLIB_DEFAULT_COMPRESSION if level == -1 and not isinstance(level, bool) else level)
+
+    def for_writing(self) -> tuple[NumcodecsGzip, str | None]:
+        level = self.config.get("level", 1)
+        if level == self.inner.level:
+            return self, None
+        note = f"codec {self.name!r}: level -1 (zlib's default) written as {self.inner.level}"
+        return NumcodecsGzip(**{**self.config, "level": self.inner.level}), note
 
 
 _BLOSC_SHUFFLE = {-1: None, 0: "noshuffle", 1: "shuffle", 2: "bitshuffle"}

@@ -25,7 +25,7 @@ from .._util import as_bytes_view, config_dict, int_param
 from . import KeptConfiguration, check_numcodecs_id, numpy_dtype_param
 
 DELTA_NAME = "numcodecs.delta"
-_DELTA_KINDS = "iuf"
+_DELTA_KINDS = "iufb"
 
 
 def _delta_ext() -> Any:
@@ -35,7 +35,8 @@ def _delta_ext() -> Any:
 
 
 def _delta_dtype(value: Any, what: str) -> np.dtype:
-    dt: np.dtype = numpy_dtype_param(DELTA_NAME, value, what, _DELTA_KINDS, "only integer and float16/32/64 types are supported")
+    dt: np.dtype = numpy_dtype_param(DELTA_NAME, value, what, _DELTA_KINDS,
+                                     "only bool, integer and float16/32/64 types are supported")
     return dt
 
 
@@ -54,9 +55,13 @@ class DeltaCodec(ArrayToArrayCodec):
 
     * ``dtype`` must be the array's data type at this point of the chain (numcodecs would
       reinterpret the bytes of another type of the same size; zarr-python then casts back by
-      value);
-    * integer and float16/32/64 types only, native or little-endian (numcodecs also accepts bool,
+      value; a Zarr v2 array's filter whose ``dtype`` differs is read as numcodecs reads it, the
+      chunk's bytes reinterpreted: :mod:`zarrbolt.metadata.v2`);
+    * bool, integer and float16/32/64 types only, native or little-endian (numcodecs also accepts
       complex, timedeltas and big-endian types, which no Zarr v3 data type maps to cleanly);
+    * bool data is read as numcodecs decodes it, a running OR of the stored values (numcodecs
+      stores the XOR of neighbours, which that does not invert): such arrays are read but never
+      written (CodecError), nor created (MetadataError);
     * a float difference (or, decoding, a running sum) that does not fit an integer ``astype``
       (numcodecs stores an unspecified integer) raises CodecError.
 
@@ -110,16 +115,33 @@ class DeltaCodec(ArrayToArrayCodec):
     def max_encoded_size(self, decoded_nbytes: int) -> int:
         return self.encoded_size(decoded_nbytes)
 
+    @property
+    def _bool(self) -> bool:
+        return self.dtype.kind == "b" or self.astype.kind == "b"
+
+    def for_writing(self) -> tuple[DeltaCodec, str | None]:
+        if self._bool:
+            raise MetadataError(f"codec {DELTA_NAME!r} on bool data does not round-trip (numcodecs stores the XOR of "
+                                "neighbours and decodes a running OR); zarrbolt reads such arrays but does not create them")
+        return self, None
+
     def encode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        if self._bool:
+            raise CodecError(f"codec {DELTA_NAME!r} on bool data does not round-trip; zarrbolt does not write it")
         return cast(np.ndarray, _delta_ext().encode(np.ascontiguousarray(array, dtype=self.dtype), self.astype))
 
     def decode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        if self._bool:  # numcodecs: a cumulative sum into bools, i.e. a running OR
+            flat = np.ascontiguousarray(array).reshape(-1).astype(bool)
+            return np.logical_or.accumulate(flat).astype(self.dtype).reshape(array.shape)
         return cast(np.ndarray, _delta_ext().decode(np.ascontiguousarray(array, dtype=self.astype), self.dtype))
 
     # -- codec-owned fused-plan stage (contract section A)
     def c_stage(self, spec_in: ChunkSpec, spec_out: ChunkSpec) -> Any:
         """An ``ArrayKernelStage`` (order-dependent kernel over the chunk in stored order), or None
-        while the plan side of the interface is not there."""
+        while the plan side of the interface is not there (and for bool data: decoded in numpy)."""
+        if self._bool:
+            return None
         try:
             from ..abc import ArrayKernelStage  # type: ignore[attr-defined]
         except ImportError:
@@ -132,13 +154,34 @@ class DeltaCodec(ArrayToArrayCodec):
                                 spec_in.dtype, spec_out.dtype)
 
 
+def _whole_in(value: Any, dt: np.dtype) -> int | None:
+    """``value`` (a JSON number) as an integer of integer type ``dt``, or None when it is not a
+    whole number in ``dt``'s range."""
+    if isinstance(value, float):
+        if not math.isfinite(value) or not value.is_integer():
+            return None
+        value = int(value)
+    info = np.iinfo(dt)
+    return value if info.min <= value <= info.max else None
+
+
 @register_codec
 class FixedScaleOffsetCodec(ArrayToArrayCodec):
-    """numcodecs' ``fixedscaleoffset`` (read and write): ``[scale_offset, cast_value(wrap)]``."""
+    """numcodecs' ``fixedscaleoffset`` (read and write): ``[scale_offset, cast_value(wrap)]``.
+
+    ``offset`` and ``scale`` are numbers as numcodecs takes them: on integer data a whole float
+    (``{"offset": 0.0, "scale": 1.0}``, as zarr-python writes them) is that integer; other values
+    on integer data (a fraction, or beyond the type's range) are computed as numcodecs computes
+    them, in float64 (numpy, per chunk)."""
 
     name = "numcodecs.fixedscaleoffset"
 
     def __init__(self, offset: float = 0, scale: float = 1, dtype: str | None = None, astype: str | None = None):
+        for k, v in (("offset", offset), ("scale", scale)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise MetadataError(f"codec {self.name!r}: {k} must be a number, got {v!r}")
+        if scale == 0:
+            raise MetadataError(f"codec {self.name!r}: scale must not be zero")
         self.offset = offset
         self.scale = scale
         self.dtype = dtype
@@ -147,10 +190,6 @@ class FixedScaleOffsetCodec(ArrayToArrayCodec):
     @classmethod
     def from_json(cls, configuration: Any) -> FixedScaleOffsetCodec:
         conf = config_dict(configuration, "numcodecs.fixedscaleoffset", {"offset", "scale", "dtype", "astype", "id"})
-        for k in ("offset", "scale"):
-            v = conf.get(k, 0 if k == "offset" else 1)
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise MetadataError(f"codec 'numcodecs.fixedscaleoffset': {k} must be a number, got {v!r}")
         return cls(conf.get("offset", 0), conf.get("scale", 1), conf.get("dtype"), conf.get("astype"))
 
     def to_json(self) -> dict[str, Any]:
@@ -161,15 +200,36 @@ class FixedScaleOffsetCodec(ArrayToArrayCodec):
             conf["astype"] = self.astype
         return {"name": "numcodecs.fixedscaleoffset", "configuration": conf}
 
-    def _parts(self, spec: ChunkSpec) -> tuple[ScaleOffsetCodec, CastValueCodec]:
+    def _target(self, spec: ChunkSpec) -> Any:
         from ...metadata.dtypes import DataType
 
-        target = DataType.from_numpy(self.astype) if self.astype is not None else spec.dtype
+        try:
+            return DataType.from_numpy(self.astype) if self.astype is not None else spec.dtype
+        except MetadataError as e:
+            raise MetadataError(f"codec {self.name!r}: astype {self.astype!r}: {e}") from None
+
+    def _parts(self, spec: ChunkSpec) -> tuple[ScaleOffsetCodec, CastValueCodec] | None:
+        """The codec as ``[scale_offset, cast_value]``; None where numcodecs' float64 arithmetic
+        is needed (integer data, an offset or scale that is not a whole number of its type)."""
+        target = self._target(spec)
+        offset: Any = self.offset
+        scale: Any = self.scale
+        if spec.dtype.kind in ("int", "uint"):
+            offset, scale = _whole_in(offset, spec.dtype.numpy_dtype), _whole_in(scale, spec.dtype.numpy_dtype)
+            if offset is None or scale is None:
+                return None
         oor = "wrap" if target.kind in ("int", "uint") else None  # wrap: integer targets only
-        return ScaleOffsetCodec(self.offset, self.scale), CastValueCodec(target.name, "nearest-even", oor)
+        return ScaleOffsetCodec(offset, scale), CastValueCodec(target.name, "nearest-even", oor)
 
     def resolve(self, spec: ChunkSpec) -> ChunkSpec:
-        so, cv = self._parts(spec)
+        if spec.dtype.kind not in ("int", "uint", "float"):
+            raise MetadataError(f"codec {self.name!r} needs integer or floating-point data, got {spec.dtype}")
+        parts = self._parts(spec)
+        if parts is None:
+            target = self._target(spec)
+            enc = self._float64_encode(np.asarray([spec.fill_value], dtype=spec.dtype.numpy_dtype), target)[0]
+            return ChunkSpec(spec.shape, target, target.normalize_fill_value(enc))
+        so, cv = parts
         try:
             return cv.resolve(so.resolve(spec))
         except MetadataError:
@@ -177,7 +237,7 @@ class FixedScaleOffsetCodec(ArrayToArrayCodec):
         # numcodecs' codec knows no fill value (zarr-python and Zarr v2 fill decoded arrays): a fill
         # value the integer type cannot carry is encoded as numcodecs encodes any value (wrapping),
         # after the configuration is checked with the fill value that encodes to 0 (the offset)
-        zero = ChunkSpec(spec.shape, spec.dtype, spec.dtype.normalize_fill_value(self.offset))
+        zero = ChunkSpec(spec.shape, spec.dtype, spec.dtype.normalize_fill_value(so.offset_json))
         out = cv.resolve(so.resolve(zero))
         with np.errstate(all="ignore"):
             try:
@@ -189,8 +249,17 @@ class FixedScaleOffsetCodec(ArrayToArrayCodec):
     def encoded_size(self, decoded_nbytes: int) -> int | None:
         return None
 
+    def _float64_encode(self, array: np.ndarray, target: Any) -> np.ndarray:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            enc = np.around((array.astype(np.float64) - self.offset) * self.scale)
+            return enc.astype(target.numpy_dtype)
+
     def encode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
-        so, cv = self._parts(spec)
+        parts = self._parts(spec)
+        if parts is None:
+            return self._float64_encode(array, self._target(spec))
+        so, cv = parts
         mid = so.resolve(spec)
         scaled = so.encode(array, spec)
         if cv.data_type.kind == "float" and spec.dtype.kind == "float":
@@ -199,7 +268,12 @@ class FixedScaleOffsetCodec(ArrayToArrayCodec):
         return cv.encode(scaled, mid)
 
     def decode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
-        so, cv = self._parts(spec)
+        parts = self._parts(spec)
+        if parts is None:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return ((array / self.scale) + self.offset).astype(spec.dtype.numpy_dtype)
+        so, cv = parts
         mid = so.resolve(spec)
         return so.decode(cv.decode(array, mid), spec)
 
@@ -460,3 +534,53 @@ class NumcodecsShuffle(KeptConfiguration, BytesToBytesCodec):
         if a is None:
             return as_bytes_view(data)
         return np.ascontiguousarray(a.reshape(self.elementsize, -1).T).reshape(-1).data
+
+
+REINTERPRET_NAME = "zarrbolt.reinterpret"
+
+
+class ReinterpretCodec(ArrayToArrayCodec):
+    """The chunk's bytes taken as items of another fixed-size type (numpy's ``view``), as numcodecs'
+    filters take their input: a Zarr v2 filter whose ``dtype`` (``astype``'s ``decode_dtype``)
+    is not the type of the data it receives reinterprets the chunk's bytes as that type, and the
+    decoded bytes are taken back as the array's type (zarr-python's v2 pipeline).  Not a codec of
+    any metadata: :mod:`zarrbolt.metadata.v2` puts it in front of such a filter.  Items of another
+    size make the chunk a 1-d run of items of ``target``."""
+
+    name = REINTERPRET_NAME
+
+    def __init__(self, target: np.dtype):
+        self.target = np.dtype(target)
+
+    @classmethod
+    def from_json(cls, configuration: Any) -> ReinterpretCodec:
+        raise MetadataError(f"{REINTERPRET_NAME!r} is not a codec of Zarr metadata")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": REINTERPRET_NAME, "configuration": {"dtype": self.target.str}}
+
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+        from ...metadata.dtypes import DataType
+
+        src = spec.dtype.numpy_dtype
+        if src.hasobject or src.itemsize == 0 or src.kind not in "biufcmM":
+            raise MetadataError(f"the bytes of {spec.dtype} items cannot be taken as {self.target}")
+        if src.itemsize == self.target.itemsize:
+            shape = spec.shape
+            fill = np.asarray(spec.fill_value, dtype=src).view(self.target)[()]
+        else:
+            if spec.nbytes % self.target.itemsize:
+                raise MetadataError(f"a chunk of {spec.nbytes} bytes is not whole {self.target} items")
+            shape = (spec.nbytes // self.target.itemsize,)
+            fill = self.target.type(0)
+        return ChunkSpec(shape, DataType.from_numpy(self.target), fill)
+
+    def encoded_size(self, decoded_nbytes: int) -> int:
+        return decoded_nbytes
+
+    def encode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        flat = np.ascontiguousarray(array).reshape(-1).view(self.target)
+        return flat.reshape(array.shape) if array.dtype.itemsize == self.target.itemsize else flat
+
+    def decode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        return np.ascontiguousarray(array).reshape(-1).view(spec.dtype.numpy_dtype).reshape(spec.shape)
