@@ -106,6 +106,8 @@ def _store_new_array(store: Any, name: str | None, meta: Any, *, overwrite: bool
                      config: Any) -> Array:
     """Write the metadata of a new array at ``name`` of ``store`` (replacing a node there only
     when ``overwrite``; missing parent groups are created) and open it."""
+    for codec in meta.codecs:  # strict in what is written: configurations read but not written
+        codec.check_writable()
     st, path = locate(store, "w" if overwrite else "a", name, storage_options)
     if st.read_only:
         from ..errors import ReadOnlyError

@@ -106,6 +106,11 @@ class Codec(ABC):
             return n
         return decoded_nbytes + decoded_nbytes // 8 + 65536
 
+    def check_writable(self) -> None:
+        """Raise MetadataError when a new array is created with a configuration of this codec
+        that zarrbolt reads but does not write (its chunks could not be read back by numcodecs
+        or zarr-python); codecs holding codecs ask them too.  Default: nothing to refuse."""
+
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.to_json() == other.to_json()
 

@@ -199,6 +199,8 @@ class ShardWriter(Writer):
         """Encode and store shard ``key`` from ``part`` (the shard, or of an edge shard its part
         inside the array: no inner chunk beyond the array's edge is stored)."""
         store = self.io.store
+        assert self.io.layout is not None
+        self.sharding.check_new_index(self.io.layout, key)
         way = self.way(p, part.nbytes)
         if way == "stream":
             write_streamed(self.io, key, part, self.inner_is_fill, self.encoder)
