@@ -28,13 +28,14 @@ from __future__ import annotations
 import itertools
 import math
 import operator
+import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ._ext import _shard
-from .errors import BoundsCheckError
+from .errors import BoundsCheckError, ChunkMemoryError
 
 
 class ChunkProjection(NamedTuple):
@@ -445,6 +446,10 @@ def _as_arrays(e: tuple[Any, ...]) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ---------------------------------------------------------------------------- indexers
+# Bytes per dimension of one task of unit_step_items (four int64 rows).
+TASK_BYTES_PER_DIM = 32
+
+
 def _box_tasks(lo: list[int], hi: list[int], chunks: Sequence[Any]) -> tuple[np.ndarray, ...]:
     """:meth:`_ProductIndexer.unit_step_items` of the box ``[lo, hi)`` over chunks that differ in
     length along some dimension (the C kernel ``box_tasks`` takes one chunk size per dimension)."""
@@ -505,6 +510,11 @@ class _ProductIndexer:
                 hi.append(max(d.start, d.stop))
             else:
                 return None
+        n = math.prod(int(_chunk_of(cs, b - 1)) - int(_chunk_of(cs, a)) + 1 if b > a else 0
+                      for a, b, cs in zip(lo, hi, self.chunk_shape))
+        if n > sys.maxsize // (TASK_BYTES_PER_DIM * len(lo)):
+            raise ChunkMemoryError(f"the selection touches {n} chunks: their list alone would be larger than any "
+                                   "address space")
         if all(type(c) is int for c in self.chunk_shape):
             return _shard.box_tasks(lo, hi, self.chunk_shape)
         a, b, c, d = _box_tasks(lo, hi, self.chunk_shape)
