@@ -28,13 +28,13 @@ from __future__ import annotations
 import itertools
 import math
 import operator
-import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ._ext import _shard
+from ._memory import physical_memory
 from .errors import BoundsCheckError, ChunkMemoryError
 
 
@@ -448,6 +448,19 @@ def _as_arrays(e: tuple[Any, ...]) -> tuple[np.ndarray, np.ndarray]:
 # ---------------------------------------------------------------------------- indexers
 # Bytes per dimension of one task of unit_step_items (four int64 rows).
 TASK_BYTES_PER_DIM = 32
+# More bytes than any machine's address space (x86-64 with 5-level paging has 2**57): results and
+# task lists larger are refused before anything is allocated (shapes from metadata make such
+# requests easy, and numpy's failed allocations of them are not even free).
+MAX_ALLOCATION = 1 << 57
+
+
+def check_task_count(n: int, ndim: int) -> None:
+    """ChunkMemoryError when the list of ``n`` chunk tasks of ``ndim`` dimensions (internal
+    bookkeeping, before any data) would be larger than the machine's memory."""
+    limit = min(MAX_ALLOCATION, physical_memory() or MAX_ALLOCATION)
+    if n * TASK_BYTES_PER_DIM * max(ndim, 1) > limit:
+        raise ChunkMemoryError(f"the selection touches {n} chunks: their list alone would take "
+                               f"{n * TASK_BYTES_PER_DIM * max(ndim, 1)} bytes, more than this machine's memory")
 
 
 def _box_tasks(lo: list[int], hi: list[int], chunks: Sequence[Any]) -> tuple[np.ndarray, ...]:
@@ -510,11 +523,8 @@ class _ProductIndexer:
                 hi.append(max(d.start, d.stop))
             else:
                 return None
-        n = math.prod(int(_chunk_of(cs, b - 1)) - int(_chunk_of(cs, a)) + 1 if b > a else 0
-                      for a, b, cs in zip(lo, hi, self.chunk_shape))
-        if n > sys.maxsize // (TASK_BYTES_PER_DIM * len(lo)):
-            raise ChunkMemoryError(f"the selection touches {n} chunks: their list alone would be larger than any "
-                                   "address space")
+        check_task_count(math.prod(int(_chunk_of(cs, b - 1)) - int(_chunk_of(cs, a)) + 1 if b > a else 0
+                                   for a, b, cs in zip(lo, hi, self.chunk_shape)), len(lo))
         if all(type(c) is int for c in self.chunk_shape):
             return _shard.box_tasks(lo, hi, self.chunk_shape)
         a, b, c, d = _box_tasks(lo, hi, self.chunk_shape)

@@ -17,7 +17,6 @@ Each read counts its strategy in :data:`strategy_counts`: ``"fused-files"``, ``"
 from __future__ import annotations
 
 import math
-import sys
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -25,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ChunkMemoryError
+from ..indexing import MAX_ALLOCATION
 from . import fused, per_codec, remote
 from .context import ArrayIO
 
@@ -80,7 +80,7 @@ def _read(io: ArrayIO, make_indexer: Callable[[Any], Any], out: np.ndarray | Non
     lay = io.layout
     indexer = make_indexer(lay.chunk_shape if shards and lay is not None else io.grid)
     nbytes = math.prod(indexer.shape) * io.dtype.itemsize
-    if out is None and nbytes > sys.maxsize:
+    if out is None and nbytes > MAX_ALLOCATION:
         raise ChunkMemoryError(f"the selection's result of shape {tuple(indexer.shape)} and data type {io.dtype} "
                                f"({nbytes} bytes) would be larger than any address space")
     out = check_out(io, indexer, out)
