@@ -41,27 +41,39 @@ _U64 = None  # DataType("uint64"), resolved lazily (metadata imports codecs)
 WRITE_ORDERS = ("lexicographic", "colexicographic", "morton", "unordered")
 
 
-@lru_cache(maxsize=64)
+def in_storage_order(chunks_per_shard: Sequence[int], order: str, flats: Any) -> np.ndarray:
+    """The flat C-order inner chunk numbers ``flats`` sorted in the order their bytes are laid
+    out (``write_order``), by a key computed from their own coordinates: memory and work in
+    proportion to ``flats``, not to the shard's number of inner chunks (the metadata's)."""
+    flats = np.asarray(flats, dtype=np.int64).reshape(-1)
+    cps = tuple(int(c) for c in chunks_per_shard)
+    if order not in WRITE_ORDERS:
+        raise MetadataError(f"sharding_indexed: unknown inner chunk write order {order!r}; one of {list(WRITE_ORDERS)}")
+    if order in ("lexicographic", "unordered") or len(flats) <= 1 or math.prod(cps) <= 1:
+        return np.sort(flats)
+    coords = np.unravel_index(flats, cps)
+    if order == "colexicographic":
+        key = np.ravel_multi_index(coords, cps, order="F")
+    else:  # morton: one bit of each axis in turn, axes with more chunks keep their extra bits last
+        bits = [(c - 1).bit_length() for c in cps]
+        key = np.zeros(len(flats), dtype=np.int64)
+        out_bit = 0
+        for b in range(max(bits)):
+            for d, nb in enumerate(bits):
+                if b < nb:
+                    key |= ((coords[d].astype(np.int64) >> b) & 1) << out_bit
+                    out_bit += 1
+    return flats[np.argsort(key, kind="stable")]
+
+
+@lru_cache(maxsize=16)
 def storage_order(chunks_per_shard: tuple[int, ...], order: str) -> tuple[int, ...] | None:
-    """Flat C-order inner chunk numbers in the order their bytes are laid out (None: C order)."""
+    """Flat C-order inner chunk numbers of a whole shard in the order their bytes are laid out
+    (None: C order); :func:`in_storage_order` of some of them."""
     n = math.prod(chunks_per_shard)
     if order in ("lexicographic", "unordered") or n <= 1:
         return None
-    flat = np.arange(n, dtype=np.int64)
-    if order == "colexicographic":
-        return tuple(flat.reshape(chunks_per_shard).ravel(order="F").tolist())
-    if order != "morton":
-        raise MetadataError(f"sharding_indexed: unknown inner chunk write order {order!r}; one of {list(WRITE_ORDERS)}")
-    coords = np.unravel_index(flat, chunks_per_shard)
-    bits = [(c - 1).bit_length() for c in chunks_per_shard]
-    key = np.zeros(n, dtype=np.int64)
-    out_bit = 0
-    for b in range(max(bits)):
-        for d, nb in enumerate(bits):
-            if b < nb:
-                key |= ((coords[d] >> b) & 1) << out_bit
-                out_bit += 1
-    return tuple(np.argsort(key, kind="stable").tolist())
+    return tuple(in_storage_order(chunks_per_shard, order, np.arange(n, dtype=np.int64)).tolist())
 
 
 def _u64() -> Any:
@@ -410,8 +422,8 @@ class ShardingCodec(ArrayToBytesCodec):
         offsets = np.full(lay.n, EMPTY, dtype=np.uint64)
         nbytes = np.full(lay.n, EMPTY, dtype=np.uint64)
         pos = lay.index_nbytes if self.index_location == "start" else 0
-        order = storage_order(lay.chunks_per_shard, self.write_order)
-        for i in sorted(encoded) if order is None else order:
+        flats = np.fromiter(encoded, dtype=np.int64, count=len(encoded))
+        for i in in_storage_order(lay.chunks_per_shard, self.write_order, flats).tolist():
             enc = encoded.get(i)
             if enc is None:
                 continue
