@@ -52,8 +52,9 @@ def in_storage_order(chunks_per_shard: Sequence[int], order: str, flats: Any) ->
     if order in ("lexicographic", "unordered") or len(flats) <= 1 or math.prod(cps) <= 1:
         return np.sort(flats)
     coords = np.unravel_index(flats, cps)
+    key: np.ndarray
     if order == "colexicographic":
-        key = np.ravel_multi_index(coords, cps, order="F")
+        key = np.asarray(np.ravel_multi_index(coords, cps, order="F"), dtype=np.int64)
     else:  # morton: one bit of each axis in turn, axes with more chunks keep their extra bits last
         bits = [(c - 1).bit_length() for c in cps]
         key = np.zeros(len(flats), dtype=np.int64)
@@ -63,7 +64,8 @@ def in_storage_order(chunks_per_shard: Sequence[int], order: str, flats: Any) ->
                 if b < nb:
                     key |= ((coords[d].astype(np.int64) >> b) & 1) << out_bit
                     out_bit += 1
-    return flats[np.argsort(key, kind="stable")]
+    ordered: np.ndarray = flats[np.argsort(key, kind="stable")]
+    return ordered
 
 
 @lru_cache(maxsize=16)
