@@ -74,10 +74,11 @@ typedef struct {
     size_t ntasks, most;
 } read_job;
 
-/* A worker's own buffers, allocated at its first batch (see zb_batch_fn). */
+/* A worker's own buffers, allocated at its first batch (see zb_batch_fn); the index room when
+ * a shard holds its index (see zb_shard_room). */
 typedef struct {
     uint8_t *scratch;
-    uint64_t *pairs;
+    zb_shard_room room;
     int64_t *work;
 } worker_state;
 
@@ -85,7 +86,7 @@ static void free_worker_state(void *ctx, void *state) {
     (void)ctx;
     worker_state *s = (worker_state *)state;
     free(s->scratch);
-    free(s->pairs);
+    zb_shard_room_free(&s->room);
     free(s->work);
     free(s);
 }
@@ -175,7 +176,8 @@ typedef struct {
     zb_decode_task *tasks;   /* tasks + first */
     uint8_t *skipped;        /* skipped + first */
     size_t first, count;
-    uint64_t *pairs;
+    zb_shard_room *room;
+    uint64_t *pairs;         /* room->pairs once the shard's index is read */
     uint8_t *arena;
     size_t arena_cap;
     zb_file f;
@@ -205,10 +207,37 @@ static zb_status plan_windows(windows *w, int64_t *mem, const shard_io *io, size
 
 enum { SHARD_MISSING, SHARD_LINK, SHARD_RETRY, SHARD_OPEN };
 
-/* Open the shard and read and validate its index into io->pairs.  *how: SHARD_MISSING (no
- * file; not open), SHARD_LINK (a symbolic link not followed; not open: the caller's way reads
- * it), SHARD_RETRY (open; too small, damaged or shrinking: the caller's way reports it) or
- * SHARD_OPEN (open, pairs valid).  ZB_EIO: *os_error set (open when *how > SHARD_LINK). */
+void zb_shard_room_free(zb_shard_room *room) {
+    if (room == NULL) return;
+    free(room->pairs);
+    free(room->seen);
+    room->pairs = NULL;
+    room->seen = NULL;
+    room->nentries = 0;
+}
+
+/* The room for an index of n entries (seen all -1): kept from an earlier shard, else allocated
+ * now, once a shard file has proved to hold an index that large. */
+static zb_status room_for(zb_shard_room *room, size_t n) {
+    if (room->nentries == n && room->pairs != NULL && room->seen != NULL) return ZB_OK;
+    zb_shard_room_free(room);
+    room->pairs = (uint64_t *)malloc(2 * n * sizeof(uint64_t));
+    room->seen = (int64_t *)malloc(n * sizeof(int64_t));
+    if (room->pairs == NULL || room->seen == NULL) {
+        zb_shard_room_free(room);
+        return ZB_ENOMEM;
+    }
+    for (size_t e = 0; e < n; e++) room->seen[e] = -1;
+    room->nentries = n;
+    return ZB_OK;
+}
+
+/* Open the shard and read and validate its index into io->pairs (the room, allocated only now
+ * that the file holds an index of that size).  *how: SHARD_MISSING (no file; not open),
+ * SHARD_LINK (a symbolic link not followed; not open: the caller's way reads it), SHARD_RETRY
+ * (open; too small, an index larger than the arena, damaged or shrinking: the caller's way
+ * reports it) or SHARD_OPEN (open, pairs valid).  ZB_EIO: *os_error set (open when *how >
+ * SHARD_LINK); ZB_ENOMEM: no room for the index (open). */
 static zb_status open_shard(shard_io *io, const char *path, int *how) {
     int64_t size = 0;
     *how = SHARD_MISSING;
@@ -223,6 +252,9 @@ static zb_status open_shard(shard_io *io, const char *path, int *how) {
     int64_t got = zb_file_pread(io->f, io->arena, (size_t)index_nbytes, at, io->os_error);
     if (got < 0) return ZB_EIO;
     if ((uint64_t)got != index_nbytes) return ZB_OK; /* shrank while being read */
+    zb_status room = room_for(io->room, io->spec->nentries);
+    if (room != ZB_OK) return room;
+    io->pairs = io->room->pairs;
     int64_t bad = -1;
     zb_status st = zb_shard_index_parse_crc(io->arena, io->spec->nentries, io->spec->index_crc,
                                             io->spec->index_at_end ? 0 : index_nbytes,
@@ -326,8 +358,7 @@ static zb_status read_windows(shard_io *io, int64_t *work) {
     return st;
 }
 
-/* The tasks of one shard read; work: ZB_SHARD_WORK(nentries, count) int64, its first nentries
- * all -1 on entry and on return. */
+/* The tasks of one shard read; work: ZB_SHARD_WORK(count) int64. */
 static zb_status read_shard(shard_io *io, const zb_shard_read *sh, int64_t *work) {
     for (size_t k = 0; k < io->count; k++) io->skipped[k] = ZB_SKIPPED_RETRY; /* until decoded */
     if (io->count == 0) return ZB_OK;
@@ -340,19 +371,19 @@ static zb_status read_shard(shard_io *io, const zb_shard_read *sh, int64_t *work
         return st;
     }
     if (st != ZB_OK) *io->failed = io->first;
-    if (st == ZB_OK && how == SHARD_OPEN) st = mark_tasks(io, work);
-    if (st == ZB_OK && how == SHARD_OPEN) st = read_windows(io, work + io->spec->nentries);
+    if (st == ZB_OK && how == SHARD_OPEN) st = mark_tasks(io, io->room->seen);
+    if (st == ZB_OK && how == SHARD_OPEN) st = read_windows(io, work);
     zb_file_close(io->f);
     return st;
 }
 
 zb_status zb_plan_read_shards(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *shards,
                               size_t nshards, const int64_t *entries, zb_decode_task *tasks, size_t ntasks,
-                              uint8_t *arena, size_t arena_cap, uint64_t *pairs, int64_t *work, uint8_t *out,
+                              uint8_t *arena, size_t arena_cap, zb_shard_room *room, int64_t *work, uint8_t *out,
                               const int64_t *out_strides, const zb_scratch *scratch, unsigned copy_flags,
                               uint8_t *skipped, size_t *failed, int *os_error) {
     if (!spec || (!shards && nshards) || !failed || !os_error || spec->nentries == 0 ||
-        spec->nentries > SIZE_MAX / 32 || (ntasks && (!entries || !tasks || !skipped || !arena || !pairs || !work)))
+        spec->nentries > SIZE_MAX / 32 || !room || (ntasks && (!entries || !tasks || !skipped || !arena || !work)))
         return ZB_EINVAL;
     zb_decoder d;
     if (zb_decoder_init(&d, plan, scratch, out, out_strides, copy_flags) != ZB_OK) return ZB_EINVAL;
@@ -361,8 +392,7 @@ zb_status zb_plan_read_shards(const zb_plan *plan, const zb_shard_spec *spec, co
     for (size_t s = 0; s < nshards; s++)
         if (shards[s].path == NULL || shards[s].first > ntasks || shards[s].count > ntasks - shards[s].first)
             return ZB_EINVAL;
-    for (size_t e = 0; e < spec->nentries; e++) work[e] = -1;
-    shard_io io = {spec, NULL, NULL, NULL, 0, 0, pairs, arena, arena_cap, {0}, &d, failed, os_error};
+    shard_io io = {spec, NULL, NULL, NULL, 0, 0, room, NULL, arena, arena_cap, {0}, &d, failed, os_error};
     for (size_t s = 0; s < nshards; s++) {
         io.first = shards[s].first;
         io.count = shards[s].count;
@@ -385,13 +415,10 @@ static zb_status shards_batch(void *ctx, size_t k, int w, void **state, zb_batch
     err->failed = s0 < s1 ? j->shards[s0].first : 0;
     worker_state *s = worker_setup(b, state, &sc);
     if (s == NULL) return ZB_ENOMEM;
-    if (s->pairs == NULL) {
-        s->pairs = (uint64_t *)malloc(sizeof(uint64_t) * 2 * j->spec->nentries);
-        s->work = (int64_t *)malloc(sizeof(int64_t) * ZB_SHARD_WORK(j->spec->nentries, j->most));
-    }
-    if (s->pairs == NULL || s->work == NULL) return ZB_ENOMEM;
+    if (s->work == NULL) s->work = (int64_t *)malloc(sizeof(int64_t) * ZB_SHARD_WORK(j->most));
+    if (s->work == NULL) return ZB_ENOMEM;
     return zb_plan_read_shards(j->plan, j->spec, j->shards + s0, s1 - s0, j->entries, j->tasks, j->ntasks, b->arena,
-                               b->arena_cap, s->pairs, s->work, j->out, j->out_strides, &sc, j->copy_flags,
+                               b->arena_cap, &s->room, s->work, j->out, j->out_strides, &sc, j->copy_flags,
                                j->skipped, &err->failed, &err->os_error);
 }
 

@@ -34,6 +34,13 @@ a connection reset or a timeout, default 3, ``ZARRBOLT_REMOTE_RETRIES``), ``remo
 ``ZARRBOLT_REMOTE_COALESCE_GAP``), ``remote_index_cache`` (shard indexes kept in memory per
 array, default 4096, ``ZARRBOLT_REMOTE_INDEX_CACHE``).  A store reads these when it is made.
 
+Bounds on what untrusted metadata makes zarrbolt allocate (see ``docs/sharding.md``):
+``shard_index_max_bytes`` (default 256 MiB, ``ZARRBOLT_SHARD_INDEX_MAX_BYTES``): the largest
+shard index (16 bytes per inner chunk, plus 4 for its checksum) that a write creates, for a shard
+that does not exist yet or a whole shard written; a larger one is a ``ChunkMemoryError`` before
+any work.  Reads need no such limit: a stored shard's index is read only once the object proves
+to be at least that large, and an absent shard allocates none.
+
 Writers (see ``docs/reliability.md``): ``write_lock`` (default True, ``ZARRBOLT_WRITE_LOCK``):
 partial updates of one chunk or shard are serialized (a ``LocalStore``: across the processes of
 one host, by record locks in lock files outside the store, in ``ZARRBOLT_LOCK_DIR`` or the
@@ -139,6 +146,9 @@ _DEFAULTS: dict[str, Any] = {
     "remote_retries": _env_int("ZARRBOLT_REMOTE_RETRIES", 3, minimum=0),
     "remote_coalesce_gap": _env_int("ZARRBOLT_REMOTE_COALESCE_GAP", 1 << 20, minimum=0),
     "remote_index_cache": _env_int("ZARRBOLT_REMOTE_INDEX_CACHE", 4096, minimum=0),
+    # the largest shard index a write creates (new shards, whole shards written): the index size
+    # comes from metadata (16 bytes per inner chunk), so a larger one is refused before any work
+    "shard_index_max_bytes": _env_int("ZARRBOLT_SHARD_INDEX_MAX_BYTES", 256 << 20),
     # partial updates of one chunk / shard serialized across threads and (LocalStore) processes
     "write_lock": _env_bool("ZARRBOLT_WRITE_LOCK", True),
     # LocalStore without fsync=: "none", "file" (fsync each file), "dir" (and its directory)
@@ -165,6 +175,7 @@ _VALIDATORS: dict[str, Callable[[Any], bool]] = {
     "remote_retries": lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 100,
     "remote_coalesce_gap": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
     "remote_index_cache": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+    "shard_index_max_bytes": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
     "write_lock": lambda v: isinstance(v, bool),
     "write_fsync": lambda v: v in ("none", "file", "dir"),
     "allow_unsafe_pickle": lambda v: isinstance(v, bool),

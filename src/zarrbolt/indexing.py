@@ -34,7 +34,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._ext import _shard
-from .errors import BoundsCheckError
+from ._memory import physical_memory
+from .errors import BoundsCheckError, ChunkMemoryError
 
 
 class ChunkProjection(NamedTuple):
@@ -445,6 +446,23 @@ def _as_arrays(e: tuple[Any, ...]) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ---------------------------------------------------------------------------- indexers
+# Bytes per dimension of one task of unit_step_items (four int64 rows).
+TASK_BYTES_PER_DIM = 32
+# More bytes than any machine's address space (x86-64 with 5-level paging has 2**57): results and
+# task lists larger are refused before anything is allocated (shapes from metadata make such
+# requests easy, and numpy's failed allocations of them are not even free).
+MAX_ALLOCATION = 1 << 57
+
+
+def check_task_count(n: int, ndim: int) -> None:
+    """ChunkMemoryError when the list of ``n`` chunk tasks of ``ndim`` dimensions (internal
+    bookkeeping, before any data) would be larger than the machine's memory."""
+    limit = min(MAX_ALLOCATION, physical_memory() or MAX_ALLOCATION)
+    if n * TASK_BYTES_PER_DIM * max(ndim, 1) > limit:
+        raise ChunkMemoryError(f"the selection touches {n} chunks: their list alone would take "
+                               f"{n * TASK_BYTES_PER_DIM * max(ndim, 1)} bytes, more than this machine's memory")
+
+
 def _box_tasks(lo: list[int], hi: list[int], chunks: Sequence[Any]) -> tuple[np.ndarray, ...]:
     """:meth:`_ProductIndexer.unit_step_items` of the box ``[lo, hi)`` over chunks that differ in
     length along some dimension (the C kernel ``box_tasks`` takes one chunk size per dimension)."""
@@ -505,6 +523,8 @@ class _ProductIndexer:
                 hi.append(max(d.start, d.stop))
             else:
                 return None
+        check_task_count(math.prod(int(_chunk_of(cs, b - 1)) - int(_chunk_of(cs, a)) + 1 if b > a else 0
+                                   for a, b, cs in zip(lo, hi, self.chunk_shape)), len(lo))
         if all(type(c) is int for c in self.chunk_shape):
             return _shard.box_tasks(lo, hi, self.chunk_shape)
         a, b, c, d = _box_tasks(lo, hi, self.chunk_shape)

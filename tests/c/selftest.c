@@ -334,8 +334,8 @@ static void test_shard_read(void) {
     zb_scratch sc = {scr, CH, 1};
     zb_decode_task tasks[N];
     uint8_t skipped[N];
-    uint64_t ip[2 * N];
-    int64_t work[ZB_SHARD_WORK(N, N)], ostr[1] = {1};
+    zb_shard_room room = {NULL, NULL, 0};
+    int64_t work[ZB_SHARD_WORK(N)], ostr[1] = {1};
     for (int i = 0; i < N; i++) {
         memset(&tasks[i], 0, sizeof tasks[i]);
         tasks[i].out_offset = i * CH;
@@ -345,7 +345,7 @@ static void test_shard_read(void) {
     zb_shard_read rd = {path, 0, N};
     size_t failed;
     int os_error;
-    zb_status st = zb_plan_read_shards(&plan, &spec, &rd, 1, entries, tasks, N, arena, sizeof arena, ip, work, out,
+    zb_status st = zb_plan_read_shards(&plan, &spec, &rd, 1, entries, tasks, N, arena, sizeof arena, &room, work, out,
                                        ostr, &sc, 0, skipped, &failed, &os_error);
     CHECK(st == ZB_OK, "read shards: status %d", st);
     for (int e = 0; e < N; e++) {
@@ -359,11 +359,11 @@ static void test_shard_read(void) {
     snprintf(link, sizeof link, "%s.link", path);
     CHECK(symlink(path, link) == 0, "cannot link %s", link);
     rd.path = link;
-    st = zb_plan_read_shards(&plan, &spec, &rd, 1, entries, tasks, N, arena, sizeof arena, ip, work, out, ostr, &sc,
+    st = zb_plan_read_shards(&plan, &spec, &rd, 1, entries, tasks, N, arena, sizeof arena, &room, work, out, ostr, &sc,
                              0, skipped, &failed, &os_error);
     CHECK(st == ZB_OK && skipped[0] == 0 && skipped[4] == ZB_SKIPPED_MISSING, "a link followed");
     spec.nofollow = 1;
-    st = zb_plan_read_shards(&plan, &spec, &rd, 1, entries, tasks, N, arena, sizeof arena, ip, work, out, ostr, &sc,
+    st = zb_plan_read_shards(&plan, &spec, &rd, 1, entries, tasks, N, arena, sizeof arena, &room, work, out, ostr, &sc,
                              0, skipped, &failed, &os_error);
     CHECK(st == ZB_OK, "a link not followed: status %d", st);
     for (int e = 0; e < N; e++) CHECK(skipped[e] == ZB_SKIPPED_RETRY, "a link not followed: task %d", e);
@@ -374,8 +374,26 @@ static void test_shard_read(void) {
           "whole-file reads: a link not followed (%d, %lld, %zu)", st, (long long)items[0].size, done);
     remove(link);
 #endif
+    CHECK(room.nentries == N && room.pairs != NULL && room.seen != NULL, "the index room of a shard read");
+    for (int e = 0; e < N; e++) CHECK(room.seen[e] == -1, "seen[%d] left at %lld", e, (long long)room.seen[e]);
+    zb_shard_room_free(&room);
+    /* an index size from metadata is believed only once a file holds that many bytes: a shard
+     * smaller than its index and an absent one allocate no room, whatever nentries claims */
+    zb_shard_spec huge = {SIZE_MAX / 64, 1, 1, 1 << 20, 0};
+    zb_shard_read one = {path, 0, 1};
+    st = zb_plan_read_shards(&plan, &huge, &one, 1, entries, tasks, 1, arena, sizeof arena, &room, work, out, ostr,
+                             &sc, 0, skipped, &failed, &os_error);
+    CHECK(st == ZB_OK && skipped[0] == ZB_SKIPPED_RETRY && room.pairs == NULL && room.nentries == 0,
+          "a shard smaller than its index: status %d, skipped %d", st, skipped[0]);
+    char absent[600];
+    snprintf(absent, sizeof absent, "%s.absent", path);
+    one.path = absent;
+    st = zb_plan_read_shards(&plan, &huge, &one, 1, entries, tasks, 1, arena, sizeof arena, &room, work, out, ostr,
+                             &sc, 0, skipped, &failed, &os_error);
+    CHECK(st == ZB_OK && skipped[0] == ZB_SKIPPED_MISSING && room.pairs == NULL && room.nentries == 0,
+          "an absent shard: status %d, skipped %d", st, skipped[0]);
     remove(path);
-    printf("shard read: windows without their gaps, an empty inner chunk, links\n");
+    printf("shard read: windows without their gaps, an empty inner chunk, links, no index room before a file holds it\n");
 }
 
 /* ------------------------------------------------------------------- vlen, checksums */

@@ -76,7 +76,23 @@ typedef struct {
 
 /* Room (int64) of the `work` array of zb_plan_read_shards for shard reads of at most `most`
  * tasks each. */
-#define ZB_SHARD_WORK(nentries, most) ((nentries) + 12 * ((most) ? (most) : 1))
+#define ZB_SHARD_WORK(most) (12 * ((most) ? (most) : 1))
+
+/* The index room of shard reads: a shard's parsed index (pairs: 2 * nentries uint64) and the
+ * check of its tasks (seen: nentries int64, all -1 between shards).  Start it zeroed:
+ * zb_plan_read_shards allocates both at the first shard whose file holds its index and keeps
+ * them for later calls (with another nentries: again).  The index size comes from metadata,
+ * which is not trusted: nothing is allocated for it before a shard file proves to be that
+ * large (absent shards and shards smaller than their index allocate nothing), and an index
+ * larger than the arena is left to the caller (ZB_SKIPPED_RETRY), so the room is at most
+ * 1.5 times the arena.  zb_shard_room_free releases it. */
+typedef struct {
+    uint64_t *pairs;
+    int64_t *seen;
+    size_t nentries;    /* what pairs and seen have room for (0: nothing allocated) */
+} zb_shard_room;
+
+void zb_shard_room_free(zb_shard_room *room);
 
 /* For each shard: open it, read and validate its index, then read the inner chunks of its
  * tasks into arena and decode each into out as zb_plan_decode does, window after window of
@@ -86,19 +102,20 @@ typedef struct {
  * without them).  entries[i]: task i's inner chunk (0..nentries-1), each at most once per
  * shard.  skipped[i]: 0 (decoded), ZB_SKIPPED_MISSING (no shard file, or an empty inner chunk:
  * the caller fills the region), ZB_SKIPPED_TOO_LARGE (the inner chunk is larger than the
- * arena) or ZB_SKIPPED_RETRY.  pairs: room for 2 * nentries uint64; work: room for
- * ZB_SHARD_WORK(nentries, largest count) int64.  Errors: ZB_EIO (*os_error), a decode error,
- * or ZB_EINVAL (bad arguments); *failed is the failing task. */
+ * arena) or ZB_SKIPPED_RETRY (also a shard whose index is larger than the arena).  room: see
+ * zb_shard_room; work: room for ZB_SHARD_WORK(largest count) int64.  Errors: ZB_EIO
+ * (*os_error), ZB_ENOMEM (the index room), a decode error, or ZB_EINVAL (bad arguments);
+ * *failed is the failing task. */
 zb_status zb_plan_read_shards(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *shards,
                               size_t nshards, const int64_t *entries, zb_decode_task *tasks, size_t ntasks,
-                              uint8_t *arena, size_t arena_cap, uint64_t *pairs, int64_t *work, uint8_t *out,
+                              uint8_t *arena, size_t arena_cap, zb_shard_room *room, int64_t *work, uint8_t *out,
                               const int64_t *out_strides, const zb_scratch *scratch, unsigned copy_flags,
                               uint8_t *skipped, size_t *failed, int *os_error);
 
 /* zb_plan_read_shards over the batches [bounds[b], bounds[b + 1]) of the shard reads on up to
  * nworkers threads of the native pool, as zb_plan_read_decode_par does for chunk files: worker
- * w reads with bufs[w] (and index and work arrays of its own, for shards of at most `most`
- * tasks).  Errors as there. */
+ * w reads with bufs[w] (and an index room and work array of its own, for shards of at most
+ * `most` tasks).  Errors as there. */
 zb_status zb_plan_read_shards_par(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *shards,
                                   size_t nshards, const size_t *bounds, size_t nbatches, const int64_t *entries,
                                   zb_decode_task *tasks, size_t ntasks, size_t most, const zb_worker_bufs *bufs,

@@ -32,7 +32,12 @@ cdef extern from "zarrbolt/local_io.h" nogil:
         const char *path
         const char *tmp
         int result
-    size_t ZB_SHARD_WORK(size_t nentries, size_t most)
+    size_t ZB_SHARD_WORK(size_t most)
+    ctypedef struct zb_shard_room:
+        uint64_t *pairs
+        int64_t *seen
+        size_t nentries
+    void zb_shard_room_free(zb_shard_room *room)
     int zb_plan_read_decode(const zb_plan *plan, zb_file_read *files, zb_decode_task *tasks, size_t ntasks,
                             uint8_t *arena, size_t arena_cap, uint8_t *out, const int64_t *out_strides,
                             const zb_scratch *scratch, unsigned copy_flags, uint8_t *skipped, size_t *failed,
@@ -43,7 +48,7 @@ cdef extern from "zarrbolt/local_io.h" nogil:
                                 size_t *failed, int *os_error)
     int zb_plan_read_shards(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *shards,
                             size_t nshards, const int64_t *entries, zb_decode_task *tasks, size_t ntasks,
-                            uint8_t *arena, size_t arena_cap, uint64_t *pairs, int64_t *work, uint8_t *out,
+                            uint8_t *arena, size_t arena_cap, zb_shard_room *room, int64_t *work, uint8_t *out,
                             const int64_t *out_strides, const zb_scratch *scratch, unsigned copy_flags,
                             uint8_t *skipped, size_t *failed, int *os_error)
     int zb_plan_read_shards_par(const zb_plan *plan, const zb_shard_spec *spec, const zb_shard_read *shards,

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from ..errors import MetadataError, UnknownCodecError
 from .abc import Codec
 
 _REGISTRY: dict[str, type[Codec]] = {}
+
+# Codecs hold codecs (``sharding_indexed``'s ``codecs`` and ``index_codecs``); metadata from a
+# store could nest them deep enough to exhaust Python's stack.  Lists of codecs are parsed at most
+# this many levels deep (MetadataError beyond: see ShardingCodec for codecs made as objects).
+MAX_NESTING = 16
+_nesting = threading.local()
 
 
 def register_codec(cls: type[Codec]) -> type[Codec]:
@@ -85,6 +92,20 @@ def _external_kinds(objs: list[Any] | tuple[Any, ...]) -> list[str | None] | Non
 
 
 def parse_codecs(objs: Any) -> tuple[Codec, ...]:
+    """A ``codecs`` list (or one codec) parsed; MetadataError beyond MAX_NESTING levels of codecs
+    holding codecs."""
+    depth = getattr(_nesting, "depth", 0)
+    if depth >= MAX_NESTING:
+        raise MetadataError(f"codecs nested more than {MAX_NESTING} levels deep (codecs holding codecs, such as "
+                            "sharding_indexed)")
+    _nesting.depth = depth + 1
+    try:
+        return _parse_codecs(objs)
+    finally:
+        _nesting.depth = depth
+
+
+def _parse_codecs(objs: Any) -> tuple[Codec, ...]:
     if isinstance(objs, (str, dict, Codec)):
         objs = [objs]
     if not isinstance(objs, (list, tuple)):

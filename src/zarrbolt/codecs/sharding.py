@@ -22,12 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import kernels
-from ..errors import CodecError, CorruptChunkError, MetadataError
+from .. import config, kernels
+from ..errors import ChunkMemoryError, CodecError, CorruptChunkError, MetadataError
 from .._threads import run_batches
 from .abc import ArrayToBytesCodec, ChunkSpec
 from .chain import CodecChain, SpecCache
-from .registry import parse_codecs, register_codec
+from .registry import MAX_NESTING, parse_codecs, register_codec
 from ._util import config_dict
 
 EMPTY = 2**64 - 1
@@ -41,27 +41,41 @@ _U64 = None  # DataType("uint64"), resolved lazily (metadata imports codecs)
 WRITE_ORDERS = ("lexicographic", "colexicographic", "morton", "unordered")
 
 
-@lru_cache(maxsize=64)
+def in_storage_order(chunks_per_shard: Sequence[int], order: str, flats: Any) -> np.ndarray:
+    """The flat C-order inner chunk numbers ``flats`` sorted in the order their bytes are laid
+    out (``write_order``), by a key computed from their own coordinates: memory and work in
+    proportion to ``flats``, not to the shard's number of inner chunks (the metadata's)."""
+    flats = np.asarray(flats, dtype=np.int64).reshape(-1)
+    cps = tuple(int(c) for c in chunks_per_shard)
+    if order not in WRITE_ORDERS:
+        raise MetadataError(f"sharding_indexed: unknown inner chunk write order {order!r}; one of {list(WRITE_ORDERS)}")
+    if order in ("lexicographic", "unordered") or len(flats) <= 1 or math.prod(cps) <= 1:
+        return np.sort(flats)
+    coords = np.unravel_index(flats, cps)
+    key: np.ndarray
+    if order == "colexicographic":
+        key = np.asarray(np.ravel_multi_index(coords, cps, order="F"), dtype=np.int64)
+    else:  # morton: one bit of each axis in turn, axes with more chunks keep their extra bits last
+        bits = [(c - 1).bit_length() for c in cps]
+        key = np.zeros(len(flats), dtype=np.int64)
+        out_bit = 0
+        for b in range(max(bits)):
+            for d, nb in enumerate(bits):
+                if b < nb:
+                    key |= ((coords[d].astype(np.int64) >> b) & 1) << out_bit
+                    out_bit += 1
+    ordered: np.ndarray = flats[np.argsort(key, kind="stable")]
+    return ordered
+
+
+@lru_cache(maxsize=16)
 def storage_order(chunks_per_shard: tuple[int, ...], order: str) -> tuple[int, ...] | None:
-    """Flat C-order inner chunk numbers in the order their bytes are laid out (None: C order)."""
+    """Flat C-order inner chunk numbers of a whole shard in the order their bytes are laid out
+    (None: C order); :func:`in_storage_order` of some of them."""
     n = math.prod(chunks_per_shard)
     if order in ("lexicographic", "unordered") or n <= 1:
         return None
-    flat = np.arange(n, dtype=np.int64)
-    if order == "colexicographic":
-        return tuple(flat.reshape(chunks_per_shard).ravel(order="F").tolist())
-    if order != "morton":
-        raise MetadataError(f"sharding_indexed: unknown inner chunk write order {order!r}; one of {list(WRITE_ORDERS)}")
-    coords = np.unravel_index(flat, chunks_per_shard)
-    bits = [(c - 1).bit_length() for c in chunks_per_shard]
-    key = np.zeros(n, dtype=np.int64)
-    out_bit = 0
-    for b in range(max(bits)):
-        for d, nb in enumerate(bits):
-            if b < nb:
-                key |= ((coords[d] >> b) & 1) << out_bit
-                out_bit += 1
-    return tuple(np.argsort(key, kind="stable").tolist())
+    return tuple(in_storage_order(chunks_per_shard, order, np.arange(n, dtype=np.int64)).tolist())
 
 
 def _u64() -> Any:
@@ -121,6 +135,11 @@ class ShardingCodec(ArrayToBytesCodec):
             raise MetadataError(f"sharding_indexed: unknown inner chunk write order {write_order!r}; one of {list(WRITE_ORDERS)}")
         self.codecs = tuple(parse_codecs(list(codecs)))
         self.index_codecs = tuple(parse_codecs(list(index_codecs)))
+        # shards in shards: binding and encoding recurse once per level (see registry.MAX_NESTING)
+        self.nesting: int = 1 + max((c.nesting for c in self.codecs + self.index_codecs if isinstance(c, ShardingCodec)),
+                                    default=0)
+        if self.nesting >= MAX_NESTING:
+            raise MetadataError(f"sharding_indexed: shards nested {self.nesting} levels deep (at most {MAX_NESTING - 1})")
         self.inner_chain = CodecChain(self.codecs)
         self.index_chain = CodecChain(self.index_codecs)
         self._layouts = SpecCache(16)  # pickles empty (see SpecCache)
@@ -197,6 +216,21 @@ class ShardingCodec(ArrayToBytesCodec):
         return size
 
     # ------------------------------------------------------------------ index
+    def check_new_index(self, lay: ShardLayout, key: str = "") -> None:
+        """ChunkMemoryError when a write would create an index of ``lay`` (a shard that does not
+        exist yet, or a whole shard written) larger than ``shard_index_max_bytes``
+        (``zarrbolt.config``): the index's size comes from the metadata alone (16 bytes per
+        inner chunk), and building one takes work and memory in proportion to it.  (Reads need
+        no such check: a stored index is read only once the shard proves to hold it.)"""
+        limit = int(config.get("shard_index_max_bytes"))
+        if lay.index_nbytes > limit:
+            where = f"shard {key!r}" if key else "a shard"
+            raise ChunkMemoryError(
+                f"{where}: inner chunks {list(lay.chunk_shape)} in shards of {list(lay.shard_shape)} make an index of "
+                f"{lay.n} entries ({lay.index_nbytes} bytes), more than shard_index_max_bytes ({limit} bytes); "
+                "such a shard is not created (raise the limit in zarrbolt.config to write it)"
+            )
+
     def index_range(self, lay: ShardLayout) -> tuple[str, int]:
         """``("suffix"|"prefix", nbytes)``: where the index is in a shard."""
         return ("suffix" if self.index_location == "end" else "prefix", lay.index_nbytes)
@@ -301,6 +335,8 @@ class ShardingCodec(ArrayToBytesCodec):
         the buffer, or offset -1 (all fill, by ``is_fill``'s rule: bit for bit against the fill
         value) or -2 (not done: encoded here)."""
         lay = self._layout(spec)
+        if reuse is None:
+            self.check_new_index(lay)
         flats = self.inner_within(lay, array.shape)
         if touched is not None:
             flats = flats[np.asarray(touched, dtype=bool)[flats]]
@@ -384,8 +420,8 @@ class ShardingCodec(ArrayToBytesCodec):
         offsets = np.full(lay.n, EMPTY, dtype=np.uint64)
         nbytes = np.full(lay.n, EMPTY, dtype=np.uint64)
         pos = lay.index_nbytes if self.index_location == "start" else 0
-        order = storage_order(lay.chunks_per_shard, self.write_order)
-        for i in sorted(encoded) if order is None else order:
+        flats = np.fromiter(encoded, dtype=np.int64, count=len(encoded))
+        for i in in_storage_order(lay.chunks_per_shard, self.write_order, flats).tolist():
             enc = encoded.get(i)
             if enc is None:
                 continue
@@ -407,19 +443,24 @@ class ShardingCodec(ArrayToBytesCodec):
         return lay.index.encode(index.reshape(lay.chunks_per_shard + (2,)))
 
     def touched_inner_chunks(self, lay: ShardLayout, selection: Any) -> np.ndarray:
-        """Flat boolean mask of the inner chunks that ``selection`` (within the shard) touches."""
+        """Flat numbers (C order, ascending) of the inner chunks that ``selection`` (within the
+        shard) touches.  An orthogonal selection costs memory in proportion to the chunks it
+        touches, not to the shard's (the metadata's) number of inner chunks."""
         axes = _touched_axes(lay, selection)
         if axes is not None:
-            mask = np.zeros(lay.chunks_per_shard, dtype=bool)
-            mask[np.ix_(*axes)] = True
-            return mask.reshape(-1)
+            if not axes:
+                return np.zeros(1, dtype=np.int64)
+            grids = np.meshgrid(*axes, indexing="ij")
+            flat: np.ndarray = np.ravel_multi_index(tuple(g.reshape(-1) for g in grids), lay.chunks_per_shard)
+            return flat.astype(np.int64)
         mask = np.zeros(lay.shard_shape, dtype=bool)
         mask[selection] = True
         shp: list[int] = []
         for n, c in zip(lay.chunks_per_shard, lay.chunk_shape):
             shp += [n, c]
         axes2 = tuple(range(1, 2 * len(lay.chunk_shape), 2))
-        return mask.reshape(shp).any(axis=axes2).reshape(-1) if axes2 else mask.reshape(1)
+        touched = mask.reshape(shp).any(axis=axes2).reshape(-1) if axes2 else mask.reshape(1)
+        return np.flatnonzero(touched).astype(np.int64)
 
     def plan_update(self, lay: ShardLayout, selection: Any) -> ShardUpdate:
         """What writing at ``selection`` (within the shard) changes: see :class:`ShardUpdate`."""
@@ -539,6 +580,8 @@ class ShardingCodec(ArrayToBytesCodec):
         only the touched inner chunks that the write does not wholly cover, apply ``value`` at
         ``selection``, re-encode the touched chunks, and copy the untouched ones' bytes."""
         lay = self._layout(spec)
+        if data is None:
+            self.check_new_index(lay, key)
         upd = self.plan_update(lay, selection)
         if data is None:
             mv, offs, nb = None, None, None
@@ -604,8 +647,9 @@ def _touched_axes(lay: ShardLayout, selection: Any) -> list[np.ndarray] | None:
     return axes
 
 
-def plan_update(lay: ShardLayout, selection: Any, touched_mask: np.ndarray) -> ShardUpdate:
-    touched = np.flatnonzero(touched_mask).astype(np.int64)
+def plan_update(lay: ShardLayout, selection: Any, touched: np.ndarray) -> ShardUpdate:
+    """What writing at ``selection`` changes (see :class:`ShardUpdate`), ``touched`` the flat
+    numbers of the inner chunks it touches (ascending)."""
     nd = len(lay.chunk_shape)
     coords = np.array(np.unravel_index(touched, lay.chunks_per_shard)).T.reshape(-1, nd) if nd else np.zeros((1, 0))
     lo = coords.min(axis=0) if len(touched) else np.zeros(nd, np.int64)

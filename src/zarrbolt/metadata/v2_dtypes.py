@@ -63,6 +63,7 @@ def _structured_dtype(fields: list[Any], where: str, depth: int = 0) -> np.dtype
     if not fields:
         raise MetadataError(f"{where}: a structured data type needs at least one field")
     out, names = [], set()
+    total = 0  # the record's bytes so far: checked before numpy is asked (it refuses huge shapes its own way)
     for f in fields:
         if not isinstance(f, list) or len(f) not in (2, 3) or not isinstance(f[0], str):
             raise MetadataError(f"{where}: structured field {f!r} must be [name, dtype] or [name, dtype, shape]")
@@ -82,9 +83,17 @@ def _structured_dtype(fields: list[Any], where: str, depth: int = 0) -> np.dtype
             if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape):
                 raise MetadataError(f"{where}: the shape of field {name!r} must be a list of positive integers, got {shape!r}")
             out.append((name, sub, tuple(shape)))
+            total += sub.itemsize * math.prod(shape)
         else:
             out.append((name, sub))  # type: ignore[arg-type]  # numpy takes 2- and 3-tuples
-    dt = np.dtype(out)
+            total += sub.itemsize
+        if total > MAX_ITEMSIZE:
+            raise MetadataError(f"{where}: structured data type of more than {MAX_ITEMSIZE} bytes (field {name!r} "
+                                f"ends at byte {total})")
+    try:
+        dt = np.dtype(out)
+    except (TypeError, ValueError) as e:
+        raise MetadataError(f"{where}: structured data type {fields!r}: {e}") from None
     if dt.itemsize > MAX_ITEMSIZE:
         raise MetadataError(f"{where}: structured data type of {dt.itemsize} bytes (at most {MAX_ITEMSIZE})")
     return dt

@@ -16,12 +16,15 @@ Each read counts its strategy in :data:`strategy_counts`: ``"fused-files"``, ``"
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from ..errors import ChunkMemoryError
+from ..indexing import MAX_ALLOCATION
 from . import fused, per_codec, remote
 from .context import ArrayIO
 
@@ -58,10 +61,28 @@ def read(io: ArrayIO, make_indexer: Callable[[Any], Any], *, out: np.ndarray | N
     of absent chunks / shards are added to (absent inner chunks of a present shard are not).
 
     A grid whose chunks differ in shape is read a shape at a time (:meth:`ArrayIO.task_groups`:
-    each with its own codec chain), into one output."""
+    each with its own codec chain), into one output.
+
+    A result (or its list of chunks) too large for memory is a ChunkMemoryError naming the
+    array: refused before any work when it could not exist in any address space (shapes from
+    metadata, such as 2**62 x 2**62, make such requests easy), and any failed allocation of the
+    read."""
+    try:
+        return _read(io, make_indexer, out, missing)
+    except MemoryError as e:
+        name = io.key_prefix.rstrip("/") or "/"
+        raise ChunkMemoryError(f"array {name!r}: {e if isinstance(e, ChunkMemoryError) else f'out of memory ({e})'}") from e
+
+
+def _read(io: ArrayIO, make_indexer: Callable[[Any], Any], out: np.ndarray | None,
+          missing: set[Any] | None) -> np.ndarray:
     shards = io.shard_direct
     lay = io.layout
     indexer = make_indexer(lay.chunk_shape if shards and lay is not None else io.grid)
+    nbytes = math.prod(indexer.shape) * io.dtype.itemsize
+    if out is None and nbytes > MAX_ALLOCATION:
+        raise ChunkMemoryError(f"the selection's result of shape {tuple(indexer.shape)} and data type {io.dtype} "
+                               f"({nbytes} bytes) would be larger than any address space")
     out = check_out(io, indexer, out)
     items = _fused_tasks(io, indexer)
     if io.source is not None:

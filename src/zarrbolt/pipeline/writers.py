@@ -38,7 +38,11 @@ from .context import ArrayIO
 
 __all__ = ["RMW_ATTEMPTS", "UnitDone", "Writer", "never_fill", "run_projections"]
 
-RMW_ATTEMPTS = 8  # read-modify-write tries of one object under contention
+RMW_ATTEMPTS = 64  # read-modify-write tries of one object under contention
+# the jittered wait after a lost race: up to RMW_BACKOFF * 2**attempt seconds, at most
+# RMW_BACKOFF_MAX (a loser that waits long only loses more often to writers that do not)
+RMW_BACKOFF = 0.002
+RMW_BACKOFF_MAX = 0.05
 
 # What a write tells as each stored value (a chunk, or a shard written directly) is done: its key,
 # and whether it was stored (False: left out or erased as all fill value).  Called on the threads
@@ -127,7 +131,7 @@ class Writer:
                 if attempt + 1 == RMW_ATTEMPTS:
                     raise ConflictError(f"{key!r} was changed by another writer {RMW_ATTEMPTS} times while this "
                                         f"write updated it; giving up: {e}") from e
-                time.sleep(random.uniform(0, 0.01 * (2 ** attempt)))
+                time.sleep(random.uniform(0, min(RMW_BACKOFF_MAX, RMW_BACKOFF * 2 ** attempt)))
         return False  # (not reached: the last attempt raises)
 
 

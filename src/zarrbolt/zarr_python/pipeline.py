@@ -307,17 +307,16 @@ class _Cache:
 
 @contextlib.contextmanager
 def _zarr_settings() -> Iterator[None]:
-    """zarr-python's ``threading.max_workers`` as zarrbolt's thread count for this call."""
+    """zarr-python's ``threading.max_workers`` as zarrbolt's thread count for this call, and no
+    shard-index cache (zarr-python reads each shard's index anew: another process may have
+    rewritten the shard since)."""
     n = zarr_config.get("threading.max_workers", None)
     try:
         n = None if n is None else max(1, int(n))
     except (TypeError, ValueError):
         n = None
-    if n is None:
+    with zb_config.override(remote_index_cache=0, **({} if n is None else {"threads": n})):
         yield
-    else:
-        with zb_config.override(threads=n):
-            yield
 
 
 def _split_keys(batch: list[Any], meta: Any) -> tuple[str, list[tuple[int, ...]]]:

@@ -2,9 +2,11 @@
 and write planners run on them.
 
 - :func:`native_store`: zarr-python's ``LocalStore`` becomes a zarrbolt ``LocalStore`` over the
-  same directory (the C file batches read and write its files directly), and its
-  ``MemoryStore`` a zarrbolt view over the very same dict of zarr ``Buffer`` s
-  (:class:`ZarrMemoryView`); None for every other store.
+  same directory (the C file batches read and write its files directly), its ``MemoryStore`` a
+  zarrbolt view over the very same dict of zarr ``Buffer`` s (:class:`ZarrMemoryView`), and its
+  ``ObjectStore`` (obstore: S3, GCS, Azure) a zarrbolt
+  :class:`~zarrbolt.storage.ObjectStore` over the same obstore store, whose partial updates are
+  conditional on the object's ETag; None for every other store.
 - :class:`LoopBridge`: any zarr-python store, its coroutines run on the event loop that owns it
   from the planner's worker threads (never from the loop's own thread).
 
@@ -190,20 +192,51 @@ def _native_memory(zstore: Any) -> ZarrMemoryView | None:
     return ZarrMemoryView(zstore._store_dict, prefix=prefix, read_only=zstore.read_only)
 
 
+_OBJECT_CACHE: OrderedDict[tuple[int, bool, int], tuple[Any, Store]] = OrderedDict()
+
+
+def _native_object(zstore: Any) -> Store | None:
+    from ..storage.object_store import ObjectStore, is_obstore_store
+
+    inner = getattr(zstore, "store", None)
+    if not is_obstore_store(inner):
+        return None
+    # zarr-python's own settings: its mode, and its async.concurrency as the requests in flight
+    key = (id(inner), zarr_read_only(zstore), store_concurrency())
+    with _LOCAL_LOCK:
+        hit = _OBJECT_CACHE.get(key)
+        if hit is not None and hit[0] is inner:
+            _OBJECT_CACHE.move_to_end(key)
+            return hit[1]
+        store = ObjectStore(inner, read_only=key[1], concurrency=key[2])
+        _OBJECT_CACHE[key] = (inner, store)  # (the obstore store kept: its id stays its own)
+        while len(_OBJECT_CACHE) > _LOCAL_CACHE_MAX:
+            _OBJECT_CACHE.popitem(last=False)
+    return store
+
+
 def native_store(zstore: Any) -> Store | None:
     """zarrbolt's native store for the zarr-python store ``zstore``, or None.
 
     ``zarr.storage.LocalStore`` (exactly that class) gives a zarrbolt
     :class:`~zarrbolt.storage.LocalStore` over the same root, cached per root directory and
     mode; ``MemoryStore`` (and ``ManagedMemoryStore``, and subclasses that keep its methods)
-    gives a :class:`ZarrMemoryView` over the same dict.  Every other store (wrappers, fsspec,
-    object stores, zip files, GPU memory) gives None: use :class:`LoopBridge`."""
-    from zarr.storage import LocalStore as ZLocalStore, MemoryStore as ZMemoryStore
+    gives a :class:`ZarrMemoryView` over the same dict; ``ObjectStore`` (exactly that class)
+    gives a :class:`~zarrbolt.storage.ObjectStore` over the same obstore store (its mode, and
+    zarr-python's ``async.concurrency`` as its requests in flight), cached per obstore store:
+    reads and writes go through zarrbolt's async source, and a write into part of a chunk or
+    shard is conditional on the object's ETag on S3, GCS and Azure, so that writers in several
+    processes lose no update (a store without conditional writes stays last writer wins).
+    Every other store (wrappers, fsspec, zip files, GPU memory) gives None: use
+    :class:`LoopBridge`."""
+    from zarr.storage import LocalStore as ZLocalStore, MemoryStore as ZMemoryStore, ObjectStore as ZObjectStore
 
     if type(zstore) is ZLocalStore:
         return _native_local(zstore)
     if isinstance(zstore, ZMemoryStore):
         return _native_memory(zstore)
+    if type(zstore) is ZObjectStore:
+        return _native_object(zstore)
     return None
 
 

@@ -19,7 +19,7 @@ import bz2
 import lzma
 from typing import Any, cast
 
-from ...errors import CorruptChunkError, MetadataError
+from ...errors import CodecError, CorruptChunkError, MetadataError
 from ..abc import BytesToBytesCodec, ChunkSpec
 from ..blosc import BloscCodec
 from ..gzip import GzipCodec
@@ -164,15 +164,30 @@ class NumcodecsBZ2(_Configured):
         return out
 
 
-# the decoder's memory (the dictionary an xz header asks for) is bounded by this
+# The decoder's memory is bounded by this: the dictionary an xz / lzma-alone header asks for
+# (liblzma's memlimit), and the dictionary of a raw stream's filters (from the metadata, checked
+# when the codec is made; preset 9 takes 64 MiB).
 LZMA_MEMLIMIT = 2**28
+LZMA_MAX_DICT = LZMA_MEMLIMIT
+_LZMA_MIN_DICT = 4096  # liblzma's LZMA_DICT_SIZE_MIN
+# integrity checks liblzma has (CHECK_NONE, CRC32, CRC64, SHA256; -1: the format's default)
+_LZMA_CHECKS = (-1, lzma.CHECK_NONE, lzma.CHECK_CRC32, lzma.CHECK_CRC64, lzma.CHECK_SHA256)
 
 
 @register_codec
 class NumcodecsLZMA(_Configured):
     """``numcodecs.lzma``: Python's lzma with numcodecs' members ``format`` (default 1, xz),
     ``check`` (-1: the format's default), ``preset`` (None: 6) and ``filters`` (a list of filter
-    objects, as the lzma module takes them)."""
+    objects, as the lzma module takes them).
+
+    Made from metadata, the configuration is checked without building a compressor (whose
+    memory is about ten times the dictionary): what liblzma would refuse to encode with (an
+    integrity check the format cannot have, a preset beyond 9, preset and filters together,
+    format 3 without filters, a filter's options) and an LZMA filter's ``dict_size`` above
+    :data:`LZMA_MAX_DICT`.  Decoding never takes more than :data:`LZMA_MEMLIMIT` for the
+    dictionary.  An xz or lzma-alone stream names its own filters, so ``filters`` with ``format``
+    1 or 2 are ignored when reading (numcodecs cannot decode such chunks; zarrbolt reads them);
+    a new array refuses that configuration (:meth:`for_writing`)."""
 
     name = "numcodecs.lzma"
     _members = frozenset({"format", "check", "preset", "filters"})
@@ -187,24 +202,69 @@ class NumcodecsLZMA(_Configured):
         if self.filters is not None and not (isinstance(self.filters, list)
                                              and all(isinstance(f, dict) for f in self.filters)):
             raise MetadataError(f"codec {self.name!r}: filters must be a list of objects, got {self.filters!r}")
+        for f in self.filters or ():
+            self._check_filter(f)
+        fmt, where = self.format, f"codec {self.name!r}"
+        if fmt == lzma.FORMAT_RAW and not self.filters:
+            raise MetadataError(f"{where}: format 3 (raw) needs filters")
+        if self.filters is not None and self.preset is not None:
+            raise MetadataError(f"{where}: give either preset or filters, not both")
+        if self.check not in _LZMA_CHECKS or (fmt != lzma.FORMAT_XZ and self.check not in (-1, lzma.CHECK_NONE)):
+            raise MetadataError(f"{where}: check {self.check} is not an integrity check that format {fmt} can have")
+        if self.preset is not None and self.preset & ~lzma.PRESET_EXTREME > 9:
+            raise MetadataError(f"{where}: preset {self.preset} is not 0-9 (optionally with PRESET_EXTREME)")
+
+    def _check_filter(self, f: dict[str, Any]) -> None:
+        """One filter's options parsed by the lzma module (no encoder made), and an LZMA
+        filter's dictionary bounded."""
+        if f.get("id") in (lzma.FILTER_LZMA1, lzma.FILTER_LZMA2) and "dict_size" in f:
+            d = f["dict_size"]
+            if isinstance(d, bool) or not isinstance(d, int) or not _LZMA_MIN_DICT <= d <= LZMA_MAX_DICT:
+                raise MetadataError(f"codec {self.name!r}: a filter's dict_size must be an integer from {_LZMA_MIN_DICT} to "
+                                    f"{LZMA_MAX_DICT} (the decoder's memory bound), got {d!r}")
+        encode_props = getattr(lzma, "_encode_filter_properties", None)  # (what zipfile uses)
         try:
-            lzma.LZMACompressor(self.format, self.check, self.preset, self.filters)
-        except (ValueError, TypeError, KeyError, lzma.LZMAError) as e:
-            raise MetadataError(f"codec {self.name!r}: {e}") from None
+            if encode_props is not None:
+                encode_props(f)
+        except (ValueError, TypeError, KeyError, OverflowError, lzma.LZMAError) as e:
+            raise MetadataError(f"codec {self.name!r}: filter {f!r}: {e}") from None
+
+    def for_writing(self) -> tuple[NumcodecsLZMA, str | None]:
+        """A new array takes only what numcodecs reads back: ``filters`` only with format 3 (raw;
+        numcodecs decodes xz and lzma-alone streams with the filters it is given, which liblzma
+        refuses), and a raw filter chain the decoder takes (made here: its memory is the
+        dictionary's, bounded when the codec was made); MetadataError otherwise."""
+        fmt, where = self.format, f"codec {self.name!r}"
+        if self.filters is not None and fmt != lzma.FORMAT_RAW:
+            raise MetadataError(f"{where}: filters are only written with format 3 (raw): numcodecs decodes format {fmt} "
+                                "with them, which fails, so such chunks could not be read back; leave out filters, or "
+                                "use format 3")
+        if fmt == lzma.FORMAT_RAW:
+            try:
+                lzma.LZMADecompressor(fmt, None, self.filters)
+            except (ValueError, TypeError, KeyError, lzma.LZMAError) as e:
+                raise MetadataError(f"{where}: the filter chain {self.filters!r} cannot be decoded: {e}") from None
+        return self, None
 
     def encode(self, data: Any, spec: ChunkSpec) -> bytes:
-        return lzma.compress(as_bytes_view(data), self.format, self.check, self.preset, self.filters)
+        try:
+            return lzma.compress(as_bytes_view(data), self.format, self.check, self.preset, self.filters)
+        except (ValueError, lzma.LZMAError) as e:
+            raise CodecError(f"{self.name}: cannot encode with {self.config}: {e}") from None
 
     def decode(self, data: Any, spec: ChunkSpec, max_size: int) -> bytes:
-        limit = None if self.format == lzma.FORMAT_RAW else LZMA_MEMLIMIT
+        raw = self.format == lzma.FORMAT_RAW
         try:
-            d = lzma.LZMADecompressor(self.format, limit, self.filters)
+            # a raw stream: the metadata's filters (their dictionary bounded when the codec was
+            # made); else the stream's own, the dictionary it asks for bounded by the memlimit
+            d = lzma.LZMADecompressor(self.format, None, self.filters) if raw else \
+                lzma.LZMADecompressor(self.format, LZMA_MEMLIMIT)
             out = d.decompress(as_bytes_view(data), max_length=max_size + 1)
         except (lzma.LZMAError, ValueError, EOFError) as e:
             raise CorruptChunkError(f"{self.name}: {e}") from None
         if len(out) > max_size:
             raise CorruptChunkError(f"{self.name}: the stream decodes to more than {max_size} bytes")
-        if not d.eof and self.format != lzma.FORMAT_RAW:
+        if not d.eof and not raw:
             raise CorruptChunkError(f"{self.name}: the stream is truncated")
         if d.unused_data:
             raise CorruptChunkError(f"{self.name}: {len(d.unused_data)} bytes follow the stream")

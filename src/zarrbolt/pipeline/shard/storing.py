@@ -52,7 +52,7 @@ import numpy as np
 
 from ... import config, kernels
 from ..._threads import parallel_workers
-from ...codecs.sharding import EMPTY, storage_order
+from ...codecs.sharding import EMPTY, in_storage_order
 from ...errors import CodecError
 from ...indexing import ChunkProjection
 from .. import outbuf
@@ -202,6 +202,8 @@ class ShardWriter(Writer):
         inside the array: no inner chunk beyond the array's edge is stored); whether a shard was
         stored (False: every inner chunk is fill, and the shard was erased)."""
         store = self.io.store
+        assert self.io.layout is not None
+        self.sharding.check_new_index(self.io.layout, key)
         way = self.way(p, part.nbytes)
         if way == "stream":
             return write_streamed(self.io, key, part, self.inner_is_fill, self.encoder)
@@ -258,12 +260,9 @@ def _laid_out(io: ArrayIO, array: np.ndarray) -> list[int]:
     """The shard's inner chunks inside ``array``, in the order their bytes are laid out."""
     codec, lay = io.sharding, io.layout
     assert codec is not None and lay is not None
-    inside = codec.inner_within(lay, array.shape).tolist()
-    order = storage_order(lay.chunks_per_shard, codec.write_order)
-    if order is None:
-        return sorted(inside)
-    keep = set(inside)
-    return [i for i in order if i in keep]
+    laid_out: list[int] = in_storage_order(lay.chunks_per_shard, codec.write_order,
+                                           codec.inner_within(lay, array.shape)).tolist()
+    return laid_out
 
 
 def _batches(io: ArrayIO, array: np.ndarray, is_fill: Callable[[np.ndarray], bool],
@@ -511,8 +510,9 @@ class LocalShardUpdater:
         """A compact new shard in a temporary file renamed over the old one: the kept inner
         chunks copied from ``src`` in runs, ``encoded`` from memory, in the write order."""
         codec, lay = self.codec, self.lay
-        order = storage_order(lay.chunks_per_shard, codec.write_order)
-        flats = range(lay.n) if order is None else order
+        live = keep.copy()
+        live[np.fromiter(encoded, dtype=np.int64, count=len(encoded))] = True
+        flats = in_storage_order(lay.chunks_per_shard, codec.write_order, np.flatnonzero(live)).tolist()
         new_offs = np.full(lay.n, EMPTY, dtype=np.uint64)
         new_nb = np.full(lay.n, EMPTY, dtype=np.uint64)
         pos = lay.index_nbytes if codec.index_location == "start" else 0
