@@ -341,9 +341,11 @@ clean:
 # ------------------------------------------------------------------------------------------ lint
 # `make lint`: ruff (pyproject's [tool.ruff]) on the sources, tests, benchmarks and tools, then
 # mypy --strict on src/zarrbolt (pyproject's [tool.mypy]; the compiled modules through their .pyi
-# stubs).  Runs without building: only the lint tools are installed.  CI runs it before the tests.
-LINT_DEPS := "ruff>=0.6" "mypy>=1.11" types-tqdm
-LINT_STAMP := $(VENV)/.zarrbolt-lint-deps-2
+# stubs).  Runs without building: only the lint tools are installed, and numpy, whose own type
+# stubs mypy reads (a fresh .venv has no numpy until the build tools are installed).  CI runs it
+# before the tests, on a fresh machine.
+LINT_DEPS := "ruff>=0.6" "mypy>=1.11" types-tqdm "numpy>=2.0"
+LINT_STAMP := $(VENV)/.zarrbolt-lint-deps-3
 
 $(LINT_STAMP): | venv-python
 	$(VPY) -m pip install -q $(LINT_DEPS)
