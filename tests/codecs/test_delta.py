@@ -196,10 +196,36 @@ def test_json_round_trip_and_checks():
         c.for_writing()
 
 
-def test_dtype_must_be_the_arrays():
-    with pytest.raises(MetadataError, match="data type"):
+def test_dtype_must_be_the_arrays_or_of_its_size():
+    with pytest.raises(MetadataError, match="not of that size"):
         zarr.create_array(MemoryStore(), shape=(10,), chunks=(5,), dtype="i4",
-                          codecs=[{"name": "numcodecs.delta", "configuration": {"dtype": "u4"}}, {"name": "bytes", "configuration": {"endian": "little"}}])
+                          codecs=[{"name": "numcodecs.delta", "configuration": {"dtype": "u2"}}, {"name": "bytes", "configuration": {"endian": "little"}}])
+
+
+@pytest.mark.parametrize("sharded", [False, True])
+def test_another_dtype_of_the_same_size(sharded):
+    """As zarr-python 3: the bytes taken as the codec's type to encode, the sums cast back by value
+    to decode; between integer types that round-trips (and matches numcodecs' stored bytes),
+    with a float on one side it does not and is not written."""
+    delta = {"name": "numcodecs.delta", "configuration": {"dtype": "<i2"}}
+    inner = [delta, {"name": "bytes", "configuration": {"endian": "little"}}]
+    codecs = inner
+    if sharded:
+        codecs = [{"name": "sharding_indexed", "configuration": {"chunk_shape": [5], "codecs": inner,
+                                                                 "index_codecs": [LE, {"name": "crc32c"}]}}]
+    st = MemoryStore()
+    data = np.array([0, 65535, 3, 40000, 7, 1, 65000, 2, 9, 12], dtype="u2")
+    a = zarr.create_array(st, shape=(10,), chunks=(10,), dtype="u2", codecs=codecs)
+    a[...] = data
+    np.testing.assert_array_equal(zarr.open_array(st, mode="r")[...], data)
+    if not sharded:  # numcodecs' bytes: the differences of the items taken as int16
+        v = data.view("i2")
+        want = np.concatenate([v[:1], np.diff(v)]).astype("<i2")
+        assert bytes(st.get("c/0")) == want.tobytes()
+    f = zarr.create_array(MemoryStore(), shape=(4,), chunks=(4,), dtype="f4",
+                          codecs=[{"name": "numcodecs.delta", "configuration": {"dtype": "<i4"}}, LE])
+    with pytest.raises(CodecError, match="does not round-trip"):
+        f[...] = 1.5
 
 
 def test_resolve_and_sizes():

@@ -128,6 +128,49 @@ def test_v2_delta_whose_dtype_differs(tmp_path, dtype, delta):
     np.testing.assert_array_equal(zarr.open_array(tmp_path / "a", mode="r")[:], new)
 
 
+@pytest.mark.parametrize("dtype, delta, astype", [("<u2", "<i2", None), ("<i4", "<u4", "<i2"), ("<i8", "<u8", None),
+                                                  ("<f4", "<i4", None), ("<i4", "<f4", None), ("<f8", "<u8", None),
+                                                  ("|u1", "|b1", None)])
+@pytest.mark.parametrize("sharded", [False, True])
+def test_v3_delta_whose_dtype_differs(tmp_path, dtype, delta, astype, sharded):
+    """zarr-python 3 takes the chunk's bytes as the codec's type to encode and casts the decoded sums
+    back by value: read with zarr-python's values, by zarrbolt's API and inside its pipeline (no
+    fallback); written where that round-trips (integer types), refused where it does not."""
+    import zarrbolt.codec_pipeline as zcp
+
+    conf = {"dtype": delta} | ({"astype": astype} if astype else {})
+    data = ((np.arange(40) * 7) % 90).astype(dtype)
+    a = zarr.create_array(tmp_path / "a", shape=(40,), chunks=(10,), shards=(20,) if sharded else None, dtype=dtype,
+                          filters=[nz3.Delta(**conf)], compressors=None)
+    a[:] = data
+    ref = _same_as_zarr(tmp_path / "a", 3)
+    zcp.fallback_counts.clear()
+    with zarr.config.set({"codec_pipeline.path": "zarrbolt.codec_pipeline.ZarrboltCodecPipeline"}):
+        np.testing.assert_array_equal(zarr.open_array(tmp_path / "a", mode="r")[...], ref)
+    assert not zcp.fallback_counts, dict(zcp.fallback_counts)
+    b = zarrbolt.open_array(str(tmp_path / "a"), mode="r+")
+    new = data[::-1].copy()
+    if np.dtype(dtype).kind in "iu" and np.dtype(delta).kind in "iu":
+        assert np.array_equal(ref, data)  # it round-trips
+        b[:] = new
+        np.testing.assert_array_equal(zarr.open_array(tmp_path / "a", mode="r")[:], new)
+    else:
+        with pytest.raises(CodecError, match="does not round-trip"):
+            b[:] = new
+        np.testing.assert_array_equal(zarr.open_array(tmp_path / "a", mode="r")[:], ref)  # nothing written
+
+
+def test_v3_delta_of_another_item_size_is_refused(tmp_path):
+    """zarr-python cannot read these either (the decoded chunk has another number of items)."""
+    a = zarrbolt.create_array(str(tmp_path / "a"), shape=(8,), chunks=(4,), dtype="u2")
+    doc = json.loads((tmp_path / "a" / "zarr.json").read_text())
+    doc["codecs"] = [{"name": "numcodecs.delta", "configuration": {"dtype": "<i4"}}, *doc["codecs"]]
+    (tmp_path / "a" / "zarr.json").write_text(json.dumps(doc))
+    del a
+    with pytest.raises(MetadataError, match="not of that size"):
+        zarrbolt.open_array(str(tmp_path / "a"), mode="r")
+
+
 @pytest.mark.parametrize("where", ["zarr-python 2", "zarrita.js"])
 def test_vlen_utf8_with_fill_value_0(tmp_path, where):
     a = zarr.create_array(tmp_path / "a", shape=(5,), chunks=(2,), dtype=str, zarr_format=2)

@@ -7,7 +7,9 @@ Array -> array: ``numcodecs.delta`` (C kernels, a fused-plan array kernel),
 over the chunk in C order, as numcodecs computes them).  Bytes -> bytes: ``numcodecs.shuffle``.
 
 The data types a filter names must be the array's at that point of the chain (numcodecs would
-reinterpret the bytes of another type): a mismatch is a MetadataError when the chain is bound."""
+reinterpret the bytes of another type): a mismatch is a MetadataError when the chain is bound,
+except delta's ``dtype`` of the same item size, which is read as zarr-python reads it
+(:class:`DeltaCodec`)."""
 
 from __future__ import annotations
 
@@ -53,10 +55,14 @@ class DeltaCodec(ArrayToArrayCodec):
     ``astype``; decoding is the running sum.  The arithmetic is numpy's (zarrbolt/delta.h); what
     zarrbolt refuses:
 
-    * ``dtype`` must be the array's data type at this point of the chain (numcodecs would
-      reinterpret the bytes of another type of the same size; zarr-python then casts back by
-      value; a Zarr v2 array's filter whose ``dtype`` differs is read as numcodecs reads it, the
-      chunk's bytes reinterpreted: :mod:`zarrbolt.metadata.v2`);
+    * a ``dtype`` other than the data type the codec receives must have its item size: as
+      zarr-python 3 does, encoding takes the chunk's bytes as ``dtype`` items (numcodecs' view)
+      and decoding casts the running sum back by value; between integer types (``<i2`` on a
+      ``uint16`` array) that round-trips and is read and written; with a float or bool on either
+      side it does not, and such arrays are read (zarr-python's values) but not written
+      (CodecError).  Another item size is a MetadataError (zarr-python cannot read those either).
+      A Zarr v2 array's filter whose ``dtype`` differs is read as numcodecs reads it, the chunk's
+      bytes reinterpreted both ways: :mod:`zarrbolt.metadata.v2`;
     * bool, integer and float16/32/64 types only, native or little-endian (numcodecs also accepts
       complex, timedeltas and big-endian types, which no Zarr v3 data type maps to cleanly);
     * bool data is read as numcodecs decodes it, a running OR of the stored values (numcodecs
@@ -97,16 +103,18 @@ class DeltaCodec(ArrayToArrayCodec):
     def resolve(self, spec: ChunkSpec) -> ChunkSpec:
         from ...metadata.dtypes import DataType
 
-        if spec.dtype.numpy_dtype != self.dtype:
+        received = spec.dtype.numpy_dtype
+        if received != self.dtype and (received.itemsize != self.dtype.itemsize or received.kind not in _DELTA_KINDS):
             raise MetadataError(
-                f"codec {DELTA_NAME!r}: dtype {self.dtype_json!r} is not the data type the codec receives ({spec.dtype.name})"
+                f"codec {DELTA_NAME!r}: dtype {self.dtype_json!r} is not the data type the codec receives "
+                f"({spec.dtype.name}) and its items are not of that size"
             )
         # The stored array's fill value: numpy's cast, as zarr-python makes it (a chunk of fill
         # values does not delta-encode to fill values; this one only fills missing inner chunks
         # when the codec sits before sharding_indexed).
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            fill = np.asarray(spec.fill_value, dtype=self.dtype).astype(self.astype)[()]
+            fill = np.asarray(spec.fill_value, dtype=received).view(self.dtype).astype(self.astype)[()]
         return ChunkSpec(spec.shape, DataType.from_numpy(self.astype), fill)
 
     def encoded_size(self, decoded_nbytes: int) -> int:
@@ -125,22 +133,43 @@ class DeltaCodec(ArrayToArrayCodec):
                                 "neighbours and decodes a running OR); zarrbolt reads such arrays but does not create them")
         return self, None
 
+    def _reinterpreted(self, received: np.dtype) -> bool:
+        """Whether the codec receives another type than its ``dtype`` (same item size: resolve)."""
+        return received != self.dtype
+
     def encode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
         if self._bool:
             raise CodecError(f"codec {DELTA_NAME!r} on bool data does not round-trip; zarrbolt does not write it")
+        received = spec.dtype.numpy_dtype
+        if self._reinterpreted(received):
+            if received.kind not in "iu" or self.dtype.kind not in "iu":
+                raise CodecError(
+                    f"codec {DELTA_NAME!r} with dtype {self.dtype_json!r} on {spec.dtype.name} data does not round-trip "
+                    "(the bytes are taken as that type, the decoded sums cast back by value); zarrbolt reads such "
+                    "arrays but does not write them")
+            array = np.ascontiguousarray(array).view(self.dtype)  # numcodecs' view of the bytes
         return cast(np.ndarray, _delta_ext().encode(np.ascontiguousarray(array, dtype=self.dtype), self.astype))
 
     def decode(self, array: np.ndarray, spec: ChunkSpec) -> np.ndarray:
         if self._bool:  # numcodecs: a cumulative sum into bools, i.e. a running OR
             flat = np.ascontiguousarray(array).reshape(-1).astype(bool)
-            return np.logical_or.accumulate(flat).astype(self.dtype).reshape(array.shape)
-        return cast(np.ndarray, _delta_ext().decode(np.ascontiguousarray(array, dtype=self.astype), self.dtype))
+            out = np.logical_or.accumulate(flat).astype(self.dtype).reshape(array.shape)
+        else:
+            out = cast(np.ndarray, _delta_ext().decode(np.ascontiguousarray(array, dtype=self.astype), self.dtype))
+        received = spec.dtype.numpy_dtype
+        if not self._reinterpreted(received):
+            return out
+        if received.kind in "iu" and self.dtype.kind in "iu":  # the same as the cast by value
+            return out.view(received)
+        with warnings.catch_warnings(), np.errstate(all="ignore"):  # zarr-python's cast back by value
+            warnings.simplefilter("ignore")
+            return out.astype(received)
 
     # -- codec-owned fused-plan stage (contract section A)
     def c_stage(self, spec_in: ChunkSpec, spec_out: ChunkSpec) -> Any:
         """An ``ArrayKernelStage`` (order-dependent kernel over the chunk in stored order), or None
         while the plan side of the interface is not there (and for bool data: decoded in numpy)."""
-        if self._bool:
+        if self._bool or self._reinterpreted(spec_in.dtype.numpy_dtype):
             return None
         try:
             from ..abc import ArrayKernelStage  # type: ignore[attr-defined]
