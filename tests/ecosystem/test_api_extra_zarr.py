@@ -154,3 +154,51 @@ def test_tree_function_warnings_free():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert "x (1,) int8" in zb.tree(g)
+
+
+def _codec_objects():
+    from numcodecs import zarr3 as nz3
+    from zarr import codecs as zc
+    from zarr.codecs import numcodecs as zcn
+
+    return [
+        ({"compressors": [zc.BloscCodec(cname="lz4", clevel=5)]}, "u2"),  # typesize and shuffle tuned to the items
+        ({"compressors": zc.BloscCodec(cname="zstd")}, "u1"),
+        ({"compressors": [zc.BloscCodec(cname="lz4", shuffle="noshuffle", typesize=4)]}, "i4"),
+        ({"serializer": zc.BytesCodec(), "compressors": zc.ZstdCodec(level=2)}, "f4"),
+        ({"filters": [zc.TransposeCodec(order=(1, 0))], "compressors": [zc.GzipCodec(level=3)]}, "u2"),
+        ({"filters": [nz3.Delta(dtype="<u2")], "compressors": nz3.Zstd(level=3)}, "u2"),
+        ({"compressors": [nz3.Blosc(cname="zstd", clevel=3)]}, "f8"),
+        ({"filters": [nz3.FixedScaleOffset(offset=0, scale=1, dtype="<i4")]}, "i4"),
+        ({"compressors": [zcn.Zstd(level=4)], "filters": [zcn.Delta(dtype="<i2")]}, "i2"),  # numcodecs.zarr3's successor
+    ]
+
+
+@pytest.mark.parametrize("case", range(9))
+def test_create_array_takes_zarr_python_codec_objects(tmp_path, case):
+    """zarr-python's codec objects (zarr.codecs.*, numcodecs.zarr3.*) as zarr-python takes them:
+    the same metadata and values as zarr-python's create_array with the same arguments."""
+    kw, dtype = _codec_objects()[case]
+    data = (np.arange(6 * 10) % 50).astype(dtype).reshape(6, 10)
+    docs = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zarr-python's notice that numcodecs.zarr3 is unstable
+        for lib, name in ((zarr, "ref"), (zb, "zb")):
+            a = lib.create_array(str(tmp_path / name), shape=data.shape, chunks=(3, 5), dtype=dtype, **kw)
+            a[...] = data
+            docs.append(json.loads((tmp_path / name / "zarr.json").read_text())["codecs"])
+            np.testing.assert_array_equal(zarr.open_array(str(tmp_path / name), mode="r")[...], data)
+    assert docs[0] == docs[1]
+
+
+def test_legacy_create_takes_zarr_python_codec_objects(tmp_path):
+    from zarr import codecs as zc
+
+    docs = []
+    for lib, name in ((zarr, "ref"), (zb, "zb")):
+        a = lib.create(shape=(10,), store=str(tmp_path / name), chunks=(5,), dtype="u2", zarr_format=3,
+                       codecs=[zc.BytesCodec(), zc.BloscCodec(cname="zstd")])
+        a[:] = np.arange(10)
+        docs.append(json.loads((tmp_path / name / "zarr.json").read_text())["codecs"])
+    assert docs[0] == docs[1]
+    np.testing.assert_array_equal(zb.open_array(str(tmp_path / "zb"), mode="r")[:], np.arange(10))

@@ -3,7 +3,7 @@ with ``zarr_format=2`` a Zarr v2 one), zarr-python's legacy :func:`create`, and 
 :func:`layout_settings` (the arguments that reproduce an array's layout).
 
 User sugar (shapes as ints, chunks="auto" / -1, shards, the filters / serializer / compressors
-shortcuts, numcodecs-style codec dicts and objects, blosc's numeric shuffle and left-out typesize,
+shortcuts, numcodecs-style codec dicts and objects, zarr-python's codec objects, blosc's numeric shuffle and left-out typesize,
 ``dtype=str``) is turned here, and only here, into what the metadata says.  What both formats
 take (the data and the shape and dtype it implies, the shape, the chunks, the attributes, where
 the array is stored) is normalised by the one normaliser of the first section; each format then
@@ -181,11 +181,32 @@ def _blosc_configuration(conf: dict[str, Any]) -> dict[str, Any]:
     return conf
 
 
+# a blosc setting zarr-python's BloscCodec leaves to the array ("tunable"): set by _with_typesize
+_TUNED_BY_ITEMSIZE = "zarrbolt:tuned-by-itemsize"
+
+
+def _zarr_codec_json(obj: Any) -> Any:
+    """A zarr-python codec object (``zarr.codecs.*``, ``numcodecs.zarr3.*``) as its metadata form
+    (its ``to_dict()``); anything else unchanged.  A setting zarr-python tunes to the array
+    (blosc's ``typesize`` and ``shuffle`` when not given) is tuned as zarr-python tunes it."""
+    if isinstance(obj, (Codec, dict, str)) or not callable(getattr(obj, "to_dict", None)):
+        return obj
+    doc = obj.to_dict()
+    tunable = getattr(obj, "_tunable_attrs", ())
+    if isinstance(doc, dict) and tunable and isinstance(doc.get("configuration"), dict):
+        conf = {k: v for k, v in doc["configuration"].items() if k not in tunable}
+        if "shuffle" in tunable:
+            conf["shuffle"] = _TUNED_BY_ITEMSIZE
+        doc = {**doc, "configuration": conf}
+    return doc
+
+
 def _codec_json(obj: Any) -> Any:
     """One user-given codec spelled as the metadata spells it (Codec objects and anything that is
     not sugar pass unchanged: the codec registry parses and checks them)."""
     if not isinstance(obj, (Codec, dict, str)) and callable(getattr(obj, "get_config", None)):
         obj = obj.get_config()  # a numcodecs codec object
+    obj = _zarr_codec_json(obj)
     if isinstance(obj, dict) and "id" in obj and "name" not in obj:  # numcodecs-style dict
         obj = {"name": _numcodecs_name(obj["id"]), "configuration": {k: v for k, v in obj.items() if k != "id"}}
     if isinstance(obj, str) and obj == "blosc":
@@ -213,6 +234,9 @@ def _with_typesize(objs: list[Any], itemsize: Any) -> list[Any]:
         if isinstance(o, dict) and o.get("name") == "blosc" and isinstance(o.get("configuration"), dict):
             if o["configuration"].get("typesize") is None:
                 o = {**o, "configuration": {**o["configuration"], "typesize": itemsize()}}
+            if o["configuration"].get("shuffle") == _TUNED_BY_ITEMSIZE:  # zarr-python's choice
+                tuned = "bitshuffle" if o["configuration"]["typesize"] == 1 else "shuffle"
+                o = {**o, "configuration": {**o["configuration"], "shuffle": tuned}}
         out.append(o)
     return out
 
@@ -236,7 +260,12 @@ def _default_serializer(dtype: DataType) -> Codec:
 def _build_codecs(spec: Any, filters: Any, serializer: Any, compressors: Any, codecs: Any) -> tuple[Codec, ...]:
     """The codec chain from ``codecs=`` (the metadata's list, taken as it is) or the shortcuts."""
     if codecs is not None:
-        return parse_codecs(codecs)
+        if not isinstance(codecs, (list, tuple)):
+            codecs = [codecs]
+        # zarr-python's codec objects as their JSON, blosc's settings tuned to the array's items
+        objs = [_with_typesize([_zarr_codec_json(c)], lambda: spec.dtype.itemsize)[0] if _zarr_codec_json(c) is not c
+                else c for c in codecs]
+        return parse_codecs(objs)
     dtype = spec.dtype
     flt = [] if (filters is None or (isinstance(filters, str) and filters == "auto")) else _as_codec_list(filters)
     for c in flt:
@@ -372,8 +401,12 @@ def _v2_codec(obj: Any) -> dict[str, Any]:
     from ..codecs.v2_ids import codec_to_v2, v2_for_writing
     from ..errors import MetadataNormalizedWarning
 
-    if not isinstance(obj, (Codec, dict, str)) and callable(getattr(obj, "get_config", None)):
-        obj = obj.get_config()  # a numcodecs codec object
+    if not isinstance(obj, (Codec, dict, str)):
+        if callable(getattr(obj, "get_config", None)):
+            obj = obj.get_config()  # a numcodecs codec object
+        elif callable(getattr(obj, "to_dict", None)):
+            # a zarr-python codec object (zarr.codecs.*, numcodecs.zarr3.*): its metadata form
+            obj = obj.to_dict()
     if isinstance(obj, dict) and "id" in obj and "name" not in obj:
         conf = dict(obj)
     else:
@@ -504,7 +537,9 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
                  overwrite: bool = False, config: Any = None, write_data: bool = True,
                  dimension_separator: str | None = None) -> Array:
     """Create a Zarr v3 array (zarr-python 3's ``create_array``; ``codecs=[...]`` for a raw codec
-    list), or with ``zarr_format=2`` a Zarr v2 array (filters and a compressor as numcodecs codecs
+    list; codecs as zarrbolt's codec objects, their JSON, or zarr-python's codec objects
+    (``zarr.codecs.*``, ``zarr.codecs.numcodecs.*``, ``numcodecs.zarr3.*``), giving the metadata
+    zarr-python writes for them), or with ``zarr_format=2`` a Zarr v2 array (filters and a compressor as numcodecs codecs
     or their ``{"id": ...}`` configurations; ``dtype=str`` / ``bytes`` for ``vlen-utf8`` /
     ``vlen-bytes`` object arrays; default compressor ``{"id": "zstd", "level": 0}``).
 
