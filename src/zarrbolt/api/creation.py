@@ -3,8 +3,8 @@ with ``zarr_format=2`` a Zarr v2 one), zarr-python's legacy :func:`create`, and 
 :func:`layout_settings` (the arguments that reproduce an array's layout).
 
 User sugar (shapes as ints, chunks="auto" / -1, shards, the filters / serializer / compressors
-shortcuts, numcodecs-style codec dicts and objects, zarr-python's codec objects, blosc's numeric shuffle and left-out typesize,
-``dtype=str``) is turned here, and only here, into what the metadata says.  What both formats
+shortcuts, numcodecs-style codec dicts and objects, zarr-python's codec objects, blosc's numeric
+shuffle and left-out typesize, ``dtype=str``) is turned here, and only here, into what the metadata says.  What both formats
 take (the data and the shape and dtype it implies, the shape, the chunks, the attributes, where
 the array is stored) is normalised by the one normaliser of the first section; each format then
 builds its metadata document.  The rules themselves are checked once, by their owners: the
@@ -262,9 +262,10 @@ def _build_codecs(spec: Any, filters: Any, serializer: Any, compressors: Any, co
     if codecs is not None:
         if not isinstance(codecs, (list, tuple)):
             codecs = [codecs]
-        # zarr-python's codec objects as their JSON, blosc's settings tuned to the array's items
-        objs = [_with_typesize([_zarr_codec_json(c)], lambda: spec.dtype.itemsize)[0] if _zarr_codec_json(c) is not c
-                else c for c in codecs]
+        objs = []
+        for c in codecs:  # zarr-python's codec objects as their JSON, blosc's settings tuned to the items
+            doc = _zarr_codec_json(c)
+            objs.append(c if doc is c else _with_typesize([doc], lambda: spec.dtype.itemsize)[0])
         return parse_codecs(objs)
     dtype = spec.dtype
     flt = [] if (filters is None or (isinstance(filters, str) and filters == "auto")) else _as_codec_list(filters)
@@ -539,8 +540,8 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
     """Create a Zarr v3 array (zarr-python 3's ``create_array``; ``codecs=[...]`` for a raw codec
     list; codecs as zarrbolt's codec objects, their JSON, or zarr-python's codec objects
     (``zarr.codecs.*``, ``zarr.codecs.numcodecs.*``, ``numcodecs.zarr3.*``), giving the metadata
-    zarr-python writes for them), or with ``zarr_format=2`` a Zarr v2 array (filters and a compressor as numcodecs codecs
-    or their ``{"id": ...}`` configurations; ``dtype=str`` / ``bytes`` for ``vlen-utf8`` /
+    zarr-python writes for them), or with ``zarr_format=2`` a Zarr v2 array (filters and a
+    compressor as numcodecs codecs or their ``{"id": ...}`` configurations; ``dtype=str`` / ``bytes`` for ``vlen-utf8`` /
     ``vlen-bytes`` object arrays; default compressor ``{"id": "zstd", "level": 0}``).
 
     Parameters
