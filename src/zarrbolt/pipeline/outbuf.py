@@ -20,6 +20,7 @@ here; it hands out only the bytes it wrote.)
 
 from __future__ import annotations
 
+import atexit
 import math
 import os
 import sys
@@ -42,6 +43,7 @@ _free: list[tuple[float, np.ndarray]] = []  # (time dropped, uint8 buffer), olde
 _held = 0
 _reaper: threading.Thread | None = None
 _reaper_lock = threading.Lock()  # serialises starting the reaper
+_stopping = False  # set at interpreter exit: the reaper returns and is joined (see _stop_reaper)
 
 
 class _Owner:
@@ -151,19 +153,39 @@ def _start_reaper() -> None:
     if _reaper is not None and _reaper.is_alive():
         return
     with _reaper_lock:
-        if (_reaper is None or not _reaper.is_alive()) and not sys.is_finalizing():
+        if (_reaper is None or not _reaper.is_alive()) and not sys.is_finalizing() and not _stopping:
             t = threading.Thread(target=_reap, name="zarrbolt-outbuf", daemon=True)
             t.start()
             _reaper = t
 
 
+def _stop_reaper() -> None:
+    """At interpreter exit (atexit, before daemon threads are cut off): the reaper returns and is
+    joined, so no thread of zarrbolt's is left to die half-way through finalisation (a daemon
+    thread cut off there is never joined: thread sanitizers report it as a leak)."""
+    global _stopping
+    t = _reaper
+    if t is None:
+        return
+    with _lock:
+        _stopping = True
+        _cond.notify_all()
+    t.join(timeout=5.0)
+
+
+atexit.register(_stop_reaper)
+
+
 def _reap() -> None:
     """Drops buffers once they are older than ``output_cache_seconds``, and everything when
-    memory runs short (checked every PRESSURE_POLL_SECONDS while anything is held)."""
+    memory runs short (checked every PRESSURE_POLL_SECONDS while anything is held); returns at
+    interpreter exit."""
     while True:
         with _lock:
-            while not _free:
+            while not _free and not _stopping:
                 _cond.wait()
+            if _stopping:
+                return
             now = time.monotonic()
             _expire(now)
             if _free:
