@@ -34,3 +34,17 @@ def _zarrbolt_lock_dir(tmp_path_factory):
         os.environ.pop("ZARRBOLT_LOCK_DIR", None)
     else:
         os.environ["ZARRBOLT_LOCK_DIR"] = old
+
+
+@pytest.fixture
+def sigint_raises():
+    """Ctrl-C (SIGINT) raises KeyboardInterrupt in this test, however the test run was started: a
+    process started in the background by a non-interactive shell (``cmd &`` in a script, as a CI
+    runner may) inherits SIGINT ignored, and Python then leaves it ignored."""
+    import signal
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)

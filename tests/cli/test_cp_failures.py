@@ -147,6 +147,8 @@ def test_cli_subprocess_interrupt_status(tmp_path):
 
     make_v3(tmp_path / "s.zarr", volume((64, 64, 64)), chunks=(16, 16, 16))
     code = (
+        # (SIGINT as in a terminal, even where this test run was started with it ignored)
+        "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "import time, zarrbolt.convert.copier as c\n"
         "orig = c._read\n"
         "def slow(*a):\n"

@@ -267,7 +267,7 @@ def test_unconditional_store_partial_writes(store):
         st.close()
 
 
-def test_ctrl_c_mid_read_is_prompt_and_leaves_nothing_running():
+def test_ctrl_c_mid_read_is_prompt_and_leaves_nothing_running(sigint_raises):
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("signals reach the main thread only")
     st = AsyncMemoryStore(concurrency=2)

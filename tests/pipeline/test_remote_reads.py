@@ -142,7 +142,7 @@ def test_damaged_shard_raises(proxy, s3_bucket):
         r[BLOCK]
 
 
-def test_ctrl_c_mid_read(proxy, s3_bucket):
+def test_ctrl_c_mid_read(proxy, s3_bucket, sigint_raises):
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("signals reach the main thread only")
     _, r = _array(proxy, s3_bucket, None)

@@ -171,7 +171,7 @@ def test_array_reads_never_turn_a_fault_into_fill_values(s3_array):
     np.testing.assert_array_equal(arr[:], expected)  # retried through
 
 
-def test_ctrl_c_stops_a_remote_read_promptly(faulty):
+def test_ctrl_c_stops_a_remote_read_promptly(faulty, sigint_raises):
     st, proxy = faulty
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("signals reach the main thread only")
@@ -190,7 +190,7 @@ def test_ctrl_c_stops_a_remote_read_promptly(faulty):
     assert fast.get("a/k", RangeByteRequest(0, 3)) == VALUE[:3]  # the store still works
 
 
-def test_ctrl_c_stops_an_array_read(s3_array):
+def test_ctrl_c_stops_an_array_read(s3_array, sigint_raises):
     arr, data, proxy = s3_array
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("signals reach the main thread only")
