@@ -185,14 +185,24 @@ def _blosc_configuration(conf: dict[str, Any]) -> dict[str, Any]:
 _TUNED_BY_ITEMSIZE = "zarrbolt:tuned-by-itemsize"
 
 
-def _zarr_codec_json(obj: Any) -> Any:
-    """A zarr-python codec object (``zarr.codecs.*``, ``numcodecs.zarr3.*``) as its metadata form
-    (its ``to_dict()``); anything else unchanged.  A setting zarr-python tunes to the array
-    (blosc's ``typesize`` and ``shuffle`` when not given) is tuned as zarr-python tunes it."""
-    if isinstance(obj, (Codec, dict, str)) or not callable(getattr(obj, "to_dict", None)):
+def _object_json(obj: Any) -> Any:
+    """A codec object of another library as JSON: a numcodecs codec's ``get_config()``, a
+    zarr-python codec's (``zarr.codecs.*``, ``numcodecs.zarr3.*``) ``to_dict()``; anything else
+    unchanged."""
+    if isinstance(obj, (Codec, dict, str)):
         return obj
-    doc = obj.to_dict()
-    tunable = getattr(obj, "_tunable_attrs", ())
+    if callable(getattr(obj, "get_config", None)):
+        return obj.get_config()
+    if callable(getattr(obj, "to_dict", None)):
+        return obj.to_dict()
+    return obj
+
+
+def _zarr_codec_json(obj: Any) -> Any:
+    """:func:`_object_json`, with the settings a zarr-python codec leaves to the array (blosc's
+    ``typesize`` and ``shuffle`` when not given) tuned as zarr-python tunes them."""
+    doc = _object_json(obj)
+    tunable = getattr(obj, "_tunable_attrs", ()) if doc is not obj else ()
     if isinstance(doc, dict) and tunable and isinstance(doc.get("configuration"), dict):
         conf = {k: v for k, v in doc["configuration"].items() if k not in tunable}
         if "shuffle" in tunable:
@@ -204,8 +214,6 @@ def _zarr_codec_json(obj: Any) -> Any:
 def _codec_json(obj: Any) -> Any:
     """One user-given codec spelled as the metadata spells it (Codec objects and anything that is
     not sugar pass unchanged: the codec registry parses and checks them)."""
-    if not isinstance(obj, (Codec, dict, str)) and callable(getattr(obj, "get_config", None)):
-        obj = obj.get_config()  # a numcodecs codec object
     obj = _zarr_codec_json(obj)
     if isinstance(obj, dict) and "id" in obj and "name" not in obj:  # numcodecs-style dict
         obj = {"name": _numcodecs_name(obj["id"]), "configuration": {k: v for k, v in obj.items() if k != "id"}}
@@ -402,12 +410,7 @@ def _v2_codec(obj: Any) -> dict[str, Any]:
     from ..codecs.v2_ids import codec_to_v2, v2_for_writing
     from ..errors import MetadataNormalizedWarning
 
-    if not isinstance(obj, (Codec, dict, str)):
-        if callable(getattr(obj, "get_config", None)):
-            obj = obj.get_config()  # a numcodecs codec object
-        elif callable(getattr(obj, "to_dict", None)):
-            # a zarr-python codec object (zarr.codecs.*, numcodecs.zarr3.*): its metadata form
-            obj = obj.to_dict()
+    obj = _object_json(obj)
     if isinstance(obj, dict) and "id" in obj and "name" not in obj:
         conf = dict(obj)
     else:
